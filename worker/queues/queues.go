@@ -36,5 +36,17 @@ type Topology struct {
 	MaxAttempts int           // attempts before a NOT_SENT message is dead-lettered
 }
 
+// Defaults for DefaultTopology.
+const (
+	DefaultMain        = "notifications"
+	DefaultRetryDelay  = 5 * time.Second
+	DefaultMaxAttempts = 5
+)
+
+// DefaultTopology returns the topology for main with DefaultRetryDelay and
+// DefaultMaxAttempts. The worker and the lab's driver both declare it, so
+// their arguments match (RabbitMQ refuses a redeclare with other arguments).
+func DefaultTopology(main string) Topology { panic("TODO") }
+
 // Declare declares every queue (and exchange) idempotently on ch.
 func (t Topology) Declare(ch *amqp.Channel) error { panic("TODO") }
