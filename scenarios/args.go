@@ -1,0 +1,332 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+)
+
+// Defaults of the lab's arguments. They reproduce the case of DESIGN.md
+// ("The case this reproduces"): 1,000 measured sends plus 50 warm-up sends,
+// 3 ms and 10 ms RTT, both client strategies, an 18 ms vendor think time and
+// a per-request engine capped at TLS 1.2. Usage prints them.
+const (
+	DefaultCount         = 1000
+	DefaultWarmup        = 50
+	DefaultRTTs          = "3 10"
+	DefaultModes         = vendor.PerRequestName + " " + vendor.PooledName
+	DefaultServerDelayMS = 18
+	DefaultPerRequestTLS = "1.2"
+	DefaultOut           = "results"
+	DefaultLabImages     = "auto"
+	DefaultProfile       = vendormock.DefaultProfileDir
+)
+
+// Limits of the lab's arguments, checked by ParseArgs.
+const (
+	MaxRTTMS         = 1000  // largest RTT per value, ms
+	MaxServerDelayMS = 10000 // largest SERVER_DELAY_MS, ms
+	// MinKeepaliveTimeout is the smallest KEEPALIVE_TIMEOUT accepted: the
+	// pooled client's idle timeout is keepalive_timeout - RTT -
+	// IdleConnMargin and must stay positive.
+	MinKeepaliveTimeout = 2 * time.Second
+	MaxKeepaliveTimeout = time.Hour
+	// IdleConnMargin is how much further below nginx's keepalive_timeout
+	// than one RTT the pooled client's idle timeout sits, so the client
+	// never reuses a connection nginx is closing (DESIGN.md: 14-19 resets
+	// per 1,000 sends without that gap, 0 with it).
+	IdleConnMargin = time.Second
+)
+
+// IdleConnTimeout returns the pooled client's idle timeout for a server
+// keepalive_timeout and an RTT in ms: keepalive - RTT - IdleConnMargin. It
+// is <= 0 when keepalive is too short (ParseArgs refuses such a config).
+func IdleConnTimeout(keepalive time.Duration, rttMS int) time.Duration {
+	return keepalive - time.Duration(rttMS)*time.Millisecond - IdleConnMargin
+}
+
+// Allowed values of the enumerated keys, in the order Usage prints them.
+var (
+	allowedModes     = []string{vendor.PerRequestName, vendor.PooledName}
+	allowedTLS       = []string{"1.2", "1.3"}
+	allowedLabImages = []string{"official", "offline", "auto"}
+)
+
+// Config is one lab run, parsed by ParseArgs from KEY=VALUE words and the
+// environment. Durations are wall time; *MS fields are whole milliseconds.
+type Config struct {
+	Count         int      // COUNT: measured sends per (mode, RTT), >= 1
+	Warmup        int      // WARMUP: warm-up sends before them, excluded from stats, >= 0
+	RTTs          []int    // RTTS: round trips to run at, ms, each 0..MaxRTTMS, in the given order, no duplicates
+	Modes         []string // MODES: client strategies, vendor.PerRequestName / vendor.PooledName
+	ServerDelayMS int      // SERVER_DELAY_MS: WireMock fixed delay on a send, ms
+	PerRequestTLS string   // PER_REQUEST_TLS: highest TLS version of the per-request client, "1.2" or "1.3"
+	Out           string   // OUT: results directory
+	LabImages     string   // LAB_IMAGES: official | offline | auto (used by the images script)
+	// KeepaliveTimeout is nginx's keepalive_timeout (KEEPALIVE_TIMEOUT);
+	// 0 means the vendor profile's value.
+	KeepaliveTimeout time.Duration
+	Profile          string // PROFILE: vendor profile directory
+}
+
+// DefaultConfig returns the Config used when no word or environment
+// variable sets a key.
+func DefaultConfig() Config {
+	rtts, _ := parseRTTs(DefaultRTTs)
+	modes, _ := parseModes(DefaultModes)
+	return Config{
+		Count:         DefaultCount,
+		Warmup:        DefaultWarmup,
+		RTTs:          rtts,
+		Modes:         modes,
+		ServerDelayMS: DefaultServerDelayMS,
+		PerRequestTLS: DefaultPerRequestTLS,
+		Out:           DefaultOut,
+		LabImages:     DefaultLabImages,
+		Profile:       DefaultProfile,
+	}
+}
+
+// UsageError is the error of ParseArgs: a word or environment variable the
+// lab cannot use. Its message names the known keys (for an unknown key or a
+// word without '=') or the allowed values (for an invalid value). Commands
+// exit 2 on it and start nothing.
+type UsageError struct {
+	Key    string // the key at fault, "" for a word without '='
+	Value  string // the value given
+	Source string // "argument" or "environment"
+	Msg    string // what is wrong and what is allowed
+}
+
+func (e *UsageError) Error() string {
+	if e.Key == "" {
+		return fmt.Sprintf("bad %s %q: %s", e.Source, e.Value, e.Msg)
+	}
+	return fmt.Sprintf("bad %s %s=%q: %s", e.Source, e.Key, e.Value, e.Msg)
+}
+
+// key is one known argument: its name, what it means, its default as
+// printed, what it allows, and how it is applied to a Config.
+type key struct {
+	name, help, def, allowed string
+	set                      func(c *Config, v string) error
+}
+
+// keys lists every argument in the order Usage prints them.
+var keys = []key{
+	{"COUNT", "measured sends per (mode, RTT)", strconv.Itoa(DefaultCount), "a whole number >= 1",
+		func(c *Config, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
+	{"WARMUP", "warm-up sends before them, excluded from stats", strconv.Itoa(DefaultWarmup), "a whole number >= 0",
+		func(c *Config, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
+	{"RTTS", "round trips added by Toxiproxy, ms", strconv.Quote(DefaultRTTs),
+		fmt.Sprintf("whole ms, each 0..%d, separated by spaces or commas", MaxRTTMS),
+		func(c *Config, v string) (err error) { c.RTTs, err = parseRTTs(v); return }},
+	{"MODES", "HTTP client strategies to compare", strconv.Quote(DefaultModes),
+		"one or more of " + strings.Join(allowedModes, ", ") + ", separated by spaces or commas",
+		func(c *Config, v string) (err error) { c.Modes, err = parseModes(v); return }},
+	{"SERVER_DELAY_MS", "vendor think time (WireMock fixed delay on a send), ms", strconv.Itoa(DefaultServerDelayMS),
+		fmt.Sprintf("a whole number 0..%d", MaxServerDelayMS),
+		func(c *Config, v string) (err error) { c.ServerDelayMS, err = parseInt(v, 0, MaxServerDelayMS); return }},
+	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (the case's old engine spoke only 1.2)", DefaultPerRequestTLS,
+		"one of " + strings.Join(allowedTLS, ", "),
+		func(c *Config, v string) (err error) { c.PerRequestTLS, err = oneOf(v, allowedTLS); return }},
+	{"OUT", "results directory", DefaultOut, "a directory path",
+		func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("empty path")
+			}
+			c.Out = v
+			return nil
+		}},
+	{"LAB_IMAGES", "container images: pinned official ones, built offline, or official when available", DefaultLabImages,
+		"one of " + strings.Join(allowedLabImages, ", "),
+		func(c *Config, v string) (err error) { c.LabImages, err = oneOf(v, allowedLabImages); return }},
+	{"KEEPALIVE_TIMEOUT", "nginx keepalive_timeout; the pooled client idles out one RTT and a margin before it", "<the profile's, 75s for alimtalk>",
+		fmt.Sprintf("a duration %s..%s, e.g. 75s, 2m, or whole seconds", MinKeepaliveTimeout, MaxKeepaliveTimeout),
+		func(c *Config, v string) (err error) { c.KeepaliveTimeout, err = parseKeepalive(v); return }},
+	{"PROFILE", "vendor profile directory (stubs, TLS policy, timeouts, host)", DefaultProfile, "a directory path",
+		func(c *Config, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("empty path")
+			}
+			c.Profile = v
+			return nil
+		}},
+}
+
+// KnownKeys returns the argument names ParseArgs accepts, in Usage order.
+func KnownKeys() []string {
+	names := make([]string, len(keys))
+	for i, k := range keys {
+		names[i] = k.name
+	}
+	return names
+}
+
+func lookupKey(name string) (key, bool) {
+	for _, k := range keys {
+		if k.name == name {
+			return k, true
+		}
+	}
+	return key{}, false
+}
+
+// ParseArgs builds a Config from KEY=VALUE words (args) and the environment
+// (getenv, e.g. os.Getenv; nil reads nothing). Every key of Usage is read
+// from both; a word wins over the environment, an empty environment
+// variable counts as unset. It returns a *UsageError for a word without
+// '=', an unknown key in a word (the environment is only read for known
+// keys), an invalid value from either source, or a KEEPALIVE_TIMEOUT too
+// short for the largest RTT.
+func ParseArgs(args []string, getenv func(string) string) (Config, error) {
+	cfg := DefaultConfig()
+	words := map[string]string{}
+	for _, a := range args {
+		name, value, ok := strings.Cut(a, "=")
+		if !ok {
+			return Config{}, &UsageError{Value: a, Source: "argument",
+				Msg: "want KEY=VALUE with KEY one of " + strings.Join(KnownKeys(), ", ")}
+		}
+		if _, known := lookupKey(name); !known {
+			return Config{}, &UsageError{Key: name, Value: value, Source: "argument",
+				Msg: "unknown key; known keys: " + strings.Join(KnownKeys(), ", ")}
+		}
+		words[name] = value // a later word for the same key wins
+	}
+	sources := map[string]string{}
+	for _, k := range keys {
+		value, source := words[k.name], "argument"
+		if _, inWords := words[k.name]; !inWords {
+			if getenv == nil {
+				continue
+			}
+			if value, source = getenv(k.name), "environment"; value == "" {
+				continue
+			}
+		}
+		if err := k.set(&cfg, strings.TrimSpace(value)); err != nil {
+			return Config{}, &UsageError{Key: k.name, Value: value, Source: source,
+				Msg: err.Error() + "; allowed: " + k.allowed}
+		}
+		sources[k.name] = source
+	}
+	if cfg.KeepaliveTimeout > 0 {
+		maxRTT := time.Duration(slices.Max(cfg.RTTs)) * time.Millisecond
+		if IdleConnTimeout(cfg.KeepaliveTimeout, slices.Max(cfg.RTTs)) <= 0 {
+			return Config{}, &UsageError{Key: "KEEPALIVE_TIMEOUT", Value: cfg.KeepaliveTimeout.String(), Source: sources["KEEPALIVE_TIMEOUT"],
+				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, IdleConnMargin)}
+		}
+	}
+	return cfg, nil
+}
+
+// Usage writes what every key means, its default and what it allows, for
+// `./run.sh --help` and `lab help`.
+func Usage(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
+       ./run.sh test                 run unit and integration tests
+       ./run.sh --help               this text
+
+Measures a per-request HTTP client against a shared pooled keep-alive client:
+for each RTT and each mode, WARMUP+COUNT notifications go through RabbitMQ to
+the worker (1 CPU), which POSTs them over TLS through Toxiproxy and nginx to a
+WireMock vendor. Results: OUT/bench-<mode>-<rtt>ms.json, OUT/nginx/,
+OUT/summary.md, OUT/charts/.
+
+Every key can also be set in the environment; a word wins over the
+environment. An unknown key or an invalid value exits 2 and starts nothing.
+
+`)
+	b.WriteString("Keys, each shown with its default:\n")
+	for _, k := range keys {
+		fmt.Fprintf(&b, "  %s=%s\n      %s.\n      Allowed: %s.\n", k.name, k.def, k.help, k.allowed)
+	}
+	b.WriteString(`
+Example: ./run.sh COUNT=1000 RTTS="3 10" MODES="per-request pooled"
+`)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func parseInt(v string, lo, hi int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a whole number")
+	}
+	if n < lo || n > hi {
+		return 0, fmt.Errorf("%d is out of range", n)
+	}
+	return n, nil
+}
+
+// fields splits on spaces and commas.
+func fields(v string) []string {
+	return strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })
+}
+
+func parseRTTs(v string) ([]int, error) {
+	parts := fields(v)
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no RTT given")
+	}
+	rtts := make([]int, 0, len(parts))
+	for _, p := range parts {
+		n, err := parseInt(p, 0, MaxRTTMS)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
+		}
+		if slices.Contains(rtts, n) {
+			return nil, fmt.Errorf("RTT %d given twice", n)
+		}
+		rtts = append(rtts, n)
+	}
+	return rtts, nil
+}
+
+func parseModes(v string) ([]string, error) {
+	parts := fields(v)
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no mode given")
+	}
+	modes := make([]string, 0, len(parts))
+	for _, p := range parts {
+		if _, err := oneOf(p, allowedModes); err != nil {
+			return nil, err
+		}
+		if slices.Contains(modes, p) {
+			return nil, fmt.Errorf("mode %s given twice", p)
+		}
+		modes = append(modes, p)
+	}
+	return modes, nil
+}
+
+func oneOf(v string, allowed []string) (string, error) {
+	if !slices.Contains(allowed, v) {
+		return "", fmt.Errorf("%q is not allowed", v)
+	}
+	return v, nil
+}
+
+// parseKeepalive reads an nginx-style time: whole seconds ("75") or a Go
+// duration ("75s", "2m", "1m30s").
+func parseKeepalive(v string) (time.Duration, error) {
+	var d time.Duration
+	if n, err := strconv.Atoi(v); err == nil {
+		d = time.Duration(n) * time.Second
+	} else if d, err = time.ParseDuration(v); err != nil {
+		return 0, fmt.Errorf("not a duration")
+	}
+	if d < MinKeepaliveTimeout || d > MaxKeepaliveTimeout {
+		return 0, fmt.Errorf("%s is out of range", d)
+	}
+	return d, nil
+}

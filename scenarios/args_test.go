@@ -1,0 +1,175 @@
+package scenarios
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestParseArgs(t *testing.T) {
+	def := DefaultConfig()
+	with := func(f func(c *Config)) Config {
+		c := DefaultConfig()
+		f(&c)
+		return c
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want Config
+	}{
+		{"defaults", nil, nil, def},
+		{"count and warmup", []string{"COUNT=60", "WARMUP=0"}, nil,
+			with(func(c *Config) { c.Count, c.Warmup = 60, 0 })},
+		{"rtts with spaces", []string{"RTTS=3 10 25"}, nil,
+			with(func(c *Config) { c.RTTs = []int{3, 10, 25} })},
+		{"rtts with commas and spaces", []string{"RTTS= 10,0 , 1000"}, nil,
+			with(func(c *Config) { c.RTTs = []int{10, 0, 1000} })},
+		{"one mode", []string{"MODES=pooled"}, nil,
+			with(func(c *Config) { c.Modes = []string{"pooled"} })},
+		{"modes reordered with comma", []string{"MODES=pooled,per-request"}, nil,
+			with(func(c *Config) { c.Modes = []string{"pooled", "per-request"} })},
+		{"server delay bounds", []string{"SERVER_DELAY_MS=0"}, nil,
+			with(func(c *Config) { c.ServerDelayMS = 0 })},
+		{"tls 1.3", []string{"PER_REQUEST_TLS=1.3"}, nil,
+			with(func(c *Config) { c.PerRequestTLS = "1.3" })},
+		{"out, images, profile", []string{"OUT=/tmp/x", "LAB_IMAGES=offline", "PROFILE=p/q"}, nil,
+			with(func(c *Config) { c.Out, c.LabImages, c.Profile = "/tmp/x", "offline", "p/q" })},
+		{"keepalive as duration", []string{"KEEPALIVE_TIMEOUT=75s"}, nil,
+			with(func(c *Config) { c.KeepaliveTimeout = 75 * time.Second })},
+		{"keepalive as whole seconds", []string{"KEEPALIVE_TIMEOUT=5"}, nil,
+			with(func(c *Config) { c.KeepaliveTimeout = 5 * time.Second })},
+		{"from environment", nil, map[string]string{"COUNT": "7", "RTTS": "10", "MODES": "pooled"},
+			with(func(c *Config) { c.Count, c.RTTs, c.Modes = 7, []int{10}, []string{"pooled"} })},
+		{"word wins over environment", []string{"COUNT=9"}, map[string]string{"COUNT": "7", "WARMUP": "3"},
+			with(func(c *Config) { c.Count, c.Warmup = 9, 3 })},
+		{"word wins over invalid environment", []string{"COUNT=9"}, map[string]string{"COUNT": "abc"},
+			with(func(c *Config) { c.Count = 9 })},
+		{"empty environment is unset", nil, map[string]string{"COUNT": ""}, def},
+		{"later word wins", []string{"COUNT=1", "COUNT=2"}, nil,
+			with(func(c *Config) { c.Count = 2 })},
+		{"unrelated environment ignored", nil, map[string]string{"HOME": "/root", "FOO": "x"}, def},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseArgs(tt.args, envOf(tt.env))
+			if err != nil {
+				t.Fatalf("ParseArgs(%q) error: %v", tt.args, err)
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseArgs(%q)\n got %+v\nwant %+v", tt.args, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestParseArgsNilGetenv(t *testing.T) {
+	got, err := ParseArgs([]string{"COUNT=3"}, nil)
+	if err != nil || got.Count != 3 {
+		t.Fatalf("ParseArgs with nil getenv = %+v, %v; want Count 3", got, err)
+	}
+}
+
+func TestParseArgsErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		wantKey   string
+		wantSrc   string
+		wantInMsg []string // substrings of Error()
+	}{
+		{"word without equals", []string{"COUNT"}, nil, "", "argument",
+			[]string{"KEY=VALUE", "COUNT", "WARMUP", "RTTS", "MODES", "PROFILE"}},
+		{"unknown key", []string{"COUNTS=3"}, nil, "COUNTS", "argument",
+			[]string{"unknown key", "known keys: COUNT, WARMUP, RTTS, MODES, SERVER_DELAY_MS, PER_REQUEST_TLS, OUT, LAB_IMAGES, KEEPALIVE_TIMEOUT, PROFILE"}},
+		{"lower-case key is unknown", []string{"count=3"}, nil, "count", "argument", []string{"known keys"}},
+		{"count not a number", []string{"COUNT=abc"}, nil, "COUNT", "argument", []string{"not a whole number", ">= 1"}},
+		{"count zero", []string{"COUNT=0"}, nil, "COUNT", "argument", []string{"out of range", ">= 1"}},
+		{"count negative", []string{"COUNT=-5"}, nil, "COUNT", "argument", []string{"out of range"}},
+		{"count empty", []string{"COUNT="}, nil, "COUNT", "argument", []string{"not a whole number"}},
+		{"count from env invalid", nil, map[string]string{"COUNT": "abc"}, "COUNT", "environment", []string{"environment", "not a whole number"}},
+		{"warmup negative", []string{"WARMUP=-1"}, nil, "WARMUP", "argument", []string{">= 0"}},
+		{"warmup float", []string{"WARMUP=1.5"}, nil, "WARMUP", "argument", []string{"not a whole number"}},
+		{"rtt negative", []string{"RTTS=-3"}, nil, "RTTS", "argument", []string{"out of range", "0..1000"}},
+		{"rtt too large", []string{"RTTS=3 1001"}, nil, "RTTS", "argument", []string{"out of range"}},
+		{"rtt not a number", []string{"RTTS=3ms"}, nil, "RTTS", "argument", []string{"not a whole number"}},
+		{"rtt empty", []string{"RTTS= , "}, nil, "RTTS", "argument", []string{"no RTT"}},
+		{"rtt duplicate", []string{"RTTS=3 3"}, nil, "RTTS", "argument", []string{"twice"}},
+		{"mode unknown", []string{"MODES=foo"}, nil, "MODES", "argument", []string{`"foo"`, "per-request, pooled"}},
+		{"mode one bad of two", []string{"MODES=pooled,keepalive"}, nil, "MODES", "argument", []string{"keepalive", "per-request, pooled"}},
+		{"mode duplicate", []string{"MODES=pooled pooled"}, nil, "MODES", "argument", []string{"twice"}},
+		{"mode empty", []string{"MODES="}, nil, "MODES", "argument", []string{"no mode"}},
+		{"server delay too large", []string{"SERVER_DELAY_MS=10001"}, nil, "SERVER_DELAY_MS", "argument", []string{"0..10000"}},
+		{"server delay negative", []string{"SERVER_DELAY_MS=-1"}, nil, "SERVER_DELAY_MS", "argument", []string{"out of range"}},
+		{"tls 1.1", []string{"PER_REQUEST_TLS=1.1"}, nil, "PER_REQUEST_TLS", "argument", []string{"1.2, 1.3"}},
+		{"tls spelled out", []string{"PER_REQUEST_TLS=TLSv1.2"}, nil, "PER_REQUEST_TLS", "argument", []string{"1.2, 1.3"}},
+		{"out empty", []string{"OUT="}, nil, "OUT", "argument", []string{"empty path"}},
+		{"profile empty", []string{"PROFILE= "}, nil, "PROFILE", "argument", []string{"empty path"}},
+		{"lab images unknown", []string{"LAB_IMAGES=docker"}, nil, "LAB_IMAGES", "argument", []string{"official, offline, auto"}},
+		{"lab images from env", nil, map[string]string{"LAB_IMAGES": "local"}, "LAB_IMAGES", "environment", []string{"official, offline, auto"}},
+		{"keepalive not a duration", []string{"KEEPALIVE_TIMEOUT=soon"}, nil, "KEEPALIVE_TIMEOUT", "argument", []string{"not a duration"}},
+		{"keepalive too short", []string{"KEEPALIVE_TIMEOUT=1s"}, nil, "KEEPALIVE_TIMEOUT", "argument", []string{"out of range"}},
+		{"keepalive too long", []string{"KEEPALIVE_TIMEOUT=2h"}, nil, "KEEPALIVE_TIMEOUT", "argument", []string{"out of range"}},
+		{"keepalive leaves no idle time", []string{"KEEPALIVE_TIMEOUT=2s", "RTTS=1000"}, nil, "KEEPALIVE_TIMEOUT", "argument", []string{"no idle time"}},
+		{"keepalive from env leaves no idle time", []string{"RTTS=1000"}, map[string]string{"KEEPALIVE_TIMEOUT": "2s"}, "KEEPALIVE_TIMEOUT", "environment", []string{"environment"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseArgs(tt.args, envOf(tt.env))
+			var ue *UsageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("ParseArgs(%q, %v) error = %v; want *UsageError", tt.args, tt.env, err)
+			}
+			if ue.Key != tt.wantKey || ue.Source != tt.wantSrc {
+				t.Errorf("UsageError key %q source %q; want %q %q", ue.Key, ue.Source, tt.wantKey, tt.wantSrc)
+			}
+			for _, s := range tt.wantInMsg {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not contain %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestUsageNamesEveryKey(t *testing.T) {
+	var b strings.Builder
+	if err := Usage(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range KnownKeys() {
+		if !strings.Contains(b.String(), "\n  "+k+"=") {
+			t.Errorf("Usage does not explain %s:\n%s", k, b.String())
+		}
+	}
+	for _, s := range []string{DefaultModes, DefaultRTTs, "official, offline, auto", "1.2, 1.3"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("Usage does not mention %q", s)
+		}
+	}
+}
+
+func TestIdleConnTimeout(t *testing.T) {
+	tests := []struct {
+		keepalive time.Duration
+		rtt       int
+		want      time.Duration
+	}{
+		{75 * time.Second, 10, 75*time.Second - 10*time.Millisecond - IdleConnMargin},
+		{75 * time.Second, 0, 74 * time.Second},
+		{2 * time.Second, 1000, 0},
+	}
+	for _, tt := range tests {
+		if got := IdleConnTimeout(tt.keepalive, tt.rtt); got != tt.want {
+			t.Errorf("IdleConnTimeout(%s, %d) = %s; want %s", tt.keepalive, tt.rtt, got, tt.want)
+		}
+	}
+}
