@@ -1,0 +1,244 @@
+package scenarios
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+// SendPath is the vendor's send endpoint (DESIGN.md, "Vendor API"); only
+// POST requests to it count as sends in the access log and the journal.
+const SendPath = "/v3/message"
+
+// RefKey returns the refkey of the i-th (1-based) warm-up or measured
+// message of one bench run: "<runID>-<mode>-<rtt>ms-w0001" for warm-up,
+// "...-m0001" for measured. IsWarmupRefKey and IsMeasuredRefKey read it
+// back.
+func RefKey(runID, mode string, rttMS int, warmup bool, i int) string {
+	kind := "m"
+	if warmup {
+		kind = "w"
+	}
+	return fmt.Sprintf("%s-%s-%dms-%s%04d", runID, mode, rttMS, kind, i)
+}
+
+var refKeyKind = regexp.MustCompile(`-([wm])[0-9]{4,}$`)
+
+// IsWarmupRefKey reports whether k was made by RefKey for a warm-up message.
+func IsWarmupRefKey(k string) bool {
+	m := refKeyKind.FindStringSubmatch(k)
+	return m != nil && m[1] == "w"
+}
+
+// IsMeasuredRefKey reports whether k was made by RefKey for a measured message.
+func IsMeasuredRefKey(k string) bool {
+	m := refKeyKind.FindStringSubmatch(k)
+	return m != nil && m[1] == "m"
+}
+
+// maxErrors bounds Metrics.Errors.
+const maxErrors = 20
+
+// Metrics aggregates the worker's records of one bench run, in the manner of
+// vegeta's Metrics: Add accumulates, Close derives rates and percentiles.
+// Records are told apart by refkey (RefKey): warm-up ones only count in
+// Outcomes and as the CPU baseline; measured ones make every other field.
+// Records with any other refkey count in Outcomes only. The zero value is
+// ready to use; fields are valid after Close.
+type Metrics struct {
+	Latency      Latency        // httptrace total_ms of measured records that made a send call, ms
+	Phases       Phases         // p50 of their connect / TLS handshake / TTFB, ms
+	SendsPerS    float64        // Measured / WallS
+	WallS        float64        // earliest measured Start to latest measured End, s
+	CPUMSPerSend float64        // see Close
+	ClientReused int            // measured records whose trace says reused
+	ClientTLS    map[string]int // measured records' negotiated TLS version -> count
+	Measured     int            // measured records
+	Warmups      int            // warm-up records
+	Outcomes     map[string]int // outcome -> count, every record
+	Errors       []string       // distinct error texts, at most 20
+
+	totals, connects, handshakes, ttfbs []float64
+	first, last                         time.Time
+	lastWarm, firstMeas, lastMeas       *worker.Record
+}
+
+// Add accumulates one record.
+func (m *Metrics) Add(r worker.Record) {
+	if m.Outcomes == nil {
+		m.Outcomes = map[string]int{}
+		m.ClientTLS = map[string]int{}
+	}
+	m.Outcomes[r.Outcome]++
+	if r.Error != "" && len(m.Errors) < maxErrors && !slices.Contains(m.Errors, r.Error) {
+		m.Errors = append(m.Errors, r.Error)
+	}
+	switch {
+	case IsWarmupRefKey(r.RefKey):
+		m.Warmups++
+		if m.lastWarm == nil || r.Seq > m.lastWarm.Seq {
+			m.lastWarm = &r
+		}
+	case IsMeasuredRefKey(r.RefKey):
+		m.Measured++
+		if m.firstMeas == nil || r.Seq < m.firstMeas.Seq {
+			m.firstMeas = &r
+		}
+		if m.lastMeas == nil || r.Seq > m.lastMeas.Seq {
+			m.lastMeas = &r
+		}
+		if m.first.IsZero() || r.Start.Before(m.first) {
+			m.first = r.Start
+		}
+		if r.End.After(m.last) {
+			m.last = r.End
+		}
+		if r.Reused {
+			m.ClientReused++
+		}
+		if r.TLSVersion != "" {
+			m.ClientTLS[r.TLSVersion]++
+		}
+		if r.TotalMS > 0 {
+			m.totals = append(m.totals, r.TotalMS)
+			m.connects = append(m.connects, r.ConnectMS)
+			m.handshakes = append(m.handshakes, r.TLSHandshakeMS)
+			m.ttfbs = append(m.ttfbs, r.TTFBMS)
+		}
+	}
+}
+
+// Close derives the rates and percentiles. CPUMSPerSend is the worker's
+// own user+sys CPU over the measured sends only: (CPUMS of the last
+// measured record - CPUMS of the last warm-up record) / Measured. Without
+// warm-up records the baseline is the first measured record, divided by
+// Measured-1, so process start-up never counts. Fields stay 0 when there
+// is nothing to derive them from.
+func (m *Metrics) Close() {
+	if m.Outcomes == nil {
+		m.Outcomes = map[string]int{}
+		m.ClientTLS = map[string]int{}
+	}
+	if m.Measured > 0 && m.last.After(m.first) {
+		m.WallS = m.last.Sub(m.first).Seconds()
+		m.SendsPerS = float64(m.Measured) / m.WallS
+	}
+	switch {
+	case m.lastMeas != nil && m.lastWarm != nil:
+		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.lastWarm.CPUMS) / float64(m.Measured)
+	case m.lastMeas != nil && m.Measured > 1:
+		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.firstMeas.CPUMS) / float64(m.Measured-1)
+	}
+	if len(m.totals) > 0 {
+		sorted := slices.Sorted(slices.Values(m.totals))
+		m.Latency = Latency{
+			P50:  Percentile(sorted, 0.50),
+			P90:  Percentile(sorted, 0.90),
+			P99:  Percentile(sorted, 0.99),
+			Max:  sorted[len(sorted)-1],
+			Mean: stat.Mean(sorted, nil),
+		}
+		m.Phases = Phases{
+			ConnectMS:      Percentile(slices.Sorted(slices.Values(m.connects)), 0.5),
+			TLSHandshakeMS: Percentile(slices.Sorted(slices.Values(m.handshakes)), 0.5),
+			TTFBMS:         Percentile(slices.Sorted(slices.Values(m.ttfbs)), 0.5),
+		}
+	}
+}
+
+// Percentile returns the q-quantile (0..1) of sorted ascending data by the
+// empirical (nearest-rank) definition: gonum's stat.Quantile with
+// stat.Empirical, the smallest sample x such that at least q of the samples
+// are <= x. It returns NaN for empty data and panics on unsorted data (as
+// gonum does).
+func Percentile(sorted []float64, q float64) float64 {
+	if len(sorted) == 0 {
+		return math.NaN()
+	}
+	return stat.Quantile(q, stat.Empirical, sorted, nil)
+}
+
+// ConnStats is what nginx's access log says about the send requests
+// (POST SendPath) of one bench run, warm-up included.
+type ConnStats struct {
+	SendRequests   int            // POST SendPath lines
+	TCPConnections int            // distinct $connection values among them
+	TLSVersions    map[string]int // $ssl_protocol -> count among them
+	// MaxRequestsPerConn is the largest $connection_requests seen on a send.
+	MaxRequestsPerConn int
+}
+
+// CountConnections counts the send requests in entries by nginx
+// connection. Toxiproxy opens one upstream connection per client
+// connection, so distinct $connection values are the worker's TCP
+// connections (DESIGN.md, "Topology"); this is how the case counted them.
+func CountConnections(entries []vendormock.AccessEntry) ConnStats {
+	s := ConnStats{TLSVersions: map[string]int{}}
+	conns := map[int64]bool{}
+	for _, e := range entries {
+		if e.Method != "POST" || e.Path != SendPath {
+			continue
+		}
+		s.SendRequests++
+		conns[e.Connection] = true
+		proto := e.TLSProtocol
+		if proto == "" {
+			proto = "none"
+		}
+		s.TLSVersions[proto]++
+		s.MaxRequestsPerConn = max(s.MaxRequestsPerConn, e.Request)
+	}
+	s.TCPConnections = len(conns)
+	return s
+}
+
+// CountJournalSends returns how many POST SendPath requests WireMock's
+// journal holds, and how many refkeys appear more than once among them
+// (the vendor does not de-duplicate: a repeat is a second notification).
+func CountJournalSends(journal []vendormock.JournalEntry) (sends, repeatedRefKeys int) {
+	seen := map[string]int{}
+	for _, j := range journal {
+		if j.Method != "POST" || j.Path != SendPath {
+			continue
+		}
+		sends++
+		if j.RefKey != "" {
+			seen[j.RefKey]++
+		}
+	}
+	for _, n := range seen {
+		if n > 1 {
+			repeatedRefKeys++
+		}
+	}
+	return sends, repeatedRefKeys
+}
+
+// sortedKeys returns m's keys sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := slices.Collect(maps.Keys(m))
+	sort.Strings(ks)
+	return ks
+}
+
+// formatCounts renders {a:1, b:2} as "a 1, b 2" in key order.
+func formatCounts(m map[string]int) string {
+	s := ""
+	for i, k := range sortedKeys(m) {
+		if i > 0 {
+			s += ", "
+		}
+		s += k + " " + strconv.Itoa(m[k])
+	}
+	return s
+}

@@ -1,0 +1,246 @@
+package scenarios
+
+import (
+	"math"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+func TestPercentile(t *testing.T) {
+	oneTo := func(n int) []float64 {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = float64(i + 1)
+		}
+		return s
+	}
+	tests := []struct {
+		name   string
+		sorted []float64
+		q      float64
+		want   float64
+	}{
+		{"p50 of 1..100", oneTo(100), 0.50, 50},
+		{"p90 of 1..100", oneTo(100), 0.90, 90},
+		{"p99 of 1..100", oneTo(100), 0.99, 99},
+		{"p100 of 1..100", oneTo(100), 1, 100},
+		{"p50 of 1..10", oneTo(10), 0.50, 5},
+		{"p99 of 1..10 is the max (nearest rank)", oneTo(10), 0.99, 10},
+		{"p50 of even pair is the lower, no interpolation", []float64{20, 30}, 0.5, 20},
+		{"p50 of one", []float64{7.5}, 0.5, 7.5},
+		{"p99 of 1..1000", oneTo(1000), 0.99, 990},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Percentile(tt.sorted, tt.q); got != tt.want {
+				t.Errorf("Percentile(q=%v) = %v; want %v", tt.q, got, tt.want)
+			}
+		})
+	}
+	if got := Percentile(nil, 0.5); !math.IsNaN(got) {
+		t.Errorf("Percentile(empty) = %v; want NaN", got)
+	}
+}
+
+func TestRefKey(t *testing.T) {
+	tests := []struct {
+		key              string
+		warmup, measured bool
+	}{
+		{RefKey("r1", "pooled", 10, true, 1), true, false},
+		{RefKey("r1", "per-request", 3, false, 1000), false, true},
+		{RefKey("r1", "pooled", 10, false, 12345), false, true},
+		{"r1-pooled-10ms-w01", false, false},
+		{"order-123-shipped", false, false},
+		{"", false, false},
+	}
+	if got := RefKey("r1", "pooled", 10, true, 7); got != "r1-pooled-10ms-w0007" {
+		t.Errorf("RefKey = %q", got)
+	}
+	for _, tt := range tests {
+		t.Run(tt.key, func(t *testing.T) {
+			if IsWarmupRefKey(tt.key) != tt.warmup || IsMeasuredRefKey(tt.key) != tt.measured {
+				t.Errorf("IsWarmup %v IsMeasured %v; want %v %v",
+					IsWarmupRefKey(tt.key), IsMeasuredRefKey(tt.key), tt.warmup, tt.measured)
+			}
+		})
+	}
+}
+
+// records makes warm+meas SENT records handled back to back, each taking
+// stepMS of wall time and cpuMS of CPU; total_ms of measured record i
+// (1-based) is float64(i).
+func records(warm, meas int, stepMS, cpuMS float64) []worker.Record {
+	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	step := time.Duration(stepMS * float64(time.Millisecond))
+	var rs []worker.Record
+	for i := 0; i < warm+meas; i++ {
+		r := worker.Record{
+			Seq: i + 1, Outcome: "SENT",
+			Start: t0.Add(time.Duration(i) * step), End: t0.Add(time.Duration(i+1) * step),
+			CPUMS: 100 + cpuMS*float64(i+1), TLSVersion: "TLS 1.3",
+		}
+		if i < warm {
+			r.RefKey = RefKey("run", "pooled", 10, true, i+1)
+			r.TotalMS = 1000 // must never show in latencies
+		} else {
+			r.RefKey = RefKey("run", "pooled", 10, false, i-warm+1)
+			r.TotalMS = float64(i - warm + 1)
+			r.ConnectMS = 2
+			r.TLSHandshakeMS = 5
+			r.TTFBMS = r.TotalMS - 1
+			r.Reused = i%2 == 0
+		}
+		rs = append(rs, r)
+	}
+	return rs
+}
+
+func TestMetrics(t *testing.T) {
+	tests := []struct {
+		name     string
+		recs     []worker.Record
+		shuffle  bool
+		wantMeas int
+		wantWall float64
+		wantRate float64
+		wantCPU  float64
+		wantP50  float64
+		wantP99  float64
+		wantMax  float64
+	}{
+		// 100 measured sends of 25 ms each: 2.5 s, 40 sends/s; 3 ms CPU
+		// each; the warm-up's 1000 ms latencies and CPU are excluded.
+		{"with warm-up", records(5, 100, 25, 3), false, 100, 2.5, 40, 3, 50, 99, 100},
+		{"records out of order", records(5, 100, 25, 3), true, 100, 2.5, 40, 3, 50, 99, 100},
+		// No warm-up: the first measured record is the CPU baseline.
+		{"without warm-up", records(0, 10, 100, 2), false, 10, 1, 10, 2, 5, 10, 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			recs := tt.recs
+			if tt.shuffle {
+				recs = append([]worker.Record(nil), recs...)
+				for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
+					recs[i], recs[j] = recs[j], recs[i]
+				}
+			}
+			var m Metrics
+			for _, r := range recs {
+				m.Add(r)
+			}
+			m.Close()
+			near := func(name string, got, want float64) {
+				t.Helper()
+				if math.Abs(got-want) > 1e-9 {
+					t.Errorf("%s = %v; want %v", name, got, want)
+				}
+			}
+			if m.Measured != tt.wantMeas {
+				t.Errorf("Measured = %d; want %d", m.Measured, tt.wantMeas)
+			}
+			near("WallS", m.WallS, tt.wantWall)
+			near("SendsPerS", m.SendsPerS, tt.wantRate)
+			near("CPUMSPerSend", m.CPUMSPerSend, tt.wantCPU)
+			near("P50", m.Latency.P50, tt.wantP50)
+			near("P99", m.Latency.P99, tt.wantP99)
+			near("Max", m.Latency.Max, tt.wantMax)
+			near("Phases.TLSHandshakeMS", m.Phases.TLSHandshakeMS, 5)
+			if m.Outcomes["SENT"] != len(tt.recs) {
+				t.Errorf("Outcomes = %v; want SENT %d", m.Outcomes, len(tt.recs))
+			}
+			if m.ClientReused != tt.wantMeas/2 {
+				t.Errorf("ClientReused = %d; want %d", m.ClientReused, tt.wantMeas/2)
+			}
+		})
+	}
+}
+
+func TestMetricsOutcomesAndErrors(t *testing.T) {
+	var m Metrics
+	for i, o := range []string{"SENT", "UNKNOWN", "SENT", "INVALID", "NOT_SENT"} {
+		r := worker.Record{Seq: i + 1, Outcome: o, RefKey: RefKey("r", "pooled", 3, false, i+1)}
+		if o != "SENT" {
+			r.Error = "failed: " + o
+		}
+		if o == "INVALID" {
+			r.RefKey = ""
+		}
+		m.Add(r)
+	}
+	m.Add(worker.Record{Seq: 6, Outcome: "UNKNOWN", Error: "failed: UNKNOWN", RefKey: RefKey("r", "pooled", 3, false, 6)})
+	m.Close()
+	want := map[string]int{"SENT": 2, "UNKNOWN": 2, "INVALID": 1, "NOT_SENT": 1}
+	if !reflect.DeepEqual(m.Outcomes, want) {
+		t.Errorf("Outcomes = %v; want %v", m.Outcomes, want)
+	}
+	if m.Measured != 5 {
+		t.Errorf("Measured = %d; want 5 (the INVALID record has no refkey)", m.Measured)
+	}
+	if len(m.Errors) != 3 {
+		t.Errorf("Errors = %q; want 3 distinct", m.Errors)
+	}
+	// Records without a send trace give no latency.
+	if m.Latency != (Latency{}) {
+		t.Errorf("Latency = %+v; want zero", m.Latency)
+	}
+}
+
+func TestMetricsEmpty(t *testing.T) {
+	var m Metrics
+	m.Close()
+	if m.SendsPerS != 0 || m.WallS != 0 || m.CPUMSPerSend != 0 || m.Outcomes == nil {
+		t.Errorf("empty Metrics after Close = %+v", m)
+	}
+}
+
+func TestCountConnections(t *testing.T) {
+	send := func(conn int64, req int, proto string) vendormock.AccessEntry {
+		return vendormock.AccessEntry{Connection: conn, Request: req, TLSProtocol: proto, Method: "POST", Path: SendPath, Status: 200}
+	}
+	tests := []struct {
+		name    string
+		entries []vendormock.AccessEntry
+		want    ConnStats
+	}{
+		{"empty", nil, ConnStats{TLSVersions: map[string]int{}}},
+		{"per-request: token and send on a fresh connection each", []vendormock.AccessEntry{
+			{Connection: 1, Request: 1, TLSProtocol: "TLSv1.2", Method: "POST", Path: "/v1/token"},
+			send(2, 1, "TLSv1.2"), send(3, 1, "TLSv1.2"), send(4, 1, "TLSv1.2"),
+		}, ConnStats{SendRequests: 3, TCPConnections: 3, TLSVersions: map[string]int{"TLSv1.2": 3}, MaxRequestsPerConn: 1}},
+		{"pooled: token and sends on one connection", []vendormock.AccessEntry{
+			{Connection: 9, Request: 1, TLSProtocol: "TLSv1.3", Method: "POST", Path: "/v1/token"},
+			send(9, 2, "TLSv1.3"), send(9, 3, "TLSv1.3"), send(9, 4, "TLSv1.3"),
+		}, ConnStats{SendRequests: 3, TCPConnections: 1, TLSVersions: map[string]int{"TLSv1.3": 3}, MaxRequestsPerConn: 4}},
+		{"other methods and paths ignored", []vendormock.AccessEntry{
+			{Connection: 1, Method: "GET", Path: SendPath}, {Connection: 2, Method: "POST", Path: "/__admin/x"},
+			send(5, 1, ""),
+		}, ConnStats{SendRequests: 1, TCPConnections: 1, TLSVersions: map[string]int{"none": 1}, MaxRequestsPerConn: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CountConnections(tt.entries); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("CountConnections = %+v; want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCountJournalSends(t *testing.T) {
+	j := []vendormock.JournalEntry{
+		{Method: "POST", Path: "/v1/token"},
+		{Method: "POST", Path: SendPath, RefKey: "a"},
+		{Method: "POST", Path: SendPath, RefKey: "b"},
+		{Method: "POST", Path: SendPath, RefKey: "a"},
+		{Method: "POST", Path: SendPath, RefKey: ""},
+		{Method: "GET", Path: SendPath, RefKey: "c"},
+	}
+	sends, repeated := CountJournalSends(j)
+	if sends != 4 || repeated != 1 {
+		t.Errorf("CountJournalSends = %d, %d; want 4, 1", sends, repeated)
+	}
+}

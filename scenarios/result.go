@@ -1,0 +1,161 @@
+package scenarios
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// Result is one bench run (one mode at one RTT), written as
+// OUT/bench-<mode>-<rtt>ms.json. The JSON keys are a contract that other
+// tools read (issue 2 §5): keep them, add freely. Latencies and CPU are
+// milliseconds, durations seconds.
+type Result struct {
+	Mode          string `json:"mode"`            // vendor.PerRequestName or vendor.PooledName
+	RTTMS         int    `json:"rtt_ms"`          // RTT added by Toxiproxy, ms
+	Count         int    `json:"count"`           // measured sends asked for (COUNT)
+	Warmup        int    `json:"warmup"`          // warm-up sends before them (WARMUP)
+	ServerDelayMS int    `json:"server_delay_ms"` // WireMock fixed delay on a send, ms
+	// TLSMax is the per-request client's highest TLS version ("1.2", "1.3");
+	// "" for pooled, which negotiates the highest both sides speak.
+	TLSMax string `json:"tls_max,omitempty"`
+	// IdleConnTimeoutS is the pooled client's idle timeout, s (0 for
+	// per-request); KeepaliveTimeoutS is nginx's keepalive_timeout, s.
+	IdleConnTimeoutS  float64 `json:"idle_conn_timeout_s,omitempty"`
+	KeepaliveTimeoutS float64 `json:"keepalive_timeout_s"`
+
+	// Client side, from the worker's records (Metrics).
+	SendsPerS    float64        `json:"sends_per_s"`     // measured sends / WallS
+	LatencyMS    Latency        `json:"latency_ms"`      // httptrace total of the measured sends, ms
+	PhaseP50MS   Phases         `json:"phase_p50_ms"`    // p50 of the trace phases of the measured sends, ms
+	CPUMSPerSend float64        `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms
+	WallS        float64        `json:"wall_s"`          // first measured send's start to last one's end, s
+	ClientReused int            `json:"client_reused"`   // measured sends whose trace says the connection was reused
+	Measured     int            `json:"measured"`        // measured records the worker wrote (should equal Count)
+	Outcomes     map[string]int `json:"outcomes"`        // outcome -> count over all handled messages, warm-up included
+	Errors       []string       `json:"errors,omitempty"`
+
+	// Server side, from nginx's access log and WireMock's journal.
+	TCPConnections int            `json:"tcp_connections"` // distinct nginx $connection values carrying POST /v3/message, warm-up included
+	TLSVersions    map[string]int `json:"tls_versions"`    // nginx $ssl_protocol -> count over POST /v3/message, warm-up included
+	SendRequests   int            `json:"send_requests"`   // POST /v3/message lines in nginx's access log
+	JournalCount   int            `json:"journal_count"`   // POST /v3/message in WireMock's journal
+
+	// Stack.
+	StackStartS    float64 `json:"stack_start_s"`     // cold start of the four containers, s (once per lab run)
+	SelfCheckRTTMS float64 `json:"self_check_rtt_ms"` // probe round trip through Toxiproxy before the run, ms
+	AccessLog      string  `json:"access_log"`        // nginx access log slice of this run, relative to OUT
+
+	Environment Environment `json:"environment"`
+	// TODO(reconcile): the reconciler's verdict goes here once
+	// scenarios/reconcile lands; until then the key is absent, never faked.
+}
+
+// Latency holds percentiles of send latencies in ms. Percentiles use the
+// empirical (nearest-rank) definition of gonum's stat.Quantile with
+// stat.Empirical on sorted data: Pq is the smallest latency x such that at
+// least q of the samples are <= x; no interpolation, so every value is a
+// latency that was measured.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Phases are p50s of the httptrace phases of the measured sends, ms. A
+// phase that did not happen (connect and TLS handshake on a reused
+// connection) counts as 0.
+type Phases struct {
+	ConnectMS      float64 `json:"connect"`
+	TLSHandshakeMS float64 `json:"tls_handshake"`
+	TTFBMS         float64 `json:"ttfb"`
+}
+
+// Environment describes where a Result was measured.
+type Environment struct {
+	GoVersion string     `json:"go_version"` // driver's Go (the worker image is built with the same toolchain)
+	CPUs      int        `json:"cpus"`       // host CPUs (the worker is limited to 1)
+	Images    ImagesInfo `json:"images"`
+	Kernel    string     `json:"kernel"`
+	Date      string     `json:"date"`      // RFC 3339, UTC, when the run ended
+	HostNote  string     `json:"host_note"` // OS, CPU model, memory; plus LAB_HOST_NOTE when set
+}
+
+// ImagesInfo names the container images of a run.
+type ImagesInfo struct {
+	Kind      string `json:"kind"` // "official" or "offline"
+	RabbitMQ  string `json:"rabbitmq"`
+	Nginx     string `json:"nginx"`
+	WireMock  string `json:"wiremock"`
+	Toxiproxy string `json:"toxiproxy"`
+	Worker    string `json:"worker"`
+}
+
+// ResultFileName returns "bench-<mode>-<rtt>ms.json".
+func ResultFileName(mode string, rttMS int) string {
+	return fmt.Sprintf("bench-%s-%dms.json", mode, rttMS)
+}
+
+// AccessLogFileName returns "nginx/access-<mode>-<rtt>ms.log" (relative to OUT).
+func AccessLogFileName(mode string, rttMS int) string {
+	return filepath.Join("nginx", fmt.Sprintf("access-%s-%dms.log", mode, rttMS))
+}
+
+// WriteResult writes r as indented JSON to dir/ResultFileName.
+func WriteResult(dir string, r Result) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ResultFileName(r.Mode, r.RTTMS)), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// ReadResults reads every dir/bench-*.json, sorted by RTT then mode
+// (per-request before pooled). It errors when a file does not parse or
+// none is found.
+func ReadResults(dir string) ([]Result, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "bench-*.json"))
+	if err != nil {
+		return nil, fmt.Errorf("list results: %w", err)
+	}
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("read results: no bench-*.json in %s", dir)
+	}
+	results := make([]Result, 0, len(paths))
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("read result: %w", err)
+		}
+		var r Result
+		if err := json.Unmarshal(b, &r); err != nil {
+			return nil, fmt.Errorf("parse result %s: %w", p, err)
+		}
+		results = append(results, r)
+	}
+	SortResults(results)
+	return results, nil
+}
+
+// SortResults orders results by RTT, then mode in allowed order
+// (per-request, pooled), then mode name.
+func SortResults(rs []Result) {
+	slices.SortStableFunc(rs, func(a, b Result) int {
+		return cmp.Or(cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
+	})
+}
+
+func modeRank(m string) int {
+	if i := slices.Index(allowedModes, m); i >= 0 {
+		return i
+	}
+	return len(allowedModes)
+}
