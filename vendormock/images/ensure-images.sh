@@ -1,0 +1,204 @@
+#!/usr/bin/env bash
+# ensure-images.sh: make sure every container image of the lab exists
+# locally, then write their names to .lab/images.env (LAB_IMAGE_* variables
+# that the Go code and the tests read).
+#
+#   LAB_IMAGES=official  pinned official images (pulled when missing)
+#   LAB_IMAGES=offline   the same services built here from Debian packages
+#                        (debootstrap + docker import) and the WireMock jar
+#                        from the npm package wiremock@3.13.2: no registry
+#   LAB_IMAGES=auto      official if present locally or pullable, else
+#                        offline (the default)
+#
+# Toxiproxy is always built from the module version pinned in go.mod, and
+# the worker from this checkout; both are static binaries in FROM scratch
+# images. Every image built here carries the label notifier-lab.inputs=<hash
+# of its build inputs>: a second run with the same inputs builds nothing.
+#
+# Run from the repository root (run.sh does). Exit status 0 on success.
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/../.." && pwd)
+here="$root/vendormock/images"
+state="$root/.lab"
+build="$state/build"
+mkdir -p "$build"
+
+kind=${LAB_IMAGES:-auto}
+label=notifier-lab.inputs
+
+# Pinned official images and the Debian packages that stand in for them.
+OFFICIAL_RABBITMQ=rabbitmq:3.13.7
+OFFICIAL_NGINX=nginx:1.27.3
+OFFICIAL_WIREMOCK=wiremock/wiremock:3.13.2
+WIREMOCK_VERSION=3.13.2
+DEBIAN_SUITE=bookworm
+DEBIAN_PACKAGES=rabbitmq-server,nginx-light,openjdk-17-jre-headless,ca-certificates
+
+log() { printf '[images] %s\n' "$*" >&2; }
+die() { printf '[images] error: %s\n' "$*" >&2; exit 1; }
+
+# hash_of FILES... : one sha256 over the files' contents and names.
+hash_of() {
+  local f
+  for f in "$@"; do printf '%s\n' "${f#"$root"/}"; cat "$f"; done | sha256sum | cut -c1-16
+}
+# hash_str STRING : sha256 of a string.
+hash_str() { printf '%s' "$1" | sha256sum | cut -c1-16; }
+
+# image_label IMAGE : the inputs label of a local image, "" when absent.
+image_label() {
+  docker image inspect --format "{{ index .Config.Labels \"$label\" }}" "$1" 2>/dev/null || true
+}
+have_image() { docker image inspect "$1" >/dev/null 2>&1; }
+
+# build_image TAG HASH CONTEXT [docker build args...]
+build_image() {
+  local tag=$1 hash=$2 ctx=$3
+  shift 3
+  if [ "$(image_label "$tag")" = "$hash" ]; then
+    log "$tag up to date"
+    return 0
+  fi
+  log "building $tag"
+  DOCKER_BUILDKIT=0 docker build -q --label "$label=$hash" -t "$tag" "$@" "$ctx" >/dev/null 2>"$build/docker-build.err" ||
+    { cat "$build/docker-build.err" >&2; die "docker build of $tag failed"; }
+}
+
+# --- Toxiproxy: always built from go.mod's version -------------------------
+ensure_toxiproxy() {
+  local version ctx="$build/toxiproxy" hash
+  version=$(cd "$root" && go list -m -f '{{.Version}}' github.com/Shopify/toxiproxy/v2) ||
+    die "cannot read the Toxiproxy version from go.mod"
+  TOXIPROXY_IMAGE="notifier-lab/toxiproxy:$version"
+  hash=$(hash_str "$version $(hash_of "$here/toxiproxy/Dockerfile")")
+  if [ "$(image_label "$TOXIPROXY_IMAGE")" = "$hash" ]; then
+    log "$TOXIPROXY_IMAGE up to date"
+    return 0
+  fi
+  mkdir -p "$ctx"
+  log "building the Toxiproxy $version server (static) from the module cache"
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$ctx/toxiproxy-server" github.com/Shopify/toxiproxy/v2/cmd/server) ||
+    die "go build of toxiproxy failed"
+  cp "$here/toxiproxy/Dockerfile" "$ctx/Dockerfile"
+  build_image "$TOXIPROXY_IMAGE" "$hash" "$ctx"
+}
+
+# --- The worker: built from this checkout ----------------------------------
+ensure_worker() {
+  local ctx="$build/worker" hash
+  mkdir -p "$ctx"
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -o "$ctx/notifier-worker" ./worker/cmd/notifier-worker) ||
+    die "go build of the worker failed"
+  cp "$root/worker/image/Dockerfile" "$ctx/Dockerfile"
+  hash=$(hash_of "$ctx/notifier-worker" "$ctx/Dockerfile")
+  WORKER_IMAGE="notifier-lab/worker:$hash"
+  build_image "$WORKER_IMAGE" "$hash" "$ctx"
+}
+
+# --- Official images -------------------------------------------------------
+official_available() {
+  local img
+  for img in "$OFFICIAL_RABBITMQ" "$OFFICIAL_NGINX" "$OFFICIAL_WIREMOCK"; do
+    have_image "$img" && continue
+    log "pulling $img"
+    docker pull -q "$img" >/dev/null 2>&1 || { log "cannot pull $img"; return 1; }
+  done
+}
+
+# --- Offline images ----------------------------------------------------------
+ensure_offline() {
+  local base_hash base mirror rootfs jar_dir svc hash
+  base_hash=$(hash_str "$DEBIAN_SUITE $DEBIAN_PACKAGES")
+  base="notifier-lab/debian-base:$base_hash"
+  if [ "$(image_label "$base")" != "$base_hash" ]; then
+    if ! command -v debootstrap >/dev/null 2>&1; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        log "installing debootstrap (builds the offline images)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
+          die "apt-get install debootstrap failed"
+      else
+        die "the offline images need debootstrap: install it (apt-get install debootstrap) or set LAB_IMAGES=official on a machine that reaches Docker Hub"
+      fi
+    fi
+    mirror=$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)
+    if [ -z "$mirror" ]; then
+      mirror=$(awk '/^deb / {print $2; exit}' /etc/apt/sources.list 2>/dev/null || true)
+    fi
+    [ -n "$mirror" ] || die "cannot find a Debian mirror in /etc/apt/sources.list.d/debian.sources or /etc/apt/sources.list"
+    rootfs=$(mktemp -d "${TMPDIR:-/tmp}/notifier-lab-rootfs.XXXXXX")
+    trap 'rm -rf "$rootfs"' EXIT
+    log "debootstrap $DEBIAN_SUITE with $DEBIAN_PACKAGES from $mirror (about 1 min, 640 MB)"
+    debootstrap --variant=minbase --include="$DEBIAN_PACKAGES" "$DEBIAN_SUITE" "$rootfs" "$mirror" \
+      >"$build/debootstrap.log" 2>&1 || { tail -n 20 "$build/debootstrap.log" >&2; die "debootstrap failed (log: $build/debootstrap.log)"; }
+    rm -rf "$rootfs"/var/cache/apt/archives/*.deb
+    log "importing the root file system as $base"
+    tar -C "$rootfs" -c . | docker import --change "LABEL $label=$base_hash" - "$base" >/dev/null ||
+      die "docker import failed"
+    rm -rf "$rootfs"
+    trap - EXIT
+  else
+    log "$base up to date"
+  fi
+
+  # The WireMock jar from the npm package (the registry this machine reaches).
+  jar_dir="$build/wiremock"
+  mkdir -p "$jar_dir"
+  if [ ! -s "$jar_dir/wiremock-standalone.jar" ]; then
+    command -v npm >/dev/null 2>&1 || die "npm is needed to fetch the WireMock jar (npm pack wiremock@$WIREMOCK_VERSION): install Node.js and npm"
+    log "fetching the WireMock $WIREMOCK_VERSION jar (npm pack wiremock@$WIREMOCK_VERSION)"
+    (cd "$jar_dir" && npm pack -q "wiremock@$WIREMOCK_VERSION" >/dev/null 2>"$build/npm.err") ||
+      { cat "$build/npm.err" >&2; die "npm pack wiremock@$WIREMOCK_VERSION failed"; }
+    tar -xzf "$jar_dir/wiremock-$WIREMOCK_VERSION.tgz" -C "$jar_dir" \
+      "package/build/wiremock-standalone-$WIREMOCK_VERSION.jar"
+    mv "$jar_dir/package/build/wiremock-standalone-$WIREMOCK_VERSION.jar" "$jar_dir/wiremock-standalone.jar"
+    rm -rf "$jar_dir/package" "$jar_dir/wiremock-$WIREMOCK_VERSION.tgz"
+  fi
+  cp "$here/offline/wiremock/Dockerfile" "$here/offline/wiremock/docker-entrypoint.sh" "$jar_dir/"
+
+  for svc in rabbitmq nginx wiremock; do
+    local ctx="$here/offline/$svc" tag
+    [ "$svc" = wiremock ] && ctx="$jar_dir"
+    hash=$(hash_str "$base_hash $(hash_of "$here/offline/$svc/"*)")
+    [ "$svc" = wiremock ] && hash=$(hash_str "$hash $(sha256sum "$jar_dir/wiremock-standalone.jar" | cut -c1-16)")
+    case $svc in
+      rabbitmq) tag="notifier-lab/rabbitmq-offline:$hash" ; RABBITMQ_IMAGE=$tag ;;
+      nginx)    tag="notifier-lab/nginx-offline:$hash"    ; NGINX_IMAGE=$tag ;;
+      wiremock) tag="notifier-lab/wiremock-offline:$hash" ; WIREMOCK_IMAGE=$tag ;;
+    esac
+    build_image "$tag" "$hash" "$ctx" --build-arg "BASE=$base"
+  done
+}
+
+case $kind in
+  official)
+    official_available || die "LAB_IMAGES=official but the official images are neither local nor pullable; use LAB_IMAGES=offline (or auto)"
+    ;;
+  offline) ;;
+  auto)
+    if official_available; then kind=official; else
+      log "official images not available: building the offline images (no registry needed)"
+      kind=offline
+    fi
+    ;;
+  *) die "LAB_IMAGES must be official, offline or auto (got '$kind')" ;;
+esac
+
+if [ "$kind" = official ]; then
+  RABBITMQ_IMAGE=$OFFICIAL_RABBITMQ NGINX_IMAGE=$OFFICIAL_NGINX WIREMOCK_IMAGE=$OFFICIAL_WIREMOCK
+else
+  ensure_offline
+fi
+ensure_toxiproxy
+ensure_worker
+
+cat >"$state/images.env" <<EOF
+# written by vendormock/images/ensure-images.sh; read by run.sh and the Go code
+LAB_IMAGES_KIND=$kind
+LAB_IMAGE_RABBITMQ=$RABBITMQ_IMAGE
+LAB_IMAGE_NGINX=$NGINX_IMAGE
+LAB_IMAGE_WIREMOCK=$WIREMOCK_IMAGE
+LAB_IMAGE_TOXIPROXY=$TOXIPROXY_IMAGE
+LAB_IMAGE_WORKER=$WORKER_IMAGE
+EOF
+log "images ready ($kind): see .lab/images.env"
