@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# run.sh: the one entry point of notifier-lab.
+#
+#   ./run.sh [KEY=VALUE...]   run the case study (default COUNT=1000 RTTS="3 10")
+#   ./run.sh test             run every test: unit (no Docker), then integration
+#   ./run.sh --help           explain every key
+#
+# The logic lives in Go (scenarios/cmd/lab); this script only checks the
+# arguments first (a bad one exits 2 and starts nothing), then makes sure the
+# prerequisites exist (a Docker engine, the lab's images) and hands over.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+# testcontainers-go guesses the Docker host as the default gateway on some
+# machines, which sends traffic off the machine: pin it to loopback unless the
+# user chose otherwise. Ryuk needs a registry image: the lab removes its
+# containers itself (see cleanup below and vendormock.Stack.Close).
+export TESTCONTAINERS_HOST_OVERRIDE="${TESTCONTAINERS_HOST_OVERRIDE:-127.0.0.1}"
+export TESTCONTAINERS_RYUK_DISABLED="${TESTCONTAINERS_RYUK_DISABLED:-true}"
+
+say() { printf '[run.sh] %s\n' "$*" >&2; }
+
+need_go() {
+  command -v go >/dev/null 2>&1 || {
+    say "error: Go is not installed (https://go.dev/doc/install; go.mod says which version)"
+    exit 1
+  }
+}
+
+build_lab() {
+  need_go
+  mkdir -p .lab/bin
+  go build -o .lab/bin/lab ./scenarios/cmd/lab
+}
+
+# prerequisites: Docker engine, then the images (LAB_IMAGES=official|offline|auto).
+prerequisites() {
+  vendormock/images/ensure-docker.sh
+  vendormock/images/ensure-images.sh
+  set -a
+  # shellcheck source=/dev/null
+  . .lab/images.env
+  set +a
+}
+
+# cleanup removes whatever containers and networks of the lab are left, on
+# every exit (Ctrl-C included). The Go code removes its own on a normal exit;
+# this is the safety net for a killed process.
+cleanup() {
+  local ids
+  command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 || return 0
+  ids=$(docker ps -aq --filter label=notifier-lab.stack 2>/dev/null || true)
+  [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
+  ids=$(docker network ls -q --filter label=notifier-lab.stack 2>/dev/null || true)
+  [ -n "$ids" ] && docker network rm $ids >/dev/null 2>&1 || true
+}
+
+case "${1:-}" in
+  -h | --help | help)
+    build_lab
+    .lab/bin/lab help
+    ;;
+  test)
+    shift
+    if [ $# -gt 0 ]; then
+      say "error: 'test' takes no arguments (got: $*)"
+      exit 2
+    fi
+    need_go
+    say "unit tests (no Docker): go vet ./... && go test ./..."
+    go vet ./...
+    go test -count=1 ./...
+    prerequisites
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration ./..."
+    go test -tags integration -count=1 -p 1 -timeout 45m ./...
+    ;;
+  *)
+    build_lab
+    # Validate every argument before anything starts (exit 2 on a bad one).
+    .lab/bin/lab check "$@"
+    for arg in "$@"; do
+      case $arg in LAB_IMAGES=*) export LAB_IMAGES="${arg#LAB_IMAGES=}" ;; esac
+    done
+    prerequisites
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    .lab/bin/lab run "$@"
+    ;;
+esac
