@@ -1,0 +1,349 @@
+package scenarios
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+)
+
+// Reporter writes one report of a set of results, in the manner of
+// vegeta's reporters: every report is a func(io.Writer) error, so each is
+// tested against a golden file.
+type Reporter func(io.Writer) error
+
+// CaseFigure is one row of the case's published table: the figures this
+// lab reproduces. Source: /work/shared/DESIGN.md, "The case this
+// reproduces" (worker -> Toxiproxy -> nginx -> WireMock with an 18 ms fixed
+// delay, 1,000 sends plus 50 warm-up at concurrency 1, worker on 1 core,
+// per-request engine on TLS 1.2, pooled on TLS 1.3; the worker there ran on
+// the JVM).
+type CaseFigure struct {
+	RTTMS          int
+	Mode           string
+	SendsPerS      float64
+	P50MS, P99MS   float64
+	CPUMSPerSend   float64
+	WallS          float64 // for Count sends
+	Count          int     // measured sends (1,000)
+	TCPConnections int     // warm-up included (1,050 = 1,000 + 50)
+}
+
+// caseFigures is DESIGN.md's table, row by row.
+var caseFigures = []CaseFigure{
+	{3, vendor.PerRequestName, 39.9, 24.6, 30.0, 7.96, 25.0, 1000, 1050},
+	{3, vendor.PooledName, 42.2, 23.3, 29.8, 5.47, 23.7, 1000, 1},
+	{10, vendor.PerRequestName, 15.6, 63.7, 74.4, 11.75, 64.0, 1000, 1050},
+	{10, vendor.PooledName, 27.9, 35.5, 41.3, 6.28, 35.8, 1000, 1},
+}
+
+// CaseFigures returns a copy of the case's published table (see
+// CaseFigure for the source).
+func CaseFigures() []CaseFigure { return slices.Clone(caseFigures) }
+
+// CaseFigureFor returns the case's published row for an RTT and mode, and
+// false when the case did not measure that pair (it measured 3 and 10 ms).
+func CaseFigureFor(rttMS int, mode string) (CaseFigure, bool) {
+	for _, f := range caseFigures {
+		if f.RTTMS == rttMS && f.Mode == mode {
+			return f, true
+		}
+	}
+	return CaseFigure{}, false
+}
+
+// Comparison is pooled against per-request at one RTT: the sends/s ratio
+// (pooled / per-request) and the p50 difference (per-request - pooled, ms),
+// for the lab and, where the case measured that RTT, for the case.
+type Comparison struct {
+	RTTMS             int
+	SendsRatio        float64 // lab: pooled sends/s / per-request sends/s
+	P50DiffMS         float64 // lab: per-request p50 - pooled p50, ms
+	HasCase           bool
+	CaseSendsRatio    float64
+	CaseP50DiffMS     float64
+	PerRequestTLSMax  string // the lab's per-request TLS cap
+	PooledTLSVersions string // what the pooled client negotiated, from nginx
+}
+
+// Compare returns one Comparison per RTT at which results hold both a
+// per-request and a pooled run, in RTT order.
+func Compare(rs []Result) []Comparison {
+	var out []Comparison
+	for _, rtt := range rtts(rs) {
+		pr, okPR := find(rs, rtt, vendor.PerRequestName)
+		po, okPO := find(rs, rtt, vendor.PooledName)
+		if !okPR || !okPO {
+			continue
+		}
+		c := Comparison{RTTMS: rtt, P50DiffMS: pr.LatencyMS.P50 - po.LatencyMS.P50,
+			PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: formatCounts(po.TLSVersions)}
+		if pr.SendsPerS > 0 {
+			c.SendsRatio = po.SendsPerS / pr.SendsPerS
+		}
+		cpr, ok1 := CaseFigureFor(rtt, vendor.PerRequestName)
+		cpo, ok2 := CaseFigureFor(rtt, vendor.PooledName)
+		if ok1 && ok2 {
+			c.HasCase = true
+			c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS
+			c.CaseP50DiffMS = cpr.P50MS - cpo.P50MS
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func rtts(rs []Result) []int {
+	var out []int
+	for _, r := range rs {
+		if !slices.Contains(out, r.RTTMS) {
+			out = append(out, r.RTTMS)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+func modes(rs []Result) []string {
+	var out []string
+	for _, r := range rs {
+		if !slices.Contains(out, r.Mode) {
+			out = append(out, r.Mode)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b string) int { return modeRank(a) - modeRank(b) })
+	return out
+}
+
+func find(rs []Result, rtt int, mode string) (Result, bool) {
+	for _, r := range rs {
+		if r.RTTMS == rtt && r.Mode == mode {
+			return r, true
+		}
+	}
+	return Result{}, false
+}
+
+// table is a header and rows of cells, rendered by mdTable and textTable.
+type table struct {
+	header []string
+	rows   [][]string
+}
+
+// summaryTable returns the header and rows of the main table: per (RTT,
+// mode) our row, then the case's row for the same pair when it exists.
+func summaryTable(rs []Result) (t table) {
+	t.header = []string{"RTT", "client", "sends/s", "p50 ms", "p99 ms", "CPU ms/send",
+		countLabel(rs) + " sends wall s", "TCP conns"}
+	sorted := slices.Clone(rs)
+	SortResults(sorted)
+	for _, r := range sorted {
+		t.rows = append(t.rows, []string{
+			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r),
+			f1(r.SendsPerS), f1(r.LatencyMS.P50), f1(r.LatencyMS.P99), f2(r.CPUMSPerSend),
+			f1(r.WallS) + " s", thousands(r.TCPConnections),
+		})
+		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok {
+			t.rows = append(t.rows, []string{
+				fmt.Sprintf("%d ms", c.RTTMS), c.Mode + " (case)",
+				f1(c.SendsPerS), f1(c.P50MS), f1(c.P99MS), f2(c.CPUMSPerSend),
+				f1(c.WallS) + " s", thousands(c.TCPConnections),
+			})
+		}
+	}
+	return t
+}
+
+// comparisonTable returns the header and rows of the pooled/per-request table.
+func comparisonTable(rs []Result) (t table) {
+	t.header = []string{"RTT", "sends/s pooled / per-request (lab)", "(case)", "p50 per-request - pooled ms (lab)", "(case)"}
+	for _, c := range Compare(rs) {
+		caseRatio, caseDiff := "-", "-"
+		if c.HasCase {
+			caseRatio, caseDiff = f2(c.CaseSendsRatio)+"x", f1(c.CaseP50DiffMS)
+		}
+		t.rows = append(t.rows, []string{fmt.Sprintf("%d ms", c.RTTMS), f2(c.SendsRatio) + "x", caseRatio, f1(c.P50DiffMS), caseDiff})
+	}
+	return t
+}
+
+// detailTable returns per-run facts behind the main table.
+func detailTable(rs []Result) (t table) {
+	t.header = []string{"RTT", "client", "TLS (nginx)", "reused (client)", "outcomes", "journal", "p90 ms", "max ms", "self-check RTT ms"}
+	sorted := slices.Clone(rs)
+	SortResults(sorted)
+	for _, r := range sorted {
+		t.rows = append(t.rows, []string{
+			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), formatCounts(r.TLSVersions),
+			fmt.Sprintf("%d/%d", r.ClientReused, r.Measured), formatCounts(r.Outcomes),
+			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), f1(r.SelfCheckRTTMS),
+		})
+	}
+	return t
+}
+
+// clientLabel is the mode, with the per-request TLS cap when set.
+func clientLabel(r Result) string {
+	if r.TLSMax != "" {
+		return fmt.Sprintf("%s (TLS <= %s)", r.Mode, r.TLSMax)
+	}
+	return r.Mode
+}
+
+// countLabel is the common COUNT of rs ("1000"), or "COUNT" when they differ.
+func countLabel(rs []Result) string {
+	if len(rs) == 0 {
+		return "COUNT"
+	}
+	for _, r := range rs[1:] {
+		if r.Count != rs[0].Count {
+			return "COUNT"
+		}
+	}
+	return strconv.Itoa(rs[0].Count)
+}
+
+// notes are the caveats printed under the tables.
+func notes(rs []Result) []string {
+	n := []string{
+		"Rows marked (case) are the case's published figures (1,000 sends + 50 warm-up, JVM worker, per-request on TLS 1.2).",
+		"Latency is the worker's httptrace total per measured send; percentiles are nearest-rank (gonum stat.Quantile, Empirical).",
+		"CPU ms/send is the worker process's own user+sys CPU over the measured sends, divided by their number.",
+		"TCP conns counts distinct nginx connections that carried POST " + SendPath + ", warm-up included, as the case counted.",
+		"Toxiproxy delays data, not the TCP handshake: a new connection costs one RTT less here than on a real network.",
+	}
+	if c := countLabel(rs); c != "1000" {
+		n = append(n, "This run measured "+c+" sends per run; the case's wall times are for 1,000 sends.")
+	}
+	return n
+}
+
+// environmentLine describes where rs were measured (from the first result).
+func environmentLine(rs []Result) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	e := rs[0].Environment
+	return fmt.Sprintf("Measured %s with %s on %d CPUs (kernel %s), %s images; %s.",
+		e.Date, e.GoVersion, e.CPUs, e.Kernel, e.Images.Kind, e.HostNote)
+}
+
+// NewMarkdownReporter returns a Reporter that writes the summary as
+// Markdown (OUT/summary.md): the main table laid out like the case's, with
+// the case's row under each of ours, the pooled/per-request comparison per
+// RTT, per-run details and notes.
+func NewMarkdownReporter(rs []Result) Reporter {
+	return func(w io.Writer) error {
+		var b strings.Builder
+		b.WriteString("# notifier-lab: per-request vs pooled HTTP client\n\n")
+		if len(rs) > 0 {
+			r := rs[0]
+			fmt.Fprintf(&b, "%s measured sends after %d warm-up sends per run, vendor delay %d ms, worker on 1 CPU.\n\n",
+				countLabel(rs), r.Warmup, r.ServerDelayMS)
+		}
+		mdTable(&b, summaryTable(rs))
+		b.WriteString("\n## Pooled vs per-request\n\n")
+		mdTable(&b, comparisonTable(rs))
+		b.WriteString("\n## Details\n\n")
+		mdTable(&b, detailTable(rs))
+		b.WriteString("\n## Notes\n\n")
+		for _, n := range notes(rs) {
+			b.WriteString("- " + n + "\n")
+		}
+		if e := environmentLine(rs); e != "" {
+			b.WriteString("\n" + e + "\n")
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+}
+
+// NewTextReporter returns a Reporter that writes the main table and the
+// comparison as aligned text for a terminal.
+func NewTextReporter(rs []Result) Reporter {
+	return func(w io.Writer) error {
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		textTable(tw, summaryTable(rs))
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		textTable(tw, comparisonTable(rs))
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		_, err := io.WriteString(w, "\n(case) = the case's published figures; see summary.md for notes.\n")
+		return err
+	}
+}
+
+func mdTable(b *strings.Builder, t table) {
+	b.WriteString("| " + strings.Join(t.header, " | ") + " |\n")
+	b.WriteString("|" + strings.Repeat("---|", len(t.header)) + "\n")
+	for _, r := range t.rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+}
+
+func textTable(w io.Writer, t table) {
+	fmt.Fprintln(w, strings.Join(t.header, "\t")+"\t")
+	for _, r := range t.rows {
+		fmt.Fprintln(w, strings.Join(r, "\t")+"\t")
+	}
+}
+
+func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }
+func f2(v float64) string { return strconv.FormatFloat(v, 'f', 2, 64) }
+
+// thousands formats n with comma separators: 1050 -> "1,050".
+func thousands(n int) string {
+	s := strconv.Itoa(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// WriteReport writes OUT/summary.md and OUT/charts/*.svg for rs and the
+// text summary to w. It is the end of Run and the whole of `lab report`.
+func WriteReport(out string, rs []Result, w io.Writer) error {
+	f, err := os.Create(filepath.Join(out, "summary.md"))
+	if err != nil {
+		return fmt.Errorf("create summary: %w", err)
+	}
+	if err := NewMarkdownReporter(rs)(f); err != nil {
+		f.Close()
+		return fmt.Errorf("write summary: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write summary: %w", err)
+	}
+	if err := WriteCharts(filepath.Join(out, "charts"), rs); err != nil {
+		return err
+	}
+	if err := NewTextReporter(rs)(w); err != nil {
+		return fmt.Errorf("print summary: %w", err)
+	}
+	return nil
+}
+
+// Report reads OUT/bench-*.json and writes the report (WriteReport): the
+// `lab report OUT` command.
+func Report(out string, w io.Writer) error {
+	rs, err := ReadResults(out)
+	if err != nil {
+		return err
+	}
+	return WriteReport(out, rs, w)
+}
