@@ -1,0 +1,123 @@
+// Command notifier-worker consumes notifications from RabbitMQ (one
+// consumer, prefetch 1), sends each to the messaging vendor over HTTPS and
+// routes it to exactly one place (see package worker and DESIGN.md).
+//
+// Configuration is by flags, each with an environment fallback where
+// noted; the vendor secret is read ONLY from VENDOR_CLIENT_SECRET. Run
+// with -h for the list.
+//
+// Exit status: 0 after SIGTERM/SIGINT (the in-flight message finished and
+// acked) or after -max-messages handled messages; 2 for a bad flag or
+// configuration (nothing started); 1 for any other error (ledger write
+// failure, topology refused, unreadable CA or ledger file).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+	_ "time/tzdata" // the image is FROM scratch: no zoneinfo on disk
+
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+// errUsage marks a flag or configuration error (exit 2).
+var errUsage = errors.New("usage")
+
+func main() {
+	opts, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "notifier-worker: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	go func() {
+		<-ctx.Done()
+		stop() // a second signal kills the process at once
+	}()
+	if err := run(ctx, opts); err != nil {
+		fmt.Fprintf(os.Stderr, "notifier-worker: %v\n", err)
+		if errors.Is(err, worker.ErrConfig) {
+			os.Exit(2)
+		}
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, cfg worker.Config) error {
+	return worker.Run(ctx, cfg)
+}
+
+// parseFlags parses args into a Config, taking fallbacks from getenv. The
+// secret comes only from VENDOR_CLIENT_SECRET. Errors wrap errUsage, or are
+// flag.ErrHelp for -h.
+func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (worker.Config, error) {
+	env := func(key, def string) string {
+		if v := getenv(key); v != "" {
+			return v
+		}
+		return def
+	}
+	var c worker.Config
+	var clockStart string
+	fs := flag.NewFlagSet("notifier-worker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.AMQPURL, "amqp-url", env("AMQP_URL", worker.DefaultAMQPURL), "RabbitMQ `URL` [env AMQP_URL]")
+	fs.StringVar(&c.Queue, "queue", worker.DefaultQueue, "main queue; .retry .unknown .held .failed .dead derive from it")
+	fs.DurationVar(&c.RetryDelay, "retry-delay", worker.DefaultRetryDelay, "retry queue TTL before a NOT_SENT message comes back (must match the declared topology)")
+	fs.IntVar(&c.MaxAttempts, "max-attempts", worker.DefaultMaxAttempts, "send attempts of a NOT_SENT message before it is dead-lettered")
+	fs.StringVar(&c.VendorURL, "vendor-url", env("VENDOR_URL", ""), "vendor base `URL`, https://host[:port] [env VENDOR_URL]")
+	fs.StringVar(&c.VendorAddr, "vendor-addr", env("VENDOR_ADDR", ""), "dial this `host:port` for the vendor instead of the URL's host; TLS still verifies the URL's host [env VENDOR_ADDR]")
+	fs.StringVar(&c.CAFile, "ca-file", env("VENDOR_CA_FILE", ""), "PEM `file` of CAs to verify the vendor against; empty = system roots [env VENDOR_CA_FILE]")
+	fs.StringVar(&c.ClientID, "client-id", env("VENDOR_CLIENT_ID", ""), "vendor client id for the token call [env VENDOR_CLIENT_ID]; the secret is read only from env VENDOR_CLIENT_SECRET")
+	fs.StringVar(&c.Strategy, "strategy", worker.DefaultStrategy, "HTTP client strategy: per-request | pooled")
+	fs.StringVar(&c.TLSMax, "tls-max", worker.DefaultTLSMax, "highest TLS version of the per-request strategy: 1.2 | 1.3 (pooled is never capped; the lab passes 1.2 as in the case)")
+	fs.DurationVar(&c.IdleConnTimeout, "idle-conn-timeout", worker.DefaultIdleConnTimeout, "pooled: close idle connections after this; keep it at least one RTT below the vendor's keepalive_timeout")
+	fs.DurationVar(&c.ResponseTimeout, "response-timeout", worker.DefaultResponseTimeout, "whole send call, body included (a timeout is UNKNOWN)")
+	fs.DurationVar(&c.DialTimeout, "dial-timeout", worker.DefaultDialTimeout, "TCP connect timeout (vendor and broker)")
+	fs.DurationVar(&c.TLSHandshakeTimeout, "tls-handshake-timeout", worker.DefaultTLSHandshakeTimeout, "TLS handshake timeout")
+	fs.StringVar(&c.CorrelationHeader, "correlation-header", worker.DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key)")
+	fs.StringVar(&c.IdempotencyHeader, "idempotency-header", worker.DefaultIdempotencyHeader, "request header carrying the refkey as an idempotency key; empty = none (only for a vendor that de-duplicates on it)")
+	fs.StringVar(&c.LedgerPath, "ledger", worker.DefaultLedgerPath, "attempt ledger `file` (bbolt)")
+	fs.StringVar(&c.RecordsPath, "records", "", "append one JSON line per handled message to this `file`; empty = none")
+	fs.IntVar(&c.MaxMessages, "max-messages", 0, "exit 0 after this many handled messages; 0 = run until SIGTERM/SIGINT")
+	fs.StringVar(&c.WindowStart, "window-start", worker.DefaultWindowStart, "send window opening for ad messages, `HH:MM`")
+	fs.StringVar(&c.WindowEnd, "window-end", worker.DefaultWindowEnd, "send window closing for ad messages, `HH:MM` (exclusive)")
+	fs.StringVar(&c.WindowZone, "window-zone", worker.DefaultWindowZone, "send window time zone (IANA name)")
+	fs.StringVar(&clockStart, "clock-start", "", "start the worker's clock at this RFC 3339 `time` (then it runs at real speed); empty = host clock")
+	fs.DurationVar(&c.PublishTimeout, "publish-timeout", worker.DefaultPublishTimeout, "one re-publish including its broker confirm")
+	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "longest broker reconnect delay (backoff doubles from 250ms, jittered)")
+	fs.IntVar(&c.SummaryEvery, "summary-every", worker.DefaultSummaryEvery, "log an info summary line every N handled messages")
+	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", worker.DefaultLogLevel), "debug | info | warn | error (debug logs one line per message) [env LOG_LEVEL]")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return c, err
+		}
+		return c, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if clockStart != "" {
+		t, err := time.Parse(time.RFC3339Nano, clockStart)
+		if err != nil {
+			return c, fmt.Errorf("%w: clock-start %q: want RFC 3339, like 2026-11-30T20:49:50+09:00", errUsage, clockStart)
+		}
+		c.ClockStart = t
+	}
+	c.ClientSecret = getenv("VENDOR_CLIENT_SECRET")
+	c = c.WithDefaults()
+	if err := c.Validate(); err != nil {
+		return c, fmt.Errorf("%w: %w", errUsage, err)
+	}
+	return c, nil
+}

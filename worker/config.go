@@ -1,0 +1,338 @@
+package worker
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+)
+
+// Defaults for Config, reused as the command's flag defaults.
+const (
+	// DefaultAMQPURL is RabbitMQ on the local host with its stock account.
+	DefaultAMQPURL = "amqp://guest:guest@localhost:5672/"
+	// DefaultQueue is the main queue; the others derive from it
+	// (queues.NamesFor).
+	DefaultQueue = queues.DefaultMain
+	// DefaultStrategy is the shared keep-alive client (the case's fix).
+	DefaultStrategy = vendor.PooledName
+	// DefaultTLSMax caps the per-request strategy at TLS 1.3, i.e. no cap.
+	// The lab passes "1.2" to reproduce the case's old engine, which could
+	// not speak TLS 1.3 (DESIGN.md). The pooled strategy is never capped.
+	DefaultTLSMax = "1.3"
+	// DefaultCorrelationHeader carries the refkey on every send so the
+	// proxy's access log can join requests to messages. Not an idempotency
+	// key.
+	DefaultCorrelationHeader = "X-Refkey"
+	// DefaultIdempotencyHeader is "" (none): Go's transport replays a POST
+	// on its own when it carries Idempotency-Key or X-Idempotency-Key, and
+	// the case's vendor does not de-duplicate (DESIGN.md).
+	DefaultIdempotencyHeader = ""
+	// DefaultLedgerPath is the bbolt attempt ledger file.
+	DefaultLedgerPath = "./notifier-ledger.db"
+	// DefaultWindowStart, DefaultWindowEnd and DefaultWindowZone are the
+	// case's send window for advertising messages: 08:00 to 20:50
+	// Asia/Seoul (DESIGN.md, "Delivery rules").
+	DefaultWindowStart = "08:00"
+	DefaultWindowEnd   = "20:50"
+	DefaultWindowZone  = "Asia/Seoul"
+	// DefaultRetryDelay and DefaultMaxAttempts match
+	// queues.DefaultTopology: RabbitMQ refuses a redeclare with other
+	// arguments, so the worker and the lab's driver must agree.
+	DefaultRetryDelay  = queues.DefaultRetryDelay
+	DefaultMaxAttempts = queues.DefaultMaxAttempts
+	// DefaultPublishTimeout bounds one re-publish including its broker
+	// confirm.
+	DefaultPublishTimeout = 10 * time.Second
+	// DefaultReconnectMin and DefaultReconnectMax bound the broker
+	// reconnect backoff (doubling, jittered to [d/2, d]).
+	DefaultReconnectMin = 250 * time.Millisecond
+	DefaultReconnectMax = 30 * time.Second
+	// DefaultHeartbeat is the AMQP heartbeat interval: a dead broker
+	// connection is noticed within about two of them.
+	DefaultHeartbeat = 10 * time.Second
+	// DefaultSummaryEvery is how many handled messages separate two
+	// info-level summary log lines.
+	DefaultSummaryEvery = 100
+	// DefaultLogLevel is "info".
+	DefaultLogLevel = "info"
+)
+
+// Vendor client defaults, re-exported from package vendor for the flags.
+const (
+	DefaultIdleConnTimeout     = vendor.DefaultIdleConnTimeout
+	DefaultResponseTimeout     = vendor.DefaultResponseTimeout
+	DefaultDialTimeout         = vendor.DefaultDialTimeout
+	DefaultTLSHandshakeTimeout = vendor.DefaultTLSHandshakeTimeout
+)
+
+// ErrConfig is wrapped by every error Config.Validate returns.
+var ErrConfig = errors.New("invalid config")
+
+// Config is everything the worker is built from. The zero value of a field
+// means its Default*; Validate reports what is still wrong. ClientSecret is
+// never printed: Config.String redacts it, and the command reads it only
+// from the environment (VENDOR_CLIENT_SECRET).
+type Config struct {
+	// AMQPURL is the broker, "amqp://user:pass@host:5672/vhost".
+	AMQPURL string
+	// Queue is the main queue; retry, unknown, held, failed and dead
+	// queues derive from it (queues.NamesFor).
+	Queue string
+	// RetryDelay is the retry queue's TTL before a NOT_SENT message comes
+	// back to Queue.
+	RetryDelay time.Duration
+	// MaxAttempts is how many send attempts a NOT_SENT message gets before
+	// it is dead-lettered (>= 1).
+	MaxAttempts int
+
+	// VendorURL is the vendor's base URL, "https://host[:port]".
+	VendorURL string
+	// VendorAddr, when set ("host:port"), is dialled for every vendor
+	// connection instead of VendorURL's host; TLS still verifies
+	// VendorURL's host name. "" = resolve VendorURL's host.
+	VendorAddr string
+	// CAFile is a PEM file of CA certificates the vendor's chain is
+	// verified against. "" = the system roots.
+	CAFile string
+	// ClientID and ClientSecret authenticate the token call.
+	ClientID     string
+	ClientSecret string
+	// Strategy is a name from vendor.Strategies(): "per-request" or
+	// "pooled".
+	Strategy string
+	// TLSMax is "1.2" or "1.3": the highest TLS version of the
+	// per-request strategy. The pooled strategy ignores it.
+	TLSMax string
+	// IdleConnTimeout (pooled only) should sit below the vendor's
+	// keepalive_timeout by at least one RTT (DESIGN.md).
+	IdleConnTimeout     time.Duration
+	ResponseTimeout     time.Duration // whole send call, body included
+	DialTimeout         time.Duration // TCP connect
+	TLSHandshakeTimeout time.Duration
+	// CorrelationHeader carries the refkey on each send (logs only).
+	CorrelationHeader string
+	// IdempotencyHeader, when set, carries the refkey as an idempotency
+	// key: only for a vendor that de-duplicates on it.
+	IdempotencyHeader string
+
+	// LedgerPath is the bbolt attempt ledger file.
+	LedgerPath string
+	// RecordsPath is a JSON Lines file of Record, appended one line per
+	// handled message. "" = no records.
+	RecordsPath string
+	// MaxMessages stops the worker (nil error) after that many handled
+	// messages, i.e. messages that ended in a place (a Record each);
+	// 0 = run until ctx is done.
+	MaxMessages int
+
+	// WindowStart and WindowEnd ("HH:MM") and WindowZone (IANA name) are
+	// the send window of advertising messages.
+	WindowStart, WindowEnd, WindowZone string
+	// ClockStart, when not zero, starts the worker's clock at this instant
+	// (then it advances with real time): the lab makes a run cross 20:50.
+	ClockStart time.Time
+
+	// PublishTimeout bounds one re-publish including its confirm.
+	PublishTimeout time.Duration
+	// ReconnectMin and ReconnectMax bound the reconnect backoff.
+	ReconnectMin, ReconnectMax time.Duration
+	// Heartbeat is the AMQP heartbeat interval.
+	Heartbeat time.Duration
+	// SummaryEvery is the number of messages between info summary lines.
+	SummaryEvery int
+	// LogLevel is debug, info, warn or error. Ignored when Logger is set.
+	LogLevel string
+	// Logger receives the worker's structured logs; nil = JSON lines on
+	// stderr at LogLevel.
+	Logger *slog.Logger
+}
+
+// WithDefaults returns c with every zero field set to its Default*.
+func (c Config) WithDefaults() Config {
+	set := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	setD := func(p *time.Duration, v time.Duration) {
+		if *p == 0 {
+			*p = v
+		}
+	}
+	set(&c.AMQPURL, DefaultAMQPURL)
+	set(&c.Queue, DefaultQueue)
+	set(&c.Strategy, DefaultStrategy)
+	set(&c.TLSMax, DefaultTLSMax)
+	set(&c.CorrelationHeader, DefaultCorrelationHeader)
+	set(&c.LedgerPath, DefaultLedgerPath)
+	set(&c.WindowStart, DefaultWindowStart)
+	set(&c.WindowEnd, DefaultWindowEnd)
+	set(&c.WindowZone, DefaultWindowZone)
+	set(&c.LogLevel, DefaultLogLevel)
+	setD(&c.RetryDelay, DefaultRetryDelay)
+	setD(&c.IdleConnTimeout, DefaultIdleConnTimeout)
+	setD(&c.ResponseTimeout, DefaultResponseTimeout)
+	setD(&c.DialTimeout, DefaultDialTimeout)
+	setD(&c.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout)
+	setD(&c.PublishTimeout, DefaultPublishTimeout)
+	setD(&c.ReconnectMin, DefaultReconnectMin)
+	setD(&c.ReconnectMax, DefaultReconnectMax)
+	setD(&c.Heartbeat, DefaultHeartbeat)
+	if c.MaxAttempts == 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.SummaryEvery == 0 {
+		c.SummaryEvery = DefaultSummaryEvery
+	}
+	return c
+}
+
+// Validate checks c (after WithDefaults) and returns every problem found,
+// joined, each wrapping ErrConfig. It names the known values for a bad
+// strategy, TLS version or log level. It reads no file and dials nothing.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
+	}
+	if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
+		bad("amqp url: %v", err)
+	}
+	if c.Queue == "" {
+		bad("queue: empty")
+	}
+	if u, err := url.Parse(c.VendorURL); err != nil || u.Scheme != "https" || u.Host == "" {
+		bad("vendor url %q: want https://host[:port]", c.VendorURL)
+	}
+	if c.ClientID == "" {
+		bad("client id: empty (flag -client-id or VENDOR_CLIENT_ID)")
+	}
+	if c.ClientSecret == "" {
+		bad("client secret: empty (environment VENDOR_CLIENT_SECRET)")
+	}
+	if known := StrategyNames(); !slices.Contains(known, c.Strategy) {
+		bad("strategy %q: known strategies: %s", c.Strategy, strings.Join(known, ", "))
+	}
+	if _, err := ParseTLSVersion(c.TLSMax); err != nil {
+		bad("tls max: %v", err)
+	}
+	if _, err := ParseLogLevel(c.LogLevel); err != nil {
+		bad("log level: %v", err)
+	}
+	if c.MaxAttempts < 1 {
+		bad("max attempts %d: want >= 1", c.MaxAttempts)
+	}
+	if c.MaxMessages < 0 {
+		bad("max messages %d: want >= 0", c.MaxMessages)
+	}
+	if c.LedgerPath == "" {
+		bad("ledger path: empty")
+	}
+	for name, d := range map[string]time.Duration{
+		"retry delay": c.RetryDelay, "idle conn timeout": c.IdleConnTimeout,
+		"response timeout": c.ResponseTimeout, "dial timeout": c.DialTimeout,
+		"tls handshake timeout": c.TLSHandshakeTimeout, "publish timeout": c.PublishTimeout,
+		"reconnect min": c.ReconnectMin, "reconnect max": c.ReconnectMax,
+	} {
+		if d <= 0 {
+			bad("%s %v: want > 0", name, d)
+		}
+	}
+	if c.ReconnectMax < c.ReconnectMin {
+		bad("reconnect max %v below reconnect min %v", c.ReconnectMax, c.ReconnectMin)
+	}
+	return errors.Join(errs...)
+}
+
+// String prints c for logs with the client secret and the AMQP password
+// redacted.
+func (c Config) String() string {
+	c.ClientSecret = redactedIfSet(c.ClientSecret)
+	c.AMQPURL = RedactURL(c.AMQPURL)
+	c.Logger = nil
+	return fmt.Sprintf("%+v", struct{ Config }{c})
+}
+
+// LogValue makes slog print the redacted form.
+func (c Config) LogValue() slog.Value {
+	return slog.GroupValue(
+		slog.String("amqp_url", RedactURL(c.AMQPURL)),
+		slog.String("queue", c.Queue),
+		slog.String("vendor_url", c.VendorURL),
+		slog.String("vendor_addr", c.VendorAddr),
+		slog.String("ca_file", c.CAFile),
+		slog.String("client_id", c.ClientID),
+		slog.String("strategy", c.Strategy),
+		slog.String("tls_max", c.TLSMax),
+		slog.Duration("idle_conn_timeout", c.IdleConnTimeout),
+		slog.Duration("response_timeout", c.ResponseTimeout),
+		slog.Duration("dial_timeout", c.DialTimeout),
+		slog.String("correlation_header", c.CorrelationHeader),
+		slog.String("idempotency_header", c.IdempotencyHeader),
+		slog.String("ledger", c.LedgerPath),
+		slog.String("records", c.RecordsPath),
+		slog.Int("max_messages", c.MaxMessages),
+		slog.String("window", c.WindowStart+"-"+c.WindowEnd+" "+c.WindowZone),
+		slog.Time("clock_start", c.ClockStart),
+		slog.Duration("retry_delay", c.RetryDelay),
+		slog.Int("max_attempts", c.MaxAttempts),
+	)
+}
+
+func redactedIfSet(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "<redacted>"
+}
+
+// RedactURL returns raw with its password replaced by "xxxxx", or raw
+// unchanged when it does not parse.
+func RedactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "<unparsable url>"
+	}
+	return u.Redacted()
+}
+
+// StrategyNames returns the names of vendor.Strategies(), sorted.
+func StrategyNames() []string {
+	var names []string
+	for name := range vendor.Strategies() {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// ParseTLSVersion maps "1.2" and "1.3" to tls.VersionTLS12 and
+// tls.VersionTLS13. Other values are an error naming the known ones.
+func ParseTLSVersion(s string) (uint16, error) {
+	switch s {
+	case "1.2":
+		return tls.VersionTLS12, nil
+	case "1.3":
+		return tls.VersionTLS13, nil
+	}
+	return 0, fmt.Errorf("unknown TLS version %q: known versions: 1.2, 1.3", s)
+}
+
+// ParseLogLevel maps debug, info, warn and error to slog levels.
+func ParseLogLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("unknown log level %q: known levels: debug, info, warn, error", s)
+	}
+	return l, nil
+}

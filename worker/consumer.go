@@ -1,0 +1,376 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+)
+
+// ErrStaleDelivery is returned by the ack, nack or reject of a delivery
+// whose channel generation is no longer live (its connection or channel was
+// lost). The broker has requeued it; acking its tag on another channel
+// would ack a different message.
+var ErrStaleDelivery = errors.New("delivery from a lost channel")
+
+// ErrTopology wraps a topology declaration the broker refused for good
+// (PRECONDITION_FAILED: a queue exists with other arguments). The worker
+// stops instead of reconnecting.
+var ErrTopology = errors.New("declare topology")
+
+// generations numbers broker sessions (connection + channels). Exactly one
+// generation is live at a time; 0 means none.
+type generations struct {
+	counter atomic.Uint64
+	live    atomic.Uint64
+}
+
+// start makes a new generation live and returns it.
+func (g *generations) start() uint64 {
+	gen := g.counter.Add(1)
+	g.live.Store(gen)
+	return gen
+}
+
+// retire ends gen if it is still the live one.
+func (g *generations) retire(gen uint64) { g.live.CompareAndSwap(gen, 0) }
+
+// isLive reports whether gen is the live generation.
+func (g *generations) isLive(gen uint64) bool { return gen != 0 && g.live.Load() == gen }
+
+// genAcker ties a delivery to its channel generation: it forwards to the
+// delivery's own channel only while that generation is live.
+type genAcker struct {
+	gen   uint64
+	gens  *generations
+	inner amqp.Acknowledger
+}
+
+var _ amqp.Acknowledger = genAcker{}
+
+func (a genAcker) check(op string, tag uint64) error {
+	if !a.gens.isLive(a.gen) {
+		return fmt.Errorf("%s tag %d of generation %d: %w", op, tag, a.gen, ErrStaleDelivery)
+	}
+	return nil
+}
+
+func (a genAcker) Ack(tag uint64, multiple bool) error {
+	if err := a.check("ack", tag); err != nil {
+		return err
+	}
+	return a.inner.Ack(tag, multiple)
+}
+
+func (a genAcker) Nack(tag uint64, multiple, requeue bool) error {
+	if err := a.check("nack", tag); err != nil {
+		return err
+	}
+	return a.inner.Nack(tag, multiple, requeue)
+}
+
+func (a genAcker) Reject(tag uint64, requeue bool) error {
+	if err := a.check("reject", tag); err != nil {
+		return err
+	}
+	return a.inner.Reject(tag, requeue)
+}
+
+// consumer runs the consume loop over broker sessions.
+type consumer struct {
+	cfg      Config
+	log      *slog.Logger
+	handler  *Handler
+	records  *RecordWriter
+	topology queues.Topology
+	gens     generations
+	stats    stats
+	// now is wall time (tests may replace it).
+	now func() time.Time
+}
+
+// errStop ends the loop without error (ctx done or MaxMessages reached).
+var errStop = errors.New("stop")
+
+// serve handles deliveries of generation gen until ctx is done (nil), the
+// session is lost (nil, lost=true), MaxMessages is reached (errStop) or the
+// handler reports a fatal error. The in-flight message is always finished:
+// ctx is only looked at between messages.
+func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
+	for {
+		if ctx.Err() != nil {
+			return false, errStop
+		}
+		select {
+		case <-ctx.Done():
+			return false, errStop
+		case <-lost:
+			return true, nil
+		case d, ok := <-deliveries:
+			if !ok {
+				return true, nil
+			}
+			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
+			rec, herr := h.Handle(ctx, d)
+			c.account(ctx, &rec)
+			if herr != nil {
+				return false, herr
+			}
+			if c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages {
+				c.log.Info("max messages handled; stopping", "handled", c.stats.handled)
+				return false, errStop
+			}
+		}
+	}
+}
+
+// account writes the Record of a handled message (not of a requeued one)
+// and logs it.
+func (c *consumer) account(ctx context.Context, rec *Record) {
+	rec.CPUMS = ProcessCPUMS()
+	if rec.Requeued {
+		c.log.Warn("message requeued", "refkey", rec.RefKey, "outcome", rec.Outcome,
+			"queue", rec.Queue, "error", rec.Error, "publish_error", rec.PublishError, "ack_error", rec.AckError)
+		return
+	}
+	c.stats.add(rec)
+	rec.Seq = c.stats.handled
+	if err := c.records.Write(*rec); err != nil {
+		c.log.Error("write record", "seq", rec.Seq, "refkey", rec.RefKey, "error", err)
+	}
+	if c.log.Enabled(ctx, slog.LevelDebug) {
+		c.log.Debug("handled", "seq", rec.Seq, "refkey", rec.RefKey, "recipient", rec.recipient,
+			"outcome", rec.Outcome, "queue", rec.Queue, "code", rec.Code, "error", rec.Error,
+			"total_ms", rec.TotalMS, "reused", rec.Reused, "tls", rec.TLSVersion,
+			"redelivered", rec.Redelivered, "attempt", rec.Attempt, "ack_error", rec.AckError)
+	}
+	if c.cfg.SummaryEvery > 0 && c.stats.handled%c.cfg.SummaryEvery == 0 {
+		c.stats.log(c.log, c.now())
+	}
+}
+
+// stats aggregates handled messages for the summary log line.
+type stats struct {
+	handled   int
+	byOutcome map[string]int
+	first     time.Time
+	sendMS    float64
+	sends     int
+}
+
+func (s *stats) add(r *Record) {
+	if s.byOutcome == nil {
+		s.byOutcome = map[string]int{}
+		s.first = r.Start
+	}
+	s.handled++
+	s.byOutcome[r.Outcome]++
+	if r.TotalMS > 0 {
+		s.sends++
+		s.sendMS += r.TotalMS
+	}
+}
+
+func (s *stats) log(l *slog.Logger, now time.Time) {
+	if s.handled == 0 {
+		l.Info("summary", "handled", 0)
+		return
+	}
+	el := now.Sub(s.first).Seconds()
+	rate, mean := 0.0, 0.0
+	if el > 0 {
+		rate = float64(s.handled) / el
+	}
+	if s.sends > 0 {
+		mean = s.sendMS / float64(s.sends)
+	}
+	args := []any{"handled", s.handled, "per_s", round2(rate), "send_mean_ms", round2(mean), "cpu_ms", round2(ProcessCPUMS())}
+	for _, o := range []string{OutcomeSent, OutcomeRejected, OutcomeNotSent, OutcomeUnknown, OutcomeOutsideWindow, OutcomeInvalid, OutcomeDuplicate} {
+		if n := s.byOutcome[o]; n > 0 {
+			args = append(args, o, n)
+		}
+	}
+	l.Info("summary", args...)
+}
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
+// backoff is a capped exponential delay with jitter in [d/2, d].
+type backoff struct {
+	min, max time.Duration
+	n        int
+}
+
+func (b *backoff) next() time.Duration {
+	d := b.min << min(b.n, 30)
+	if d > b.max || d <= 0 {
+		d = b.max
+	}
+	b.n++
+	return d/2 + rand.N(d/2+1)
+}
+
+func (b *backoff) reset() { b.n = 0 }
+
+// session is one broker connection with its consume channel (prefetch 1)
+// and its publish channel (confirm mode).
+type session struct {
+	gen        uint64
+	conn       *amqp.Connection
+	ch, pubCh  *amqp.Channel
+	pub        *ConfirmPublisher
+	deliveries <-chan amqp.Delivery
+	tag        string
+	lost       chan struct{} // closed when the connection or a channel closed
+	watchDone  chan struct{}
+}
+
+// open dials the broker, declares the topology, sets prefetch 1 and starts
+// consuming. Errors wrap ErrTopology when the broker refused the topology
+// for good.
+func (c *consumer) open() (s *session, err error) {
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName("notifier-worker")
+	conn, err := amqp.DialConfig(c.cfg.AMQPURL, amqp.Config{
+		Heartbeat:  c.cfg.Heartbeat,
+		Locale:     "en_US",
+		Dial:       amqp.DefaultDial(c.cfg.DialTimeout),
+		Properties: props,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dial broker: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			_ = conn.CloseDeadline(time.Now().Add(2 * time.Second))
+		}
+	}()
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	if err := c.topology.Declare(ch); err != nil {
+		var ae *amqp.Error
+		if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+			return nil, fmt.Errorf("%w: %w", ErrTopology, err)
+		}
+		return nil, fmt.Errorf("declare topology: %w", err)
+	}
+	if ch.IsClosed() { // a declare error may have closed it
+		if ch, err = conn.Channel(); err != nil {
+			return nil, fmt.Errorf("open channel: %w", err)
+		}
+	}
+	if err := ch.Qos(1, 0, false); err != nil {
+		return nil, fmt.Errorf("set prefetch: %w", err)
+	}
+	pubCh, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open publish channel: %w", err)
+	}
+	pub, err := NewConfirmPublisher(pubCh)
+	if err != nil {
+		return nil, err
+	}
+	s = &session{conn: conn, ch: ch, pubCh: pubCh, pub: pub,
+		lost: make(chan struct{}), watchDone: make(chan struct{})}
+	connClosed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
+	pubClosed := pubCh.NotifyClose(make(chan *amqp.Error, 1))
+	s.gen = c.gens.start()
+	s.tag = fmt.Sprintf("notifier-worker-%d", s.gen)
+	s.deliveries, err = ch.Consume(c.topology.Names.Main, s.tag, false, false, false, false, nil)
+	if err != nil {
+		c.gens.retire(s.gen)
+		return nil, fmt.Errorf("consume %s: %w", c.topology.Names.Main, err)
+	}
+	go func() {
+		defer close(s.watchDone)
+		var e *amqp.Error
+		select {
+		case e = <-connClosed:
+		case e = <-chClosed:
+		case e = <-pubClosed:
+		}
+		c.gens.retire(s.gen)
+		close(s.lost)
+		if e != nil {
+			c.log.Warn("broker session lost", "generation", s.gen, "error", e.Error())
+		}
+	}()
+	return s, nil
+}
+
+// close cancels the consumer and closes the channels and the connection.
+// Unacked deliveries (at most the one prefetched) go back to the queue.
+func (s *session) close() {
+	if !s.ch.IsClosed() {
+		_ = s.ch.Cancel(s.tag, false)
+	}
+	_ = s.ch.Close()
+	_ = s.pubCh.Close()
+	_ = s.conn.CloseDeadline(time.Now().Add(5 * time.Second))
+	<-s.watchDone
+}
+
+// loop opens sessions until ctx is done, MaxMessages is reached or a fatal
+// error happens, reconnecting with backoff when a session is lost.
+func (c *consumer) loop(ctx context.Context) error {
+	bo := backoff{min: c.cfg.ReconnectMin, max: c.cfg.ReconnectMax}
+	failures := 0
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		s, err := c.open()
+		if err != nil {
+			if errors.Is(err, ErrTopology) {
+				return err
+			}
+			failures++
+			d := bo.next()
+			c.log.Warn("broker unavailable; reconnecting", "error", err.Error(), "failures", failures, "delay", d.String())
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+			continue
+		}
+		failures = 0
+		began := time.Now()
+		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", 1, "generation", s.gen)
+		lost, err := c.serve(ctx, s.gen, c.handler.WithPublisher(s.pub), s.deliveries, s.lost)
+		s.close()
+		switch {
+		case errors.Is(err, errStop):
+			return nil
+		case err != nil:
+			return err
+		case lost:
+			// A session that lived long resets the backoff; one that died
+			// at once keeps doubling it.
+			if time.Since(began) > c.cfg.ReconnectMax {
+				bo.reset()
+			}
+			d := bo.next()
+			c.log.Warn("broker session ended; reconnecting", "generation", s.gen, "delay", d.String())
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+	}
+}

@@ -1,0 +1,376 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/window"
+)
+
+// Outcome names written to Record.Outcome and the HeaderOutcome header.
+// The first four are vendor.Class values.
+const (
+	OutcomeSent          = string(vendor.Sent)
+	OutcomeRejected      = string(vendor.Rejected)
+	OutcomeNotSent       = string(vendor.NotSent)
+	OutcomeUnknown       = string(vendor.Unknown)
+	OutcomeOutsideWindow = "OUTSIDE_SEND_WINDOW"
+	OutcomeInvalid       = "INVALID"
+	// OutcomeDuplicate is a redelivered or re-published message whose
+	// refkey already has a final outcome in the ledger: acked, not sent.
+	OutcomeDuplicate = "DUPLICATE"
+)
+
+// ErrLedger is wrapped by Handle's error when the ledger could not be
+// written. Before a send it means the message was NOT sent and was nacked
+// with requeue; the worker must stop.
+var ErrLedger = errors.New("ledger write failed")
+
+// Publisher re-publishes a message to a queue (default exchange, routing key
+// = queue) and returns nil only once the broker confirmed it. The production
+// one is backed by publisher confirms and mandatory routing.
+type Publisher interface {
+	Publish(ctx context.Context, queue string, p amqp.Publishing) error
+}
+
+// Sender sends one notification to the vendor. *vendor.Client satisfies it.
+// A nil error means SENT; otherwise the class comes from vendor.ClassOf.
+type Sender interface {
+	Send(ctx context.Context, n message.Notification) (vendor.Result, error)
+	Close() error
+}
+
+// Ledger is the part of *ledger.Ledger the handler uses.
+type Ledger interface {
+	Begin(refkey string, now time.Time) (ledger.Decision, ledger.Entry, error)
+	Finish(refkey string, state ledger.State, detail string, now time.Time) error
+}
+
+// Window is the part of window.Window the handler uses.
+type Window interface {
+	Allowed(t time.Time) bool
+	NextOpen(t time.Time) time.Time
+}
+
+var (
+	_ Sender = (*vendor.Client)(nil)
+	_ Ledger = (*ledger.Ledger)(nil)
+	_ Window = window.Window{}
+)
+
+// HandlerConfig builds a Handler. Publisher, Sender, Ledger, Window and
+// Clock are required.
+type HandlerConfig struct {
+	Publisher Publisher
+	Sender    Sender
+	Ledger    Ledger
+	Window    Window
+	Clock     window.Clock
+	// Names are the queue names (queues.NamesFor(main)).
+	Names queues.Names
+	// MaxAttempts is the number of send attempts before a NOT_SENT message
+	// is dead-lettered instead of retried. 0 = DefaultMaxAttempts.
+	MaxAttempts int
+	// PublishTimeout bounds one re-publish. 0 = DefaultPublishTimeout.
+	PublishTimeout time.Duration
+	// Decode parses a body; nil = message.Decode.
+	Decode func([]byte) (message.Notification, error)
+	// Logger; nil = discard.
+	Logger *slog.Logger
+}
+
+// Handler routes one delivery to exactly one place (DESIGN.md outcome
+// table). It holds no channel: acks go through the delivery's
+// amqp.Acknowledger, re-publishes through Publisher.
+type Handler struct {
+	c HandlerConfig
+}
+
+// NewHandler returns a Handler for c.
+func NewHandler(c HandlerConfig) *Handler {
+	if c.MaxAttempts <= 0 {
+		c.MaxAttempts = DefaultMaxAttempts
+	}
+	if c.PublishTimeout <= 0 {
+		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.Decode == nil {
+		c.Decode = message.Decode
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Handler{c: c}
+}
+
+// WithPublisher returns a copy of h that re-publishes through p (one per
+// broker connection).
+func (h *Handler) WithPublisher(p Publisher) *Handler {
+	c := h.c
+	c.Publisher = p
+	return &Handler{c: c}
+}
+
+// Handle decides the outcome of d, re-publishes it where the outcome table
+// says, and acks it (or nacks it with requeue when the re-publish failed,
+// Record.Requeued). It returns the Record of what happened; Seq and CPUMS
+// are left for the caller. The send and the re-publish are not cancelled by
+// ctx (a shutdown finishes the in-flight message); they are bounded by the
+// vendor's response timeout and PublishTimeout.
+//
+// The error is nil except when the worker must stop: it wraps ErrLedger
+// (the ledger could not be written). When the ledger failed before a send,
+// nothing was sent and d was nacked with requeue.
+func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (Record, error) {
+	ctx = context.WithoutCancel(ctx)
+	now := h.c.Clock.Now()
+	rec := Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
+	defer func() { rec.End = time.Now() }()
+
+	n, err := h.c.Decode(d.Body)
+	if err != nil {
+		rec.RefKey = refKeyOf(d.Body)
+		reason := Redact(err.Error(), "")
+		rec.Error = reason
+		h.route(ctx, d, &rec, route{outcome: OutcomeInvalid, queue: h.c.Names.Dead, reason: reason})
+		return rec, nil
+	}
+	rec.RefKey = n.RefKey
+	rec.Category = string(n.Category)
+	rec.recipient = n.MaskedRecipient()
+
+	if n.Category == message.Ad && !h.c.Window.Allowed(now) {
+		next := h.c.Window.NextOpen(now)
+		rec.HeldUntil = next
+		h.route(ctx, d, &rec, route{
+			outcome:    OutcomeOutsideWindow,
+			queue:      h.c.Names.Held,
+			reason:     "outside send window; opens at " + next.Format(time.RFC3339),
+			expiration: queues.Expiration(next.Sub(now)),
+		})
+		return rec, nil
+	}
+
+	decision, entry, err := h.c.Ledger.Begin(n.RefKey, now)
+	if err != nil {
+		rec.Outcome, rec.Requeued = "", true
+		rec.Error = "ledger begin failed: " + Redact(err.Error(), n.Recipient)
+		if nerr := d.Nack(false, true); nerr != nil {
+			rec.AckError = nerr.Error()
+		}
+		return rec, fmt.Errorf("begin ledger entry %q: %w", n.RefKey, errors.Join(ErrLedger, err))
+	}
+	switch decision {
+	case ledger.Duplicate:
+		rec.Outcome = OutcomeDuplicate
+		rec.Error = "already " + string(entry.State)
+		h.ack(d, &rec)
+		return rec, nil
+	case ledger.Unresolved:
+		reason := "an earlier attempt has no recorded outcome (ledger " + string(entry.State) + "); may have reached the vendor"
+		rec.Error = reason
+		ferr := h.route(ctx, d, &rec, route{
+			outcome: OutcomeUnknown, queue: h.c.Names.Unknown, reason: reason,
+			finish: func() error {
+				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, reason, h.c.Clock.Now())
+			},
+		})
+		return rec, ferr
+	case ledger.Proceed:
+	default:
+		rec.Requeued = true
+		_ = d.Nack(false, true)
+		return rec, fmt.Errorf("begin ledger entry %q: %w: unknown decision %d", n.RefKey, ErrLedger, decision)
+	}
+
+	res, serr := h.c.Sender.Send(ctx, n)
+	rec.setTrace(res.Trace)
+	class := vendor.ClassOf(serr)
+	var se *vendor.SendError
+	if errors.As(serr, &se) {
+		rec.Code = se.Code
+	}
+	if serr == nil {
+		rec.Code = res.Code
+	}
+	errText := ""
+	if serr != nil {
+		errText = Redact(serr.Error(), n.Recipient)
+		rec.Error = errText
+	}
+	attempts := max(rec.Attempt+1, entry.Attempts)
+	rec.Attempt = attempts
+
+	switch class {
+	case vendor.Sent:
+		rec.Outcome = OutcomeSent
+		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
+			// It was sent: ack it regardless, then stop (the ledger is broken).
+			h.ack(d, &rec)
+			return rec, fmt.Errorf("finish ledger entry %q: %w", n.RefKey, errors.Join(ErrLedger, err))
+		}
+		h.ack(d, &rec)
+		return rec, nil
+	case vendor.Rejected:
+		detail := "code " + rec.Code + ": " + errText
+		return rec, h.route(ctx, d, &rec, route{
+			outcome: OutcomeRejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
+			errText: errText, code: rec.Code,
+			finish: func() error {
+				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
+			},
+		})
+	case vendor.NotSent:
+		finish := func() error {
+			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
+		}
+		r := route{
+			outcome: OutcomeNotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
+			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
+			// Provably not sent: record it even when the re-publish fails,
+			// so the redelivery of the requeued original is sent again.
+			finish: finish, finishOnRequeue: true,
+		}
+		if attempts >= h.c.MaxAttempts {
+			r.queue = h.c.Names.Dead
+			r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
+		}
+		return rec, h.route(ctx, d, &rec, r)
+	default: // vendor.Unknown and anything unexpected: the conservative class.
+		detail := errText
+		return rec, h.route(ctx, d, &rec, route{
+			outcome: OutcomeUnknown, queue: h.c.Names.Unknown,
+			reason:  "may have reached the vendor; never re-sent automatically",
+			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
+			finish: func() error {
+				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, detail, h.c.Clock.Now())
+			},
+		})
+	}
+}
+
+// route is where one outcome sends a message.
+type route struct {
+	outcome, queue, reason, errText, code string
+	expiration                            string // held queue TTL, ms
+	attempt                               int
+	setAttempt                            bool
+	// finish records the outcome in the ledger after the re-publish was
+	// confirmed (before the ack). A failure stops the worker.
+	finish func() error
+	// finishOnRequeue also runs finish when the re-publish failed.
+	finishOnRequeue bool
+}
+
+// route re-publishes d to r.queue, records the outcome in the ledger, and
+// acks d; when the re-publish fails it nacks d with requeue (rec.Requeued).
+// The ledger outcome of UNKNOWN and REJECTED is written only after the copy
+// was confirmed: if the re-publish fails the ledger keeps Attempting and the
+// redelivery goes to the unknown queue, never nowhere. It returns an error
+// wrapping ErrLedger only when the ledger write failed.
+func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *Record, r route) error {
+	rec.Outcome = r.outcome
+	rec.Queue = r.queue
+	p := republish(d, r)
+	pctx, cancel := context.WithTimeout(ctx, h.c.PublishTimeout)
+	err := h.c.Publisher.Publish(pctx, r.queue, p)
+	cancel()
+	if err != nil {
+		rec.Requeued = true
+		rec.PublishError = Redact(err.Error(), "")
+		h.c.Logger.Warn("re-publish failed; original requeued",
+			"refkey", rec.RefKey, "outcome", r.outcome, "queue", r.queue, "error", rec.PublishError)
+		var ferr error
+		if r.finish != nil && r.finishOnRequeue {
+			if err := r.finish(); err != nil {
+				ferr = fmt.Errorf("finish ledger entry %q: %w", rec.RefKey, errors.Join(ErrLedger, err))
+			}
+		}
+		if nerr := d.Nack(false, true); nerr != nil {
+			rec.AckError = nerr.Error()
+		}
+		return ferr
+	}
+	var ferr error
+	if r.finish != nil {
+		if err := r.finish(); err != nil {
+			ferr = fmt.Errorf("finish ledger entry %q: %w", rec.RefKey, errors.Join(ErrLedger, err))
+		}
+	}
+	// The copy is confirmed: the original is acked even when the ledger
+	// write failed (the worker then stops).
+	h.ack(d, rec)
+	return ferr
+}
+
+func (h *Handler) ack(d amqp.Delivery, rec *Record) {
+	if err := d.Ack(false); err != nil {
+		rec.AckError = err.Error()
+		h.c.Logger.Warn("ack failed; the broker will redeliver it and the ledger suppresses a second send",
+			"refkey", rec.RefKey, "outcome", rec.Outcome, "error", err)
+	}
+}
+
+// republish copies d's body, headers and properties into a persistent
+// Publishing with the outcome headers added.
+func republish(d amqp.Delivery, r route) amqp.Publishing {
+	h := make(amqp.Table, len(d.Headers)+5)
+	for k, v := range d.Headers {
+		h[k] = v
+	}
+	h[queues.HeaderOutcome] = r.outcome
+	h[queues.HeaderReason] = r.reason
+	if r.errText != "" {
+		h[queues.HeaderError] = r.errText
+	}
+	if r.code != "" {
+		h[queues.HeaderCode] = r.code
+	}
+	if r.setAttempt {
+		h = queues.WithAttempt(h, r.attempt)
+	}
+	body := make([]byte, len(d.Body))
+	copy(body, d.Body)
+	return amqp.Publishing{
+		Headers:         h,
+		ContentType:     d.ContentType,
+		ContentEncoding: d.ContentEncoding,
+		DeliveryMode:    amqp.Persistent,
+		Priority:        d.Priority,
+		CorrelationId:   d.CorrelationId,
+		ReplyTo:         d.ReplyTo,
+		Expiration:      r.expiration,
+		MessageId:       d.MessageId,
+		Timestamp:       d.Timestamp,
+		Type:            d.Type,
+		AppId:           d.AppId,
+		Body:            body,
+	}
+}
+
+// refKeyOf returns the body's top-level "refkey" string when the body is a
+// JSON object that has one, else "": an invalid message still names its
+// refkey in the Record when it can, for reconciliation.
+func refKeyOf(body []byte) string {
+	var v struct {
+		RefKey any `json:"refkey"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return ""
+	}
+	s, _ := v.RefKey.(string)
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}

@@ -1,0 +1,155 @@
+package worker
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/window"
+)
+
+// Run runs the worker until ctx is done (SIGTERM/SIGINT in the command) or
+// cfg.MaxMessages messages were handled, and returns nil then: the in-flight
+// message is finished, recorded and acked first, and the vendor client, the
+// broker connection, the ledger and the records file are closed.
+//
+// Broker connection loss is not an error: Run reconnects with a capped,
+// jittered backoff. Errors: an invalid cfg (wraps ErrConfig), an unreadable
+// CA file, the ledger cannot be opened (locked by another worker, 1 s), the
+// records file cannot be opened, the broker refused the topology for good
+// (wraps ErrTopology), or the ledger could not be written (wraps ErrLedger;
+// the message at hand was nacked with requeue and not sent).
+func Run(ctx context.Context, cfg Config) (err error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	log := cfg.Logger
+	if log == nil {
+		lvl, _ := ParseLogLevel(cfg.LogLevel)
+		log = slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	}
+	win, err := window.Parse(cfg.WindowStart, cfg.WindowEnd, cfg.WindowZone)
+	if err != nil {
+		return fmt.Errorf("parse send window: %w", err)
+	}
+	var clock window.Clock = window.System{}
+	if !cfg.ClockStart.IsZero() {
+		clock = window.StartedAt(cfg.ClockStart)
+	}
+	client, err := NewVendorClient(cfg)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := client.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close vendor client: %w", cerr)
+		}
+	}()
+	led, err := ledger.Open(cfg.LedgerPath)
+	if err != nil {
+		return fmt.Errorf("open ledger: %w", err)
+	}
+	defer func() {
+		if cerr := led.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close ledger: %w", cerr)
+		}
+	}()
+	recs, err := OpenRecords(cfg.RecordsPath)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := recs.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close records: %w", cerr)
+		}
+	}()
+
+	topo := queues.DefaultTopology(cfg.Queue)
+	topo.RetryDelay = cfg.RetryDelay
+	topo.MaxAttempts = cfg.MaxAttempts
+	c := &consumer{
+		cfg: cfg,
+		log: log,
+		handler: NewHandler(HandlerConfig{
+			Sender:         client,
+			Ledger:         led,
+			Window:         win,
+			Clock:          clock,
+			Names:          topo.Names,
+			MaxAttempts:    cfg.MaxAttempts,
+			PublishTimeout: cfg.PublishTimeout,
+			Logger:         log,
+		}),
+		records:  recs,
+		topology: topo,
+		now:      time.Now,
+	}
+	log.Info("starting", "config", cfg)
+	err = c.loop(ctx)
+	c.stats.log(log, time.Now())
+	if err != nil {
+		log.Error("stopping on error", "error", err.Error())
+		return err
+	}
+	log.Info("stopped", "handled", c.stats.handled)
+	return nil
+}
+
+// NewVendorClient builds the vendor client of cfg (after WithDefaults): the
+// named strategy, the CA file as the only roots, the TLS cap for the
+// per-request strategy, the timeouts and the headers. Errors: unknown
+// strategy (naming the known ones), unreadable or empty CA file.
+func NewVendorClient(cfg Config) (*vendor.Client, error) {
+	strategies := vendor.Strategies()
+	newStrategy, ok := strategies[cfg.Strategy]
+	if !ok {
+		return nil, fmt.Errorf("%w: strategy %q: known strategies: %v", ErrConfig, cfg.Strategy, StrategyNames())
+	}
+	vc := vendor.Config{
+		DialTimeout:         cfg.DialTimeout,
+		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
+		ResponseTimeout:     cfg.ResponseTimeout,
+		IdleConnTimeout:     cfg.IdleConnTimeout,
+		MaxIdleConnsPerHost: 1,
+	}
+	if cfg.CAFile != "" {
+		pem, err := os.ReadFile(cfg.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("read ca file: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("read ca file %s: %w", cfg.CAFile, errors.New("no PEM certificate found"))
+		}
+		vc.RootCAs = pool
+	}
+	if cfg.Strategy == vendor.PerRequestName {
+		v, err := ParseTLSVersion(cfg.TLSMax)
+		if err != nil {
+			return nil, fmt.Errorf("%w: tls max: %w", ErrConfig, err)
+		}
+		vc.MaxTLSVersion = v
+	}
+	if cfg.VendorAddr != "" {
+		d := &net.Dialer{Timeout: cfg.DialTimeout}
+		addr := cfg.VendorAddr
+		vc.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	opts := []vendor.Option{vendor.WithCorrelationHeader(cfg.CorrelationHeader)}
+	if cfg.IdempotencyHeader != "" {
+		opts = append(opts, vendor.WithIdempotencyHeader(cfg.IdempotencyHeader))
+	}
+	creds := vendor.Credentials{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret}
+	return vendor.NewClient(cfg.VendorURL, creds, newStrategy(vc), opts...), nil
+}
