@@ -1,0 +1,691 @@
+package reconcile
+
+import (
+	"cmp"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+)
+
+// Outcome names as the worker writes them in worker.Record.Outcome and
+// the queues.HeaderOutcome header (DESIGN.md "Delivery outcomes").
+const (
+	OutcomeSent              = "SENT"
+	OutcomeRejected          = "REJECTED"
+	OutcomeNotSent           = "NOT_SENT"
+	OutcomeUnknown           = "UNKNOWN"
+	OutcomeOutsideSendWindow = "OUTSIDE_SEND_WINDOW"
+	OutcomeInvalid           = "INVALID"
+	OutcomeDuplicate         = "DUPLICATE"
+)
+
+// Pseudo-outcomes Report.ByOutcome uses besides the worker's.
+const (
+	// OutcomePending counts messages still in the main queue: published,
+	// not yet handled (or sent back by the retry or held queue's TTL).
+	OutcomePending = "PENDING"
+	// OutcomeLost counts published messages found nowhere.
+	OutcomeLost = "LOST"
+	// OutcomeDead counts dead-lettered messages without an outcome header.
+	OutcomeDead = "DEAD"
+	// OutcomeQueued counts messages in a queue Names does not know and
+	// without an outcome header.
+	OutcomeQueued = "QUEUED"
+)
+
+// PlaceAcked is the Report.ByPlace key of messages the worker acked
+// (worker.Record.Queue == ""); other keys are queue names.
+const PlaceAcked = "acked"
+
+// Rule names carried by Violation.Rule.
+const (
+	// RuleLost: a published message is acked nowhere and in no queue.
+	RuleLost = "lost"
+	// RuleMultiplePlaces: a message ends in more places than it was
+	// published (acked and queued, or in two queues). Suppressed DUPLICATE
+	// acks are never counted as a place.
+	RuleMultiplePlaces = "multiple-places"
+	// RuleInvalid: an invalid message is not in the dead-letter queue as
+	// INVALID with a reason, or a valid one was dead-lettered as INVALID.
+	RuleInvalid = "invalid"
+	// RuleRoute: a record or a queued message sits in a queue its outcome
+	// does not go to (DESIGN.md outcome table).
+	RuleRoute = "route"
+	// RuleUnpublished: a refkey or message nobody published shows up in the
+	// records, a queue or the vendor's journal.
+	RuleUnpublished = "unpublished"
+	// RuleDuplicate: a refkey reached the vendor more than once without a
+	// 4xx answer (DESIGN.md: the vendor does not de-duplicate on refkey).
+	RuleDuplicate = "duplicate"
+	// RuleSentNotInJournal: the worker says SENT, the vendor's journal has
+	// no 2xx answer for the refkey.
+	RuleSentNotInJournal = "sent-not-in-journal"
+	// RuleNotSentInJournal: the worker says the refkey never left it
+	// (NOT_SENT, OUTSIDE_SEND_WINDOW, INVALID) and nothing says it could
+	// have, yet the vendor's journal has it.
+	RuleNotSentInJournal = "not-sent-in-journal"
+	// RuleLedger: the ledger's state disagrees with the worker's last
+	// record for the refkey.
+	RuleLedger = "ledger"
+	// RuleAttempts: the vendor received more requests for a refkey than the
+	// ledger says were started (a request went out without being written
+	// to the ledger first, or the transport replayed it by itself).
+	RuleAttempts = "attempts"
+)
+
+// Check names listed in Report.Checks, each with the inputs it needs.
+const (
+	CheckPlaces  = "places"  // Published, Records, Queues: lost, multiple-places, invalid, unpublished
+	CheckRoute   = "route"   // Records (and Queues) with Names: route
+	CheckJournal = "journal" // Published, Journal (+ Records/Ledger): duplicate, sent/not-sent, unpublished
+	CheckLedger  = "ledger"  // Ledger with Records (and Journal): ledger, attempts
+)
+
+// Violation is one broken invariant.
+type Violation struct {
+	RefKey    string `json:"refkey"`               // "" for a message without a refkey
+	MessageID string `json:"message_id,omitempty"` // set when the message is known by its id
+	Rule      string `json:"rule"`                 // one of the Rule* names
+	Detail    string `json:"detail"`               // human-readable evidence
+}
+
+// Report is the verdict of Reconcile. Its JSON keys are stable: bench
+// results embed it.
+type Report struct {
+	// OK is true when at least one check ran and no invariant of the
+	// checks that ran is broken.
+	OK bool `json:"ok"`
+	// Checks lists the checks that ran (Check* names); the others lacked
+	// input.
+	Checks []string `json:"checks"`
+	// Published is the number of published messages; PublishedInvalid of
+	// them were invalid on purpose; RefKeys is the number of distinct
+	// published refkeys.
+	Published        int `json:"published"`
+	PublishedInvalid int `json:"published_invalid"`
+	RefKeys          int `json:"refkeys"`
+	// ByOutcome counts where each published refkey (or invalid message)
+	// ended, by outcome: the worker's outcomes plus PENDING, LOST, DEAD.
+	// Suppressed DUPLICATE acks are not counted here (see Suppressed).
+	ByOutcome map[string]int `json:"by_outcome"`
+	// ByPlace counts the same places by where they are: PlaceAcked or a
+	// queue name.
+	ByPlace map[string]int `json:"by_place"`
+	// Suppressed counts deliveries the worker acked as DUPLICATE without
+	// sending (a redelivery or a re-publish of a refkey already handled).
+	Suppressed int `json:"suppressed"`
+	// Lost counts published refkeys (or invalid messages) found nowhere;
+	// LostIDs names them: the refkey, or "msgid:<id>" / "seq:<n>" for an
+	// invalid message without a refkey.
+	Lost    int      `json:"lost"`
+	LostIDs []string `json:"lost_ids"`
+	// Duplicates counts refkeys that reached the vendor more than once
+	// without a 4xx answer; DuplicateRefKeys names them.
+	Duplicates       int      `json:"duplicates"`
+	DuplicateRefKeys []string `json:"duplicate_refkeys"`
+	// JournalSends is the number of POSTs to the send path in the vendor's
+	// journal (every status), -1 when the journal was not read.
+	JournalSends int `json:"journal_sends"`
+	// Violations lists every broken invariant, published order first.
+	Violations []Violation `json:"violations"`
+}
+
+// unit is what must end in exactly one place: a published refkey (however
+// often it was published) or an invalid message without a refkey.
+type unit struct {
+	id       string // refkey, "msgid:<id>" or "seq:<n>"
+	refkey   string
+	msgID    string
+	pubs     []Published
+	invalid  int // publications with Valid == false
+	records  []worker.Record
+	places   []place
+	suppress int
+	journal  []JournalEntry
+}
+
+func (u *unit) allInvalid() bool { return u.invalid == len(u.pubs) }
+
+type place struct {
+	where   string // PlaceAcked or a queue name
+	role    string // role of the queue in Names ("" when unknown)
+	outcome string
+	reason  string
+	seq     int  // record seq for an acked place
+	byCount bool // matched to an invalid message by counting, not by id
+}
+
+func (p place) String() string {
+	if p.where == PlaceAcked {
+		return fmt.Sprintf("acked %s (record seq %d)", p.outcome, p.seq)
+	}
+	return fmt.Sprintf("%s in %s", p.outcome, p.where)
+}
+
+// Queue roles.
+const (
+	roleMain    = "main"
+	roleRetry   = "retry"
+	roleUnknown = "unknown"
+	roleHeld    = "held"
+	roleFailed  = "failed"
+	roleDead    = "dead"
+)
+
+func roles(n queues.Names) map[string]string {
+	m := map[string]string{}
+	for role, name := range map[string]string{
+		roleMain: n.Main, roleRetry: n.Retry, roleUnknown: n.Unknown,
+		roleHeld: n.Held, roleFailed: n.Failed, roleDead: n.Dead,
+	} {
+		if name != "" {
+			m[name] = role
+		}
+	}
+	return m
+}
+
+// routeFor returns the queues an outcome may go to: "" is acked.
+func routeFor(n queues.Names, outcome string) ([]string, bool) {
+	switch outcome {
+	case OutcomeSent, OutcomeDuplicate:
+		return []string{""}, true
+	case OutcomeRejected:
+		return []string{n.Failed}, true
+	case OutcomeNotSent:
+		return []string{n.Retry, n.Dead}, true // dead after the last attempt
+	case OutcomeUnknown:
+		return []string{n.Unknown}, true
+	case OutcomeOutsideSendWindow:
+		return []string{n.Held}, true
+	case OutcomeInvalid:
+		return []string{n.Dead}, true
+	}
+	return nil, false
+}
+
+// headerAllowed reports whether a message with outcome header h may sit in
+// a queue of role.
+func headerAllowed(role, h string) bool {
+	switch role {
+	case roleRetry:
+		return h == OutcomeNotSent
+	case roleUnknown:
+		return h == OutcomeUnknown
+	case roleHeld:
+		return h == OutcomeOutsideSendWindow
+	case roleFailed:
+		return h == OutcomeRejected
+	case roleDead:
+		return h == OutcomeInvalid || h == OutcomeNotSent
+	}
+	return true // main: re-delivered retry or held messages keep theirs
+}
+
+func placeOutcome(role, header string) string {
+	switch role {
+	case roleMain:
+		return OutcomePending
+	case roleRetry:
+		return OutcomeNotSent
+	case roleUnknown:
+		return OutcomeUnknown
+	case roleHeld:
+		return OutcomeOutsideSendWindow
+	case roleFailed:
+		return OutcomeRejected
+	case roleDead:
+		if header != "" {
+			return header
+		}
+		return OutcomeDead
+	}
+	if header != "" {
+		return header
+	}
+	return OutcomeQueued
+}
+
+// reaches reports whether a record or ledger outcome says a request may
+// have reached the vendor.
+func reaches(outcome string) bool {
+	switch outcome {
+	case OutcomeSent, OutcomeRejected, OutcomeUnknown, string(ledger.Attempting):
+		return true
+	}
+	return false
+}
+
+// neverLeft reports whether an outcome says the message never left the
+// worker.
+func neverLeft(outcome string) bool {
+	switch outcome {
+	case OutcomeNotSent, OutcomeOutsideSendWindow, OutcomeInvalid:
+		return true
+	}
+	return false
+}
+
+func is4xx(status int) bool { return status >= 400 && status < 500 }
+func is2xx(status int) bool { return status >= 200 && status < 300 }
+
+// Reconcile checks, per published refkey (and per invalid message), the
+// invariants of DESIGN.md "Delivery outcomes" against what the run left
+// behind:
+//
+//   - places: every published refkey ends in exactly one place: acked
+//     (SENT), or in the failed, retry, unknown, held, dead-letter (or, not
+//     yet handled, main) queue. A DUPLICATE ack is a suppressed copy of a
+//     refkey already handled and never counts as a place. A refkey
+//     published n times may end in up to n places. Invalid messages must be
+//     dead-lettered as INVALID with a reason.
+//   - journal: no refkey reached the vendor more than once without a 4xx
+//     answer; every SENT refkey has a 2xx in the journal; a refkey that
+//     never left the worker (NOT_SENT, OUTSIDE_SEND_WINDOW, INVALID) is not
+//     in it.
+//   - route: every record and queued message is where its outcome goes.
+//   - ledger: the ledger agrees with the last record, and the vendor never
+//     received more requests for a refkey than the ledger started.
+//
+// Checks whose input is nil are skipped (Report.Checks lists those that
+// ran). Reconcile is pure: it reads nothing but in and never fails.
+func Reconcile(in Input) Report {
+	r := Report{
+		Checks:           []string{},
+		ByOutcome:        map[string]int{},
+		ByPlace:          map[string]int{},
+		LostIDs:          []string{},
+		DuplicateRefKeys: []string{},
+		JournalSends:     -1,
+		Violations:       []Violation{},
+	}
+	sendPath := cmp.Or(in.SendPath, DefaultSendPath)
+	haveNames := in.Names != (queues.Names{})
+	roleOf := roles(in.Names)
+
+	doPlaces := in.Published != nil && in.Records != nil && in.Queues != nil
+	doRoute := in.Records != nil && haveNames
+	doJournal := in.Published != nil && in.Journal != nil
+	doLedger := in.Ledger != nil && in.Records != nil
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{{doPlaces, CheckPlaces}, {doRoute, CheckRoute}, {doJournal, CheckJournal}, {doLedger, CheckLedger}} {
+		if c.on {
+			r.Checks = append(r.Checks, c.name)
+		}
+	}
+
+	// Units, in publish order.
+	var units []*unit
+	byRef := map[string]*unit{}
+	byMsgID := map[string]*unit{}
+	for i, p := range in.Published {
+		var u *unit
+		switch {
+		case p.RefKey != "":
+			u = byRef[p.RefKey]
+		case p.MessageID != "":
+			u = byMsgID[p.MessageID]
+		}
+		if u == nil {
+			u = &unit{refkey: p.RefKey, msgID: p.MessageID}
+			switch {
+			case p.RefKey != "":
+				u.id = p.RefKey
+				byRef[p.RefKey] = u
+				r.RefKeys++
+			case p.MessageID != "":
+				u.id = "msgid:" + p.MessageID
+			default:
+				u.id = fmt.Sprintf("seq:%d", cmp.Or(p.Seq, i+1))
+			}
+			units = append(units, u)
+		}
+		if p.MessageID != "" {
+			if _, ok := byMsgID[p.MessageID]; !ok {
+				byMsgID[p.MessageID] = u
+			}
+		}
+		u.pubs = append(u.pubs, p)
+		if !p.Valid {
+			u.invalid++
+			r.PublishedInvalid++
+		}
+	}
+	r.Published = len(in.Published)
+
+	var tail []Violation // violations about things nobody published
+	unpublished := map[string]string{}
+	notePublished := func(refkey, msgID, what string) {
+		key := refkey + "\x00" + msgID
+		if _, seen := unpublished[key]; !seen {
+			unpublished[key] = what
+			tail = append(tail, Violation{RefKey: refkey, MessageID: msgID, Rule: RuleUnpublished, Detail: what})
+		}
+	}
+
+	// Records, by seq.
+	records := slices.Clone(in.Records)
+	slices.SortStableFunc(records, func(a, b worker.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, rec := range records {
+		if rec.RefKey == "" {
+			continue
+		}
+		if u := byRef[rec.RefKey]; u != nil {
+			u.records = append(u.records, rec)
+		} else if in.Published != nil {
+			notePublished(rec.RefKey, "", fmt.Sprintf("worker record seq %d (%s) for a refkey nobody published", rec.Seq, rec.Outcome))
+		}
+	}
+	if doRoute {
+		for _, rec := range records {
+			want, known := routeFor(in.Names, rec.Outcome)
+			if !known {
+				tail = append(tail, Violation{RefKey: rec.RefKey, Rule: RuleRoute,
+					Detail: fmt.Sprintf("record seq %d: unknown outcome %q", rec.Seq, rec.Outcome)})
+				continue
+			}
+			if !slices.Contains(want, rec.Queue) {
+				tail = append(tail, Violation{RefKey: rec.RefKey, Rule: RuleRoute,
+					Detail: fmt.Sprintf("record seq %d: %s went to %s, want %s", rec.Seq, rec.Outcome, queueLabel(rec.Queue), queueLabels(want))})
+			}
+		}
+	}
+
+	// Places.
+	if doPlaces {
+		for _, u := range units {
+			for _, rec := range u.records {
+				if rec.Queue != "" {
+					continue
+				}
+				if rec.Outcome == OutcomeDuplicate {
+					u.suppress++
+					r.Suppressed++
+					continue
+				}
+				u.places = append(u.places, place{where: PlaceAcked, outcome: rec.Outcome, seq: rec.Seq})
+			}
+		}
+		type orphan struct {
+			m QueuedMessage
+			p place
+		}
+		var orphans []orphan
+		for _, q := range slices.Sorted(maps.Keys(in.Queues)) {
+			role := roleOf[q]
+			for _, m := range in.Queues[q] {
+				h := m.Header(queues.HeaderOutcome)
+				p := place{where: q, role: role, outcome: placeOutcome(role, h), reason: m.Header(queues.HeaderReason)}
+				if haveNames && h != "" && !headerAllowed(role, h) {
+					tail = append(tail, Violation{RefKey: m.RefKey, MessageID: m.MessageID, Rule: RuleRoute,
+						Detail: fmt.Sprintf("message with %s %s sits in %s", queues.HeaderOutcome, h, q)})
+				}
+				var u *unit
+				if m.MessageID != "" {
+					u = byMsgID[m.MessageID]
+				}
+				if u == nil && m.RefKey != "" {
+					u = byRef[m.RefKey]
+				}
+				if u == nil {
+					orphans = append(orphans, orphan{m, p})
+					continue
+				}
+				u.places = append(u.places, p)
+			}
+		}
+		// Invalid messages whose id the worker did not keep: pair the
+		// dead-lettered orphans with the unplaced invalid messages, in order.
+		var rest []orphan
+		next := 0
+		for _, o := range orphans {
+			if (o.p.role == roleDead || (!haveNames && o.p.outcome == OutcomeInvalid)) && o.m.RefKey == "" {
+				for next < len(units) && !(units[next].allInvalid() && units[next].refkey == "" && len(units[next].places) == 0) {
+					next++
+				}
+				if next < len(units) {
+					o.p.byCount = true
+					units[next].places = append(units[next].places, o.p)
+					continue
+				}
+			}
+			rest = append(rest, o)
+		}
+		for _, o := range rest {
+			notePublished(o.m.RefKey, o.m.MessageID, fmt.Sprintf("%s in %s, published by nobody", o.p.outcome, o.p.where))
+		}
+	}
+
+	// Journal, per refkey.
+	if doJournal {
+		r.JournalSends = 0
+		byJournalRef := map[string][]JournalEntry{}
+		for _, e := range in.Journal {
+			if !strings.EqualFold(e.Method, "POST") || e.Path != sendPath {
+				continue
+			}
+			r.JournalSends++
+			byJournalRef[e.RefKey] = append(byJournalRef[e.RefKey], e)
+		}
+		for _, k := range slices.Sorted(maps.Keys(byJournalRef)) {
+			if u := byRef[k]; u != nil {
+				u.journal = byJournalRef[k]
+				continue
+			}
+			detail := fmt.Sprintf("reached the vendor %d time(s) (%s), published by nobody", len(byJournalRef[k]), statuses(byJournalRef[k]))
+			if k == "" {
+				detail = fmt.Sprintf("%d send(s) without a refkey reached the vendor (%s)", len(byJournalRef[k]), statuses(byJournalRef[k]))
+			}
+			notePublished(k, "", detail)
+		}
+	}
+
+	var ledgerOf map[string]ledger.Entry
+	if in.Ledger != nil {
+		ledgerOf = make(map[string]ledger.Entry, len(in.Ledger))
+		for _, e := range in.Ledger {
+			ledgerOf[e.RefKey] = e
+		}
+	}
+
+	for _, u := range units {
+		v := func(rule, format string, args ...any) {
+			r.Violations = append(r.Violations, Violation{RefKey: u.refkey, MessageID: u.msgID, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+		}
+		if doPlaces {
+			switch n := len(u.places); {
+			case n == 0:
+				r.Lost++
+				r.LostIDs = append(r.LostIDs, u.id)
+				r.ByOutcome[OutcomeLost]++
+				v(RuleLost, "published %d time(s), found nowhere; %s", len(u.pubs), u.trace(in.Journal != nil))
+			case n > len(u.pubs):
+				v(RuleMultiplePlaces, "published %d time(s), found in %d places: %s", len(u.pubs), n, joinPlaces(u.places))
+			}
+			for _, p := range u.places {
+				r.ByOutcome[p.outcome]++
+				r.ByPlace[p.where]++
+			}
+			u.checkInvalid(v, haveNames)
+		}
+		if doJournal && u.refkey != "" {
+			u.checkJournal(v, &r, ledgerOf)
+		}
+		if doLedger && u.refkey != "" {
+			u.checkLedger(v, ledgerOf, in.Journal != nil)
+		}
+	}
+	r.Violations = append(r.Violations, tail...)
+	r.OK = len(r.Violations) == 0 && len(r.Checks) > 0
+	return r
+}
+
+// checkInvalid: invalid messages are dead-lettered as INVALID with a
+// reason; valid ones never are.
+func (u *unit) checkInvalid(v func(rule, format string, args ...any), haveNames bool) {
+	if u.invalid == 0 {
+		for _, p := range u.places {
+			if p.outcome == OutcomeInvalid {
+				v(RuleInvalid, "published valid, dead-lettered as INVALID: %s", cmp.Or(p.reason, "(no reason)"))
+			}
+		}
+		return
+	}
+	if !u.allInvalid() {
+		return // a refkey published both ways: the valid copy decides
+	}
+	for _, p := range u.places {
+		switch {
+		case p.where == PlaceAcked:
+			v(RuleInvalid, "invalid message acked as %s (record seq %d), not dead-lettered", p.outcome, p.seq)
+		case haveNames && p.role != roleDead:
+			v(RuleInvalid, "invalid message in %s, not the dead-letter queue", p.where)
+		case p.outcome != OutcomeInvalid && p.outcome != OutcomeDead:
+			v(RuleInvalid, "invalid message dead-lettered with outcome %s", p.outcome)
+		case p.reason == "":
+			v(RuleInvalid, "invalid message dead-lettered without the %s header", queues.HeaderReason)
+		}
+	}
+}
+
+func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report, ledgerOf map[string]ledger.Entry) {
+	reached, ok2xx := 0, false
+	for _, e := range u.journal {
+		if !is4xx(e.Status) {
+			reached++
+		}
+		ok2xx = ok2xx || is2xx(e.Status)
+	}
+	if reached > 1 {
+		r.Duplicates++
+		r.DuplicateRefKeys = append(r.DuplicateRefKeys, u.refkey)
+		v(RuleDuplicate, "reached the vendor %d times without a 4xx answer (%s)", reached, statuses(u.journal))
+	}
+	le, inLedger := ledgerOf[u.refkey]
+	said := map[string]bool{}
+	for _, rec := range u.records {
+		said[rec.Outcome] = true
+	}
+	for _, p := range u.places {
+		said[p.outcome] = true
+	}
+	if u.allInvalid() {
+		said[OutcomeInvalid] = true
+	}
+	if inLedger {
+		said[string(le.State)] = true
+	}
+	if said[OutcomeSent] && !ok2xx {
+		v(RuleSentNotInJournal, "worker says SENT, the vendor's journal has %s", journalSummary(u.journal))
+	}
+	if len(u.journal) > 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(said)), reaches) {
+		for _, o := range []string{OutcomeNotSent, OutcomeOutsideSendWindow, OutcomeInvalid} {
+			if said[o] {
+				v(RuleNotSentInJournal, "worker says %s and nothing says it left, the vendor's journal has %s", o, journalSummary(u.journal))
+				break
+			}
+		}
+	}
+}
+
+func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf map[string]ledger.Entry, haveJournal bool) {
+	le, inLedger := ledgerOf[u.refkey]
+	var last *worker.Record
+	for i := range u.records {
+		switch u.records[i].Outcome {
+		case OutcomeSent, OutcomeRejected, OutcomeNotSent, OutcomeUnknown:
+			last = &u.records[i]
+		}
+	}
+	switch {
+	case last == nil:
+	case !inLedger:
+		v(RuleLedger, "record seq %d says %s, the ledger has no entry", last.Seq, last.Outcome)
+	case le.State == ledger.Attempting && last.Outcome == OutcomeUnknown:
+		// An attempt without an outcome is UNKNOWN: both say the same.
+	case string(le.State) != last.Outcome:
+		v(RuleLedger, "record seq %d says %s, the ledger says %s", last.Seq, last.Outcome, le.State)
+	}
+	// A 4xx answer (a 401 before the token refetch, a rejection) may be
+	// followed by a resend inside one attempt: count only the others.
+	reached := 0
+	for _, e := range u.journal {
+		if !is4xx(e.Status) {
+			reached++
+		}
+	}
+	if haveJournal && reached > 0 {
+		switch {
+		case !inLedger:
+			v(RuleAttempts, "reached the vendor %d time(s) without a 4xx, the ledger has no attempt", reached)
+		case reached > le.Attempts:
+			v(RuleAttempts, "reached the vendor %d time(s) without a 4xx, the ledger started %d attempt(s)", reached, le.Attempts)
+		}
+	}
+}
+
+// trace says what is known of a unit, for the detail of a lost message.
+func (u *unit) trace(haveJournal bool) string {
+	var parts []string
+	if len(u.records) == 0 {
+		parts = append(parts, "no worker record")
+	} else {
+		var rs []string
+		for _, rec := range u.records {
+			rs = append(rs, fmt.Sprintf("seq %d %s -> %s", rec.Seq, rec.Outcome, queueLabel(rec.Queue)))
+		}
+		parts = append(parts, "records: "+strings.Join(rs, ", "))
+	}
+	if u.suppress > 0 {
+		parts = append(parts, fmt.Sprintf("%d suppressed duplicate(s)", u.suppress))
+	}
+	if haveJournal && u.refkey != "" {
+		parts = append(parts, "journal: "+journalSummary(u.journal))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func queueLabel(q string) string {
+	if q == "" {
+		return PlaceAcked
+	}
+	return q
+}
+
+func queueLabels(qs []string) string {
+	var out []string
+	for _, q := range qs {
+		out = append(out, queueLabel(q))
+	}
+	return strings.Join(out, " or ")
+}
+
+func joinPlaces(ps []place) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.String())
+	}
+	return strings.Join(out, ", ")
+}
+
+func statuses(es []JournalEntry) string {
+	var out []string
+	for _, e := range es {
+		out = append(out, fmt.Sprint(e.Status))
+	}
+	return "statuses " + strings.Join(out, ", ")
+}
+
+func journalSummary(es []JournalEntry) string {
+	if len(es) == 0 {
+		return "no request"
+	}
+	return fmt.Sprintf("%d request(s), %s", len(es), statuses(es))
+}

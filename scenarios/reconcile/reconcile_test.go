@@ -1,0 +1,677 @@
+package reconcile
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/reconcile/")
+
+const goldenDir = "../../testdata/reconcile"
+
+// names are the queue names of the tests, written out (not through
+// queues.NamesFor) so the pure tests depend on nothing but the contract.
+var names = queues.Names{
+	Main: "n", Retry: "n.retry", Unknown: "n.unknown", Held: "n.held", Failed: "n.failed", Dead: "n.dead",
+}
+
+var t0 = time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+
+func pub(seq int, refkey string) Published {
+	return Published{Seq: seq, RefKey: refkey, MessageID: "m-" + refkey, Valid: true, PublishedAt: t0}
+}
+
+func invalidPub(seq int, msgID string) Published {
+	return Published{Seq: seq, MessageID: msgID, PublishedAt: t0}
+}
+
+func rec(seq int, refkey, outcome, queue string) worker.Record {
+	return worker.Record{Seq: seq, RefKey: refkey, Outcome: outcome, Queue: queue}
+}
+
+func queued(queue, refkey, msgID, outcome, reason string) QueuedMessage {
+	h := map[string]any{}
+	if outcome != "" {
+		h[queues.HeaderOutcome] = outcome
+	}
+	if reason != "" {
+		h[queues.HeaderReason] = reason
+	}
+	return QueuedMessage{Queue: queue, RefKey: refkey, MessageID: msgID, Headers: h}
+}
+
+func sent(refkey string, status int) JournalEntry {
+	return JournalEntry{Method: "POST", Path: DefaultSendPath, RefKey: refkey, Status: status}
+}
+
+func entry(refkey string, state ledger.State, attempts int) ledger.Entry {
+	return ledger.Entry{RefKey: refkey, State: state, Attempts: attempts}
+}
+
+// clean is a run where a, b and c were SENT once each, and the token call
+// is in the journal.
+func clean() Input {
+	return Input{
+		Published: []Published{pub(1, "a"), pub(2, "b"), pub(3, "c")},
+		Names:     names,
+		Queues:    map[string][]QueuedMessage{},
+		Records:   []worker.Record{rec(1, "a", OutcomeSent, ""), rec(2, "b", OutcomeSent, ""), rec(3, "c", OutcomeSent, "")},
+		Ledger:    []ledger.Entry{entry("a", OutcomeSent, 1), entry("b", OutcomeSent, 1), entry("c", OutcomeSent, 1)},
+		Journal: []JournalEntry{
+			{Method: "POST", Path: "/v1/token", Status: 200},
+			sent("a", 200), sent("b", 200), sent("c", 200),
+		},
+	}
+}
+
+// without returns in's records, ledger and journal minus refkey.
+func without(in Input, refkey string) Input {
+	in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r worker.Record) bool { return r.RefKey == refkey })
+	in.Ledger = slices.DeleteFunc(slices.Clone(in.Ledger), func(e ledger.Entry) bool { return e.RefKey == refkey })
+	in.Journal = slices.DeleteFunc(slices.Clone(in.Journal), func(e JournalEntry) bool { return e.RefKey == refkey && e.Path == DefaultSendPath })
+	return in
+}
+
+func TestReconcile(t *testing.T) {
+	tests := []struct {
+		name       string
+		in         func() Input
+		wantRules  []string // sorted rules of the violations
+		wantLost   []string
+		wantDups   []string
+		wantByOut  map[string]int // checked when non-nil
+		wantSupp   int
+		wantChecks []string // checked when non-nil
+	}{
+		{
+			name:       "clean run",
+			in:         clean,
+			wantByOut:  map[string]int{OutcomeSent: 3},
+			wantChecks: []string{CheckPlaces, CheckRoute, CheckJournal, CheckLedger},
+		},
+		{
+			name: "lost message",
+			in: func() Input {
+				return without(clean(), "c")
+			},
+			wantRules: []string{RuleLost},
+			wantLost:  []string{"c"},
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomeLost: 1},
+		},
+		{
+			name: "lost after its record says it went to the retry queue",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeNotSent, "n.retry"))
+				in.Ledger = append(in.Ledger, entry("c", OutcomeNotSent, 1))
+				return in
+			},
+			wantRules: []string{RuleLost},
+			wantLost:  []string{"c"},
+		},
+		{
+			name: "refkey sent twice",
+			in: func() Input {
+				in := clean()
+				in.Journal = append(in.Journal, sent("b", 200))
+				return in
+			},
+			// The ledger started one attempt: the second request went out
+			// without it (the transport's own replay, for example).
+			wantRules: []string{RuleAttempts, RuleDuplicate},
+			wantDups:  []string{"b"},
+		},
+		{
+			name: "refkey sent twice, the ledger counted both attempts",
+			in: func() Input {
+				in := clean()
+				in.Journal = append(in.Journal, sent("b", 200))
+				in.Ledger[1].Attempts = 2
+				return in
+			},
+			wantRules: []string{RuleDuplicate},
+			wantDups:  []string{"b"},
+		},
+		{
+			name: "a 401 then a 200 is not a duplicate",
+			in: func() Input {
+				in := clean()
+				in.Journal = append([]JournalEntry{sent("a", 401)}, in.Journal...)
+				return in
+			},
+		},
+		{
+			name: "a 502 from the proxy then a resend is a duplicate",
+			in: func() Input {
+				in := clean()
+				in.Journal = append([]JournalEntry{sent("a", 502)}, in.Journal...)
+				in.Ledger[0].Attempts = 2
+				return in
+			},
+			wantRules: []string{RuleDuplicate},
+			wantDups:  []string{"a"},
+		},
+		{
+			name: "SENT refkey missing from the journal",
+			in: func() Input {
+				in := clean()
+				in.Journal = slices.DeleteFunc(in.Journal, func(e JournalEntry) bool { return e.RefKey == "b" })
+				return in
+			},
+			wantRules: []string{RuleSentNotInJournal},
+		},
+		{
+			name: "SENT refkey answered only with a 4xx",
+			in: func() Input {
+				in := clean()
+				in.Journal[2].Status = 400
+				return in
+			},
+			wantRules: []string{RuleSentNotInJournal},
+		},
+		{
+			name: "NOT_SENT refkey present in the journal",
+			in: func() Input {
+				in := without(clean(), "b")
+				in.Records = append(in.Records, rec(2, "b", OutcomeNotSent, "n.retry"))
+				in.Ledger = append(in.Ledger, entry("b", OutcomeNotSent, 1))
+				in.Queues["n.retry"] = []QueuedMessage{queued("n.retry", "b", "m-b", OutcomeNotSent, "dial tcp: connection refused")}
+				in.Journal = append(in.Journal, sent("b", 200))
+				return in
+			},
+			wantRules: []string{RuleNotSentInJournal},
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomeNotSent: 1},
+		},
+		{
+			name: "held ad in the journal",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeOutsideSendWindow, "n.held"))
+				in.Queues["n.held"] = []QueuedMessage{queued("n.held", "c", "m-c", OutcomeOutsideSendWindow, "outside 08:00-20:50")}
+				in.Journal = append(in.Journal, sent("c", 200))
+				return in
+			},
+			// The window is checked before the ledger, so it has no entry
+			// for c: the request went out without an attempt too.
+			wantRules: []string{RuleAttempts, RuleNotSentInJournal},
+		},
+		{
+			name: "NOT_SENT, retried, then SENT once",
+			in: func() Input {
+				in := without(clean(), "b")
+				in.Records = append(in.Records, rec(2, "b", OutcomeNotSent, "n.retry"), rec(4, "b", OutcomeSent, ""))
+				in.Ledger = append(in.Ledger, entry("b", OutcomeSent, 2))
+				in.Journal = append(in.Journal, sent("b", 200))
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3},
+		},
+		{
+			name: "message in two queues",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeUnknown, "n.unknown"))
+				in.Ledger = append(in.Ledger, entry("c", OutcomeUnknown, 1))
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", OutcomeUnknown, "read: connection reset by peer")}
+				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "c", "m-c", OutcomeRejected, "code 3001")}
+				in.Journal = append(in.Journal, sent("c", 200))
+				return in
+			},
+			wantRules: []string{RuleMultiplePlaces},
+		},
+		{
+			name: "acked SENT and also in the unknown queue",
+			in: func() Input {
+				in := clean()
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "a", "m-a", OutcomeUnknown, "timeout")}
+				return in
+			},
+			wantRules: []string{RuleMultiplePlaces},
+		},
+		{
+			name: "redelivered message suppressed as DUPLICATE is not a violation",
+			in: func() Input {
+				in := clean()
+				r := rec(4, "a", OutcomeDuplicate, "")
+				r.Redelivered = true
+				in.Records = append(in.Records, r)
+				return in
+			},
+			wantSupp:  1,
+			wantByOut: map[string]int{OutcomeSent: 3},
+		},
+		{
+			name: "UNKNOWN, ack lost, redelivery suppressed",
+			in: func() Input {
+				in := without(clean(), "c")
+				r := rec(4, "c", OutcomeDuplicate, "")
+				r.Redelivered = true
+				in.Records = append(in.Records, rec(3, "c", OutcomeUnknown, "n.unknown"), r)
+				in.Ledger = append(in.Ledger, entry("c", OutcomeUnknown, 1))
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", OutcomeUnknown, "timeout")}
+				in.Journal = append(in.Journal, sent("c", 200))
+				return in
+			},
+			wantSupp:  1,
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomeUnknown: 1},
+		},
+		{
+			name: "crash mid-send: ledger Attempting, redelivery UNKNOWN",
+			in: func() Input {
+				in := without(clean(), "c")
+				r := rec(3, "c", OutcomeUnknown, "n.unknown")
+				r.Redelivered = true
+				in.Records = append(in.Records, r)
+				in.Ledger = append(in.Ledger, entry("c", ledger.Attempting, 1))
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", OutcomeUnknown, "attempt without outcome")}
+				in.Journal = append(in.Journal, sent("c", 200))
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomeUnknown: 1},
+		},
+		{
+			name: "only a DUPLICATE ack is lost",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeDuplicate, ""))
+				return in
+			},
+			wantRules: []string{RuleLost},
+			wantLost:  []string{"c"},
+			wantSupp:  1,
+		},
+		{
+			name: "refkey published twice: SENT then suppressed",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, pub(4, "a"))
+				in.Records = append(in.Records, rec(4, "a", OutcomeDuplicate, ""))
+				return in
+			},
+			wantSupp:  1,
+			wantByOut: map[string]int{OutcomeSent: 3},
+		},
+		{
+			name: "invalid messages dead-lettered",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"), invalidPub(5, "bad-2"))
+				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"), rec(5, "", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{
+					queued("n.dead", "", "bad-1", OutcomeInvalid, "body is not JSON"),
+					queued("n.dead", "", "bad-2", OutcomeInvalid, "recipient: missing"),
+				}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 2},
+		},
+		{
+			name: "invalid messages dead-lettered without their message id",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"), invalidPub(5, "bad-2"))
+				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"), rec(5, "", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{
+					queued("n.dead", "", "", OutcomeInvalid, "body is not JSON"),
+					queued("n.dead", "", "", OutcomeInvalid, "recipient: missing"),
+				}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 2},
+		},
+		{
+			name: "invalid message with a refkey dead-lettered",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, Published{Seq: 4, RefKey: "d", MessageID: "bad-d"})
+				in.Records = append(in.Records, rec(4, "d", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "d", "", OutcomeInvalid, "category: want info or ad")}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+		},
+		{
+			name: "invalid message dead-lettered without a reason",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"))
+				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "", "bad-1", OutcomeInvalid, "")}
+				return in
+			},
+			wantRules: []string{RuleInvalid},
+		},
+		{
+			name: "invalid message acked",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"))
+				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, ""))
+				return in
+			},
+			wantRules: []string{RuleLost, RuleRoute},
+			wantLost:  []string{"msgid:bad-1"},
+		},
+		{
+			name: "invalid message in the failed queue",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"))
+				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.failed"))
+				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "", "bad-1", OutcomeInvalid, "body is not JSON")}
+				return in
+			},
+			wantRules: []string{RuleInvalid, RuleRoute, RuleRoute},
+		},
+		{
+			name: "valid message dead-lettered as INVALID",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", OutcomeInvalid, "text: too long")}
+				return in
+			},
+			wantRules: []string{RuleInvalid},
+		},
+		{
+			name: "REJECTED routed to the unknown queue",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeRejected, "n.unknown"))
+				in.Ledger = append(in.Ledger, entry("c", OutcomeRejected, 1))
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", "", "")}
+				in.Journal = append(in.Journal, sent("c", 400))
+				return in
+			},
+			wantRules: []string{RuleRoute},
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomeUnknown: 1},
+		},
+		{
+			name: "NOT_SENT after the last attempt is dead-lettered",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeNotSent, "n.retry"), rec(4, "c", OutcomeNotSent, "n.dead"))
+				in.Ledger = append(in.Ledger, entry("c", OutcomeNotSent, 2))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", OutcomeNotSent, "attempts exhausted")}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomeNotSent: 1},
+		},
+		{
+			name: "message still in the main queue is pending, not lost",
+			in: func() Input {
+				in := without(clean(), "c")
+				in.Records = append(in.Records, rec(3, "c", OutcomeNotSent, "n.retry"))
+				in.Ledger = append(in.Ledger, entry("c", OutcomeNotSent, 1))
+				in.Queues["n"] = []QueuedMessage{queued("n", "c", "m-c", OutcomeNotSent, "dial: refused")}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 2, OutcomePending: 1},
+		},
+		{
+			name: "ledger disagrees with the record",
+			in: func() Input {
+				in := clean()
+				in.Ledger[2].State = OutcomeUnknown
+				return in
+			},
+			wantRules: []string{RuleLedger},
+		},
+		{
+			name: "SENT with no ledger entry",
+			in: func() Input {
+				in := clean()
+				in.Ledger = in.Ledger[:2]
+				return in
+			},
+			wantRules: []string{RuleAttempts, RuleLedger},
+		},
+		{
+			name: "refkey nobody published reached the vendor",
+			in: func() Input {
+				in := clean()
+				in.Journal = append(in.Journal, sent("zzz", 200))
+				return in
+			},
+			wantRules: []string{RuleUnpublished},
+		},
+		{
+			name: "message nobody published in a queue",
+			in: func() Input {
+				in := clean()
+				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "old-run-7", "", OutcomeRejected, "code 3001")}
+				return in
+			},
+			wantRules: []string{RuleUnpublished},
+		},
+		{
+			name: "unknown outcome in a record",
+			in: func() Input {
+				in := clean()
+				in.Records[0].Outcome = "MAYBE"
+				return in
+			},
+			// Acked with an outcome nobody knows: a route violation; it still
+			// counts as its place.
+			wantRules: []string{RuleRoute},
+			wantByOut: map[string]int{OutcomeSent: 2, "MAYBE": 1},
+		},
+		{
+			name: "only the journal: the journal check alone runs",
+			in: func() Input {
+				in := clean()
+				in.Records, in.Queues, in.Ledger, in.Names = nil, nil, nil, queues.Names{}
+				in.Journal = append(in.Journal, sent("a", 200))
+				return in
+			},
+			wantRules:  []string{RuleDuplicate},
+			wantDups:   []string{"a"},
+			wantByOut:  map[string]int{},
+			wantChecks: []string{CheckJournal},
+		},
+		{
+			name: "nothing gathered but the published list",
+			in: func() Input {
+				return Input{Published: clean().Published}
+			},
+			wantByOut:  map[string]int{},
+			wantChecks: []string{},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Reconcile(tt.in())
+			var rules []string
+			for _, v := range r.Violations {
+				rules = append(rules, v.Rule)
+			}
+			slices.Sort(rules)
+			if !slices.Equal(rules, tt.wantRules) {
+				t.Errorf("rules = %q, want %q\nviolations: %+v", rules, tt.wantRules, r.Violations)
+			}
+			if r.OK != (len(tt.wantRules) == 0 && len(r.Checks) > 0) {
+				t.Errorf("OK = %v with %d violations", r.OK, len(r.Violations))
+			}
+			if !slices.Equal(r.LostIDs, orEmpty(tt.wantLost)) || r.Lost != len(tt.wantLost) {
+				t.Errorf("lost = %d %q, want %q", r.Lost, r.LostIDs, tt.wantLost)
+			}
+			if !slices.Equal(r.DuplicateRefKeys, orEmpty(tt.wantDups)) || r.Duplicates != len(tt.wantDups) {
+				t.Errorf("duplicates = %d %q, want %q", r.Duplicates, r.DuplicateRefKeys, tt.wantDups)
+			}
+			if r.Suppressed != tt.wantSupp {
+				t.Errorf("suppressed = %d, want %d", r.Suppressed, tt.wantSupp)
+			}
+			if tt.wantByOut != nil && !mapsEqual(r.ByOutcome, tt.wantByOut) {
+				t.Errorf("by_outcome = %v, want %v", r.ByOutcome, tt.wantByOut)
+			}
+			if tt.wantChecks != nil && !slices.Equal(r.Checks, tt.wantChecks) {
+				t.Errorf("checks = %q, want %q", r.Checks, tt.wantChecks)
+			}
+		})
+	}
+}
+
+// TestReconcileCountsAddUp checks the bookkeeping identity on a run with
+// one message in every place: without multiple-places violations, the
+// outcomes count every published refkey and invalid message once.
+func TestReconcileCountsAddUp(t *testing.T) {
+	in := mixed()
+	r := Reconcile(in)
+	sum := 0
+	for _, n := range r.ByOutcome {
+		sum += n
+	}
+	if want := r.RefKeys + 2; sum != want { // two invalid messages without a refkey
+		t.Errorf("sum(by_outcome) = %d, want %d (%v)", sum, want, r.ByOutcome)
+	}
+	places := 0
+	for _, n := range r.ByPlace {
+		places += n
+	}
+	if places+r.Lost != sum {
+		t.Errorf("sum(by_place) + lost = %d + %d, want %d", places, r.Lost, sum)
+	}
+}
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+// mixed is a run with a message in every place, one lost refkey, one sent
+// twice and a dead-lettered invalid message without its reason.
+func mixed() Input {
+	in := Input{
+		Names:  names,
+		Queues: map[string][]QueuedMessage{},
+	}
+	add := func(refkey string) { in.Published = append(in.Published, pub(len(in.Published)+1, refkey)) }
+	for _, k := range []string{"sent-1", "sent-2", "dup-1", "rej-1", "retry-1", "unk-1", "held-1", "lost-1", "dead-1"} {
+		add(k)
+	}
+	in.Published = append(in.Published, invalidPub(10, "bad-1"), invalidPub(11, "bad-2"))
+	in.Records = []worker.Record{
+		rec(1, "sent-1", OutcomeSent, ""),
+		rec(2, "sent-2", OutcomeSent, ""),
+		rec(3, "dup-1", OutcomeSent, ""),
+		rec(4, "rej-1", OutcomeRejected, "n.failed"),
+		rec(5, "retry-1", OutcomeNotSent, "n.retry"),
+		rec(6, "unk-1", OutcomeUnknown, "n.unknown"),
+		rec(7, "held-1", OutcomeOutsideSendWindow, "n.held"),
+		rec(8, "lost-1", OutcomeNotSent, "n.retry"),
+		rec(9, "dead-1", OutcomeNotSent, "n.dead"),
+		rec(10, "", OutcomeInvalid, "n.dead"),
+		rec(11, "", OutcomeInvalid, "n.dead"),
+		{Seq: 12, RefKey: "sent-1", Outcome: OutcomeDuplicate, Redelivered: true},
+	}
+	in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "rej-1", "m-rej-1", OutcomeRejected, "vendor code 3015")}
+	in.Queues["n.retry"] = []QueuedMessage{queued("n.retry", "retry-1", "m-retry-1", OutcomeNotSent, "dial tcp: connection refused")}
+	in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "unk-1", "m-unk-1", OutcomeUnknown, "read: connection reset by peer")}
+	in.Queues["n.held"] = []QueuedMessage{queued("n.held", "held-1", "m-held-1", OutcomeOutsideSendWindow, "ad outside 08:00-20:50 Asia/Seoul")}
+	in.Queues["n.dead"] = []QueuedMessage{
+		queued("n.dead", "dead-1", "m-dead-1", OutcomeNotSent, "5 attempts"),
+		queued("n.dead", "", "bad-1", OutcomeInvalid, "body is not JSON"),
+		queued("n.dead", "", "bad-2", OutcomeInvalid, ""),
+	}
+	in.Ledger = []ledger.Entry{
+		entry("sent-1", OutcomeSent, 1), entry("sent-2", OutcomeSent, 1), entry("dup-1", OutcomeSent, 1),
+		entry("rej-1", OutcomeRejected, 1), entry("retry-1", OutcomeNotSent, 1), entry("unk-1", OutcomeUnknown, 1),
+		entry("lost-1", OutcomeNotSent, 1), entry("dead-1", OutcomeNotSent, 5),
+	}
+	in.Journal = []JournalEntry{
+		{Method: "POST", Path: "/v1/token", Status: 200},
+		sent("sent-1", 200), sent("sent-2", 200), sent("dup-1", 200), sent("dup-1", 200),
+		sent("rej-1", 400), sent("unk-1", 200),
+	}
+	return in
+}
+
+func TestReportGolden(t *testing.T) {
+	tests := []struct {
+		name string
+		in   Input
+	}{
+		{"clean", clean()},
+		{"mixed", mixed()},
+		{"published-only", Input{Published: clean().Published}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := Reconcile(tt.in)
+			var table, js bytes.Buffer
+			if err := r.WriteTable(&table); err != nil {
+				t.Fatalf("WriteTable: %v", err)
+			}
+			if err := r.WriteJSON(&js); err != nil {
+				t.Fatalf("WriteJSON: %v", err)
+			}
+			golden(t, tt.name+".table.golden", table.Bytes())
+			golden(t, tt.name+".json.golden", js.Bytes())
+		})
+	}
+}
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join(goldenDir, name)
+	if *update {
+		if err := os.MkdirAll(goldenDir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read golden (run go test -update to create it): %v", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", name, got, want)
+	}
+}
+
+func TestWriteTableCapsViolations(t *testing.T) {
+	in := clean()
+	for i := range 30 {
+		in.Journal = append(in.Journal, sent("x"+string(rune('a'+i)), 200))
+	}
+	r := Reconcile(in)
+	if len(r.Violations) != 30 {
+		t.Fatalf("violations = %d, want 30", len(r.Violations))
+	}
+	var b bytes.Buffer
+	if err := r.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	if got := bytes.Count(b.Bytes(), []byte(RuleUnpublished)); got != MaxTableViolations {
+		t.Errorf("table lists %d violations, want %d", got, MaxTableViolations)
+	}
+	if !bytes.Contains(b.Bytes(), []byte("10 more in the JSON report")) {
+		t.Errorf("table does not say how many were left out:\n%s", b.String())
+	}
+}

@@ -1,0 +1,121 @@
+package reconcile
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strings"
+	"text/tabwriter"
+)
+
+// MaxTableViolations is how many violations WriteTable lists; the JSON
+// report always has them all.
+const MaxTableViolations = 20
+
+// outcomeOrder is the order WriteTable lists outcomes in (the outcome
+// table of DESIGN.md, then the pseudo-outcomes); others follow by name.
+var outcomeOrder = []string{
+	OutcomeSent, OutcomeRejected, OutcomeNotSent, OutcomeUnknown,
+	OutcomeOutsideSendWindow, OutcomeInvalid, OutcomeDead, OutcomePending,
+	OutcomeQueued, OutcomeLost,
+}
+
+// Verdict is "OK" when r.OK, "NOTHING CHECKED" when no check had its
+// input, "FAILED" otherwise.
+func (r Report) Verdict() string {
+	switch {
+	case r.OK:
+		return "OK"
+	case len(r.Checks) == 0:
+		return "NOTHING CHECKED"
+	}
+	return "FAILED"
+}
+
+// WriteTable writes r for a terminal: the verdict and the checks that ran,
+// the counts by outcome and by place, and up to MaxTableViolations
+// violations. Errors are the writer's.
+func (r Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	checks := strings.Join(r.Checks, ", ")
+	if checks == "" {
+		checks = "none: no input"
+	}
+	fmt.Fprintf(tw, "reconcile\t%s\t(checks: %s)\n", r.Verdict(), checks)
+	fmt.Fprintf(tw, "published\t%d\t(%d refkeys, %d invalid)\n", r.Published, r.RefKeys, r.PublishedInvalid)
+	fmt.Fprintf(tw, "lost\t%d\t(published, found nowhere)\n", r.Lost)
+	fmt.Fprintf(tw, "duplicates\t%d\t(refkeys that reached the vendor twice without a 4xx)\n", r.Duplicates)
+	fmt.Fprintf(tw, "suppressed\t%d\t(DUPLICATE acks, not sent)\n", r.Suppressed)
+	if r.JournalSends >= 0 {
+		fmt.Fprintf(tw, "journal sends\t%d\t(POSTs to the send path the vendor received)\n", r.JournalSends)
+	} else {
+		fmt.Fprintf(tw, "journal sends\t-\t(journal not read)\n")
+	}
+	fmt.Fprintf(tw, "\noutcome\tcount\n")
+	for _, o := range orderedKeys(r.ByOutcome, outcomeOrder) {
+		fmt.Fprintf(tw, "%s\t%d\n", o, r.ByOutcome[o])
+	}
+	fmt.Fprintf(tw, "\nplace\tcount\n")
+	for _, p := range orderedKeys(r.ByPlace, []string{PlaceAcked}) {
+		fmt.Fprintf(tw, "%s\t%d\n", p, r.ByPlace[p])
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	if len(r.Violations) == 0 {
+		_, err := fmt.Fprintf(w, "\nviolations: none\n")
+		return err
+	}
+	fmt.Fprintf(w, "\nviolations: %d\n", len(r.Violations))
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "rule\trefkey\tdetail\n")
+	for i, v := range r.Violations {
+		if i == MaxTableViolations {
+			fmt.Fprintf(tw, "...\t\t%d more in the JSON report\n", len(r.Violations)-i)
+			break
+		}
+		id := v.RefKey
+		if id == "" {
+			id = "-"
+			if v.MessageID != "" {
+				id = "msgid:" + v.MessageID
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Rule, id, v.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return fmt.Errorf("write table: %w", err)
+	}
+	return nil
+}
+
+// WriteJSON writes r as indented JSON followed by a newline. Map keys are
+// sorted, so equal reports give equal bytes. Errors are the writer's.
+func (r Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// orderedKeys returns m's keys: those in first in that order, the rest
+// sorted.
+func orderedKeys(m map[string]int, first []string) []string {
+	var out []string
+	for _, k := range first {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		if !slices.Contains(first, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
