@@ -260,7 +260,8 @@ func (c Config) String() string {
 	c.ClientSecret = redactedIfSet(c.ClientSecret)
 	c.AMQPURL = RedactURL(c.AMQPURL)
 	c.Logger = nil
-	return fmt.Sprintf("%+v", struct{ Config }{c})
+	type plain Config // no String method: no recursion
+	return fmt.Sprintf("%+v", plain(c))
 }
 
 // LogValue makes slog print the redacted form.

@@ -131,16 +131,16 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 // The error is nil except when the worker must stop: it wraps ErrLedger
 // (the ledger could not be written). When the ledger failed before a send,
 // nothing was sent and d was nacked with requeue.
-func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (Record, error) {
+func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := h.c.Clock.Now()
-	rec := Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
+	rec = Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
 	defer func() { rec.End = time.Now() }()
 
-	n, err := h.c.Decode(d.Body)
-	if err != nil {
+	n, derr := h.c.Decode(d.Body)
+	if derr != nil {
 		rec.RefKey = refKeyOf(d.Body)
-		reason := Redact(err.Error(), "")
+		reason := Redact(derr.Error(), "")
 		rec.Error = reason
 		h.route(ctx, d, &rec, route{outcome: OutcomeInvalid, queue: h.c.Names.Dead, reason: reason})
 		return rec, nil

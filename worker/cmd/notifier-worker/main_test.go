@@ -1,0 +1,102 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+var baseEnv = map[string]string{
+	"VENDOR_URL": "https://api.vendor.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		wantErr string
+		check   func(t *testing.T, c worker.Config)
+	}{
+		{
+			name: "env fallbacks and defaults", env: map[string]string{
+				"AMQP_URL": "amqp://u:p@rabbit:5672/", "VENDOR_URL": "https://api.vendor.test",
+				"VENDOR_CA_FILE": "/lab/ca.pem", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
+			},
+			check: func(t *testing.T, c worker.Config) {
+				if c.AMQPURL != "amqp://u:p@rabbit:5672/" || c.CAFile != "/lab/ca.pem" || c.ClientSecret != "s3cr3t" {
+					t.Errorf("env not used: %v", c)
+				}
+				if c.Queue != worker.DefaultQueue || c.Strategy != worker.DefaultStrategy || c.TLSMax != "1.3" ||
+					c.WindowEnd != "20:50" || c.CorrelationHeader != "X-Refkey" || c.IdempotencyHeader != "" {
+					t.Errorf("defaults not applied: %v", c)
+				}
+			},
+		},
+		{
+			name: "flags win over env",
+			args: []string{"-vendor-url", "https://other.test:8443", "-strategy", "per-request", "-tls-max", "1.2",
+				"-max-messages", "1050", "-clock-start", "2026-11-30T20:49:50+09:00", "-records", "/out/r.jsonl",
+				"-idle-conn-timeout", "50s", "-response-timeout", "2s"},
+			env: baseEnv,
+			check: func(t *testing.T, c worker.Config) {
+				if c.VendorURL != "https://other.test:8443" || c.Strategy != "per-request" || c.TLSMax != "1.2" || c.MaxMessages != 1050 {
+					t.Errorf("flags not used: %v", c)
+				}
+				if want := time.Date(2026, 11, 30, 11, 49, 50, 0, time.UTC); !c.ClockStart.Equal(want) {
+					t.Errorf("clock start %v, want %v", c.ClockStart, want)
+				}
+				if c.IdleConnTimeout != 50*time.Second || c.ResponseTimeout != 2*time.Second || c.RecordsPath != "/out/r.jsonl" {
+					t.Errorf("durations/paths: %v", c)
+				}
+			},
+		},
+		{name: "no secret flag exists", args: []string{"-client-secret", "x"}, env: baseEnv, wantErr: "flag provided but not defined"},
+		{name: "secret only from env", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab"}, wantErr: "VENDOR_CLIENT_SECRET"},
+		{name: "unknown strategy lists known", args: []string{"-strategy", "turbo"}, env: baseEnv, wantErr: "known strategies: per-request, pooled"},
+		{name: "bad tls", args: []string{"-tls-max", "1.1"}, env: baseEnv, wantErr: "known versions: 1.2, 1.3"},
+		{name: "bad clock start", args: []string{"-clock-start", "20:49"}, env: baseEnv, wantErr: "RFC 3339"},
+		{name: "stray argument", args: []string{"extra"}, env: baseEnv, wantErr: "unexpected arguments"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := parseFlags(tc.args, envOf(tc.env), io.Discard)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !errors.Is(err, errUsage) {
+					t.Fatalf("error %v, want usage error containing %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), "s3cr3t") {
+					t.Errorf("error prints the secret: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("parseFlags: %v", err)
+			}
+			tc.check(t, c)
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out strings.Builder
+	_, err := parseFlags([]string{"-h"}, envOf(nil), &out)
+	if !errors.Is(err, flag.ErrHelp) {
+		t.Fatalf("err %v, want flag.ErrHelp", err)
+	}
+	for _, f := range []string{"-amqp-url", "-vendor-url", "-ca-file", "-client-id", "-strategy", "-tls-max", "-ledger",
+		"-records", "-max-messages", "-window-start", "-clock-start", "VENDOR_CLIENT_SECRET"} {
+		if !strings.Contains(out.String(), f) {
+			t.Errorf("help lacks %s", f)
+		}
+	}
+}

@@ -1,0 +1,100 @@
+package worker
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func validConfig() Config {
+	return Config{
+		VendorURL: "https://api.vendor.test", ClientID: "lab", ClientSecret: "s3cr3t-value",
+	}.WithDefaults()
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name    string
+		mod     func(*Config)
+		wantErr []string // substrings; nil = valid
+	}{
+		{"defaults are valid", func(*Config) {}, nil},
+		{"per-request with tls 1.2", func(c *Config) { c.Strategy, c.TLSMax = "per-request", "1.2" }, nil},
+		{"unknown strategy names the known ones", func(c *Config) { c.Strategy = "fancy" },
+			[]string{`strategy "fancy"`, "per-request", "pooled"}},
+		{"plain http vendor", func(c *Config) { c.VendorURL = "http://api.vendor.test" }, []string{"want https"}},
+		{"no vendor url", func(c *Config) { c.VendorURL = "" }, []string{"vendor url"}},
+		{"no secret", func(c *Config) { c.ClientSecret = "" }, []string{"VENDOR_CLIENT_SECRET"}},
+		{"no client id", func(c *Config) { c.ClientID = "" }, []string{"client id"}},
+		{"bad tls", func(c *Config) { c.TLSMax = "1.4" }, []string{"1.4", "1.2, 1.3"}},
+		{"bad log level", func(c *Config) { c.LogLevel = "loud" }, []string{"loud"}},
+		{"bad amqp url", func(c *Config) { c.AMQPURL = "http://x" }, []string{"amqp url"}},
+		{"zero attempts", func(c *Config) { c.MaxAttempts = -1 }, []string{"max attempts"}},
+		{"negative max messages", func(c *Config) { c.MaxMessages = -1 }, []string{"max messages"}},
+		{"two problems at once", func(c *Config) { c.ClientID, c.TLSMax = "", "9" }, []string{"client id", "tls max"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig()
+			tc.mod(&c)
+			err := c.Validate()
+			if tc.wantErr == nil {
+				if err != nil {
+					t.Fatalf("Validate: %v", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("Validate: %v, want ErrConfig", err)
+			}
+			for _, s := range tc.wantErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q does not mention %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestConfigStringRedacts(t *testing.T) {
+	c := validConfig()
+	c.AMQPURL = "amqp://user:brokerpass@rabbit:5672/"
+	for _, s := range []string{c.String(), fmt.Sprint(c.LogValue())} {
+		if strings.Contains(s, "s3cr3t-value") || strings.Contains(s, "brokerpass") {
+			t.Errorf("secret printed: %s", s)
+		}
+	}
+}
+
+func TestRedact(t *testing.T) {
+	tests := []struct {
+		in, recipient string
+		mustNot       []string
+		must          []string
+	}{
+		{"post to +821012345678 failed", "+821012345678", []string{"+821012345678", "1012"}, []string{"5678"}},
+		{"bad phone 010-1234-5678 in body", "", []string{"010-1234"}, []string{"5678"}},
+		{"Authorization: Bearer abc.def-ghi rejected", "", []string{"abc.def-ghi"}, []string{"Bearer <redacted>"}},
+		{`{"accesstoken":"tok123","type":"Bearer"}`, "", []string{"tok123"}, []string{"<redacted>"}},
+		{"client_secret=hunter2&x=1", "", []string{"hunter2"}, []string{"<redacted>"}},
+		{"dial tcp 127.0.0.1:8443: connection refused", "", nil, []string{"127.0.0.1:8443"}},
+		{strings.Repeat("x", 2000), "", nil, []string{"..."}},
+	}
+	for _, tc := range tests {
+		got := Redact(tc.in, tc.recipient)
+		for _, s := range tc.mustNot {
+			if strings.Contains(got, s) {
+				t.Errorf("Redact(%q) = %q still contains %q", tc.in, got, s)
+			}
+		}
+		for _, s := range tc.must {
+			if !strings.Contains(got, s) {
+				t.Errorf("Redact(%q) = %q lacks %q", tc.in, got, s)
+			}
+		}
+		if len(got) > MaxErrorText+3 {
+			t.Errorf("Redact: %d bytes, want <= %d", len(got), MaxErrorText+3)
+		}
+	}
+}
