@@ -1,0 +1,648 @@
+package scenarios
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+)
+
+// Sentinel errors of a bench run; a *RunError wraps them with where it
+// happened.
+var (
+	// ErrSelfCheck: the probe through Toxiproxy came back faster than the
+	// RTT (a latency toxic silently not applied must not produce numbers).
+	ErrSelfCheck = errors.New("self-check failed")
+	// ErrWorkerTimeout: the worker did not handle every message in time
+	// (WorkerTimeout) or made no progress for StallTimeout.
+	ErrWorkerTimeout = errors.New("worker timed out")
+	// ErrWorkerExit: the worker exited non-zero or before handling every
+	// message.
+	ErrWorkerExit = errors.New("worker exited early")
+	// ErrNoWorkerImage: LAB_IMAGE_WORKER is not set.
+	ErrNoWorkerImage = errors.New("no worker image")
+)
+
+// RunError is the error of one (mode, RTT) run: which run, which step, and
+// the tail of the worker's logs when the worker was involved.
+type RunError struct {
+	Mode       string
+	RTTMS      int
+	Step       string // "set rtt", "self-check", "publish", "start worker", "wait worker", "collect"
+	WorkerLogs string // last lines of the worker's stdout/stderr, "" when none
+	Err        error
+}
+
+func (e *RunError) Error() string {
+	s := fmt.Sprintf("run %s at %d ms: %s: %v", e.Mode, e.RTTMS, e.Step, e.Err)
+	if e.WorkerLogs != "" {
+		s += "\nworker logs (last lines):\n" + e.WorkerLogs
+	}
+	return s
+}
+
+func (e *RunError) Unwrap() error { return e.Err }
+
+// Timeouts of a bench run.
+const (
+	// StallTimeout: a worker that handles no message for this long has
+	// failed.
+	StallTimeout = 60 * time.Second
+	// CleanupTimeout bounds stopping the worker and removing the stack,
+	// also after Ctrl-C.
+	CleanupTimeout = 60 * time.Second
+	// workerLogLines is how much of the worker's log a RunError carries.
+	workerLogLines = 40
+)
+
+// Paths inside the worker container (vendormock.StartWorker mounts OutDir
+// at /out and the lab CA at /lab/ca.pem).
+const (
+	workerOut     = "/out"
+	workerCAFile  = "/lab/ca.pem"
+	recordsFile   = "records.jsonl"
+	ledgerFile    = "ledger.db"
+	benchTemplate = "LAB_BENCH_01"
+)
+
+// WorkerTimeout is how long a run of n messages may take from the worker's
+// start to its exit: 60 s for the container to start, plus per message 3x
+// a pessimistic send (server delay + 6 RTT + 50 ms). A 1,050-message
+// per-request run at 10 ms RTT takes about 55 s; this allows 4.5 min.
+func WorkerTimeout(n, rttMS, serverDelayMS int) time.Duration {
+	per := time.Duration(serverDelayMS+6*rttMS+50) * time.Millisecond
+	return 60*time.Second + time.Duration(n)*3*per
+}
+
+// Run runs the lab: it starts the vendor stack once, then for each RTT and
+// each mode of cfg publishes WARMUP+COUNT notifications, runs the worker
+// until it has handled them all, and writes OUT/bench-<mode>-<rtt>ms.json
+// and OUT/nginx/access-<mode>-<rtt>ms.log; at the end it writes
+// OUT/summary.md and OUT/charts/ and prints the summary to w. Progress goes
+// to w (a bar on a terminal, lines otherwise).
+//
+// Images come from vendormock.ImagesFromEnv (LAB_IMAGE_*, written by the
+// images script). The stack and the worker are removed on return, also
+// when ctx is cancelled (Ctrl-C). The first failing run stops the lab with
+// a *RunError; a per-send failure is not an error (it is data: outcomes,
+// errors in the result).
+func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
+	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		return fmt.Errorf("read images: %w", err)
+	}
+	if images.Worker == "" {
+		return fmt.Errorf("read images: %w: LAB_IMAGE_WORKER is empty; build it with vendormock/images/ensure-images.sh (./run.sh does)", ErrNoWorkerImage)
+	}
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	if err := os.MkdirAll(filepath.Join(out, "nginx"), 0o755); err != nil {
+		return fmt.Errorf("create OUT: %w", err)
+	}
+	profile, err := resolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	runID := newRunID()
+	workDir := filepath.Join(filepath.Dir(out), ".lab", "runs", runID)
+	if err := os.MkdirAll(workDir, 0o755); err != nil {
+		return fmt.Errorf("create work dir: %w", err)
+	}
+	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s; images %s; work dir %s",
+		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, images.Kind, workDir)
+
+	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")
+	stack, err := vendormock.Start(ctx, vendormock.Options{
+		ProfileDir:       profile,
+		ServerDelayMS:    cfg.ServerDelayMS,
+		KeepaliveTimeout: cfg.KeepaliveTimeout,
+		Images:           images,
+		WorkDir:          filepath.Join(workDir, "stack"),
+		Log:              prefixWriter{w: w, prefix: "[stack] "},
+	})
+	if err != nil {
+		return fmt.Errorf("start stack: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+		defer cancel()
+		if cerr := stack.Close(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close stack: %w", cerr))
+		}
+	}()
+	logf(w, "stack ready in %.1f s; nginx keepalive_timeout %s", stack.StartDuration.Seconds(), stack.KeepaliveTimeout)
+
+	conn, err := amqp.Dial(stack.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("connect to rabbitmq: %w", err)
+	}
+	defer conn.Close()
+
+	b := &bench{cfg: cfg, w: w, out: out, workDir: workDir, runID: runID, stack: stack, amqp: conn,
+		env: describeEnvironment(images)}
+	var results []Result
+	for _, rtt := range cfg.RTTs {
+		for _, mode := range cfg.Modes {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r, err := b.runOne(ctx, mode, rtt)
+			if err != nil {
+				return err
+			}
+			if err := WriteResult(out, r); err != nil {
+				return err
+			}
+			logf(w, "%s at %d ms: %.1f sends/s, p50 %.1f ms, p99 %.1f ms, CPU %.2f ms/send, %d TCP connections, outcomes %s -> %s",
+				mode, rtt, r.SendsPerS, r.LatencyMS.P50, r.LatencyMS.P99, r.CPUMSPerSend, r.TCPConnections,
+				formatCounts(r.Outcomes), filepath.Join(cfg.Out, ResultFileName(mode, rtt)))
+			results = append(results, r)
+		}
+	}
+	fmt.Fprintln(w)
+	return WriteReport(out, results, w)
+}
+
+// bench is the state shared by the runs of one Run.
+type bench struct {
+	cfg     Config
+	w       io.Writer
+	out     string // absolute OUT
+	workDir string
+	runID   string
+	stack   *vendormock.Stack
+	amqp    *amqp.Connection
+	env     Environment
+}
+
+// runOne measures one mode at one RTT.
+func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err error) {
+	label := fmt.Sprintf("%s %d ms", mode, rtt)
+	fail := func(step string, err error) error { return &RunError{Mode: mode, RTTMS: rtt, Step: step, Err: err} }
+
+	if err := b.stack.SetRTT(ctx, rtt); err != nil {
+		return Result{}, fail("set rtt", err)
+	}
+	selfRTT, err := b.stack.SelfCheck(ctx, rtt)
+	if err != nil {
+		return Result{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+	}
+	if err := b.stack.ResetJournal(ctx); err != nil {
+		return Result{}, fail("reset journal", err)
+	}
+	logOffset, err := b.stack.AccessLogSize()
+	if err != nil {
+		return Result{}, fail("read access log", err)
+	}
+
+	topo := queues.DefaultTopology(queues.DefaultMain)
+	n := b.cfg.Warmup + b.cfg.Count
+	if err := b.publish(ctx, topo, mode, rtt); err != nil {
+		return Result{}, fail("publish", err)
+	}
+
+	runDir := filepath.Join(b.workDir, fmt.Sprintf("%s-%dms", mode, rtt))
+	if err := os.MkdirAll(runDir, 0o777); err != nil {
+		return Result{}, fail("start worker", err)
+	}
+	// The worker image may run as another user: let it write records and ledger.
+	if err := os.Chmod(runDir, 0o777); err != nil {
+		return Result{}, fail("start worker", err)
+	}
+	args, idle, err := b.workerArgs(topo, mode, rtt, n)
+	if err != nil {
+		return Result{}, fail("start worker", err)
+	}
+	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting the worker (1 CPU)", label, ms(selfRTT), n)
+	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
+		Name:   fmt.Sprintf("%s-%dms", mode, rtt),
+		Args:   args,
+		Env:    map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": b.stack.ClientSecret},
+		CPUs:   1,
+		OutDir: runDir,
+	})
+	if err != nil {
+		return Result{}, fail("start worker", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+		defer cancel()
+		if serr := wk.Stop(cctx, 10*time.Second); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
+		}
+	}()
+
+	recordsPath := filepath.Join(runDir, recordsFile)
+	if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
+		re := fail("wait worker", err)
+		if ctx.Err() == nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			logs, lerr := wk.Logs(cctx)
+			cancel()
+			if lerr == nil {
+				re.(*RunError).WorkerLogs = lastLines(logs, workerLogLines)
+			}
+		}
+		return Result{}, re
+	}
+
+	recs, err := ReadRecords(recordsPath)
+	if err != nil {
+		return Result{}, fail("collect", err)
+	}
+	var m Metrics
+	for _, r := range recs {
+		m.Add(r)
+	}
+	m.Close()
+	journal, err := b.stack.Journal(ctx)
+	if err != nil {
+		return Result{}, fail("collect", err)
+	}
+	journalSends, repeated := CountJournalSends(journal)
+	entries, raw, err := b.stack.ReadAccessLog(logOffset)
+	if err != nil {
+		return Result{}, fail("collect", err)
+	}
+	logName := AccessLogFileName(mode, rtt)
+	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
+		return Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
+	}
+	cs := CountConnections(entries)
+	if repeated > 0 {
+		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
+	}
+	if m.Outcomes[string(vendor.Sent)] != n {
+		logf(b.w, "%s: WARNING: not every message was SENT: %s; first errors: %q", label, formatCounts(m.Outcomes), m.Errors)
+	}
+
+	r := Result{
+		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
+		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
+		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, CPUMSPerSend: m.CPUMSPerSend,
+		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
+		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
+		JournalCount: journalSends,
+		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: ms(selfRTT), AccessLog: logName,
+		Environment: b.env,
+	}
+	if mode == vendor.PerRequestName {
+		r.TLSMax = b.cfg.PerRequestTLS
+	} else {
+		r.IdleConnTimeoutS = idle.Seconds()
+	}
+	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
+	return r, nil
+}
+
+// workerArgs returns the notifier-worker flags for one run (flag names of
+// worker/cmd/notifier-worker) and the pooled client's idle timeout.
+func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
+	args := []string{
+		"-amqp-url", b.stack.AMQPURLNetwork,
+		"-queue", topo.Names.Main,
+		"-retry-delay", topo.RetryDelay.String(),
+		"-max-attempts", strconv.Itoa(topo.MaxAttempts),
+		"-vendor-url", b.stack.VendorURL,
+		"-ca-file", workerCAFile,
+		"-client-id", b.stack.ClientID,
+		"-strategy", mode,
+		"-records", workerOut + "/" + recordsFile,
+		"-ledger", workerOut + "/" + ledgerFile,
+		"-max-messages", strconv.Itoa(n),
+	}
+	var idle time.Duration
+	switch mode {
+	case vendor.PerRequestName:
+		args = append(args, "-tls-max", b.cfg.PerRequestTLS)
+	case vendor.PooledName:
+		idle = IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
+		if idle <= 0 {
+			return nil, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)
+		}
+		args = append(args, "-idle-conn-timeout", idle.String())
+	}
+	return args, idle, nil
+}
+
+// publish declares the topology, purges every queue, and publishes WARMUP
+// warm-up then COUNT measured notifications, persistent, with publisher
+// confirms; it returns once the broker confirmed them all and the main
+// queue holds exactly that many.
+func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int) error {
+	ch, err := b.amqp.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	if err := topo.Declare(ch); err != nil {
+		return fmt.Errorf("declare topology: %w", err)
+	}
+	for _, q := range topo.Names.All() {
+		if _, err := ch.QueuePurge(q, false); err != nil {
+			return fmt.Errorf("purge %s: %w", q, err)
+		}
+	}
+	if err := ch.Confirm(false); err != nil {
+		return fmt.Errorf("enable confirms: %w", err)
+	}
+	var pending []*amqp.DeferredConfirmation
+	now := time.Now()
+	for i := range b.cfg.Warmup + b.cfg.Count {
+		warm := i < b.cfg.Warmup
+		idx := i + 1
+		if !warm {
+			idx = i - b.cfg.Warmup + 1
+		}
+		body, err := benchMessage(RefKey(b.runID, mode, rtt, warm, idx), i, now)
+		if err != nil {
+			return err
+		}
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", topo.Names.Main, false, false, queues.Persistent(amqp.Publishing{
+			ContentType: "application/json",
+			MessageId:   RefKey(b.runID, mode, rtt, warm, idx),
+			Timestamp:   now,
+			Body:        body,
+		}))
+		if err != nil {
+			return fmt.Errorf("publish message: %w", err)
+		}
+		pending = append(pending, dc)
+	}
+	for _, dc := range pending {
+		ok, err := dc.WaitContext(ctx)
+		if err != nil {
+			return fmt.Errorf("wait confirm: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("publish message: broker nacked delivery tag %d", dc.DeliveryTag)
+		}
+	}
+	q, err := ch.QueueDeclarePassive(topo.Names.Main, true, false, false, false, nil)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", topo.Names.Main, err)
+	}
+	if want := b.cfg.Warmup + b.cfg.Count; q.Messages != want {
+		return fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, q.Messages, want)
+	}
+	return nil
+}
+
+// benchMessage returns the JSON body of the i-th (0-based) message of a
+// run: category info, so the send window never holds it, and a synthetic
+// recipient ("+8210" and 8 digits from i, not a real subscriber's number;
+// never logged).
+func benchMessage(refKey string, i int, now time.Time) ([]byte, error) {
+	n := message.Notification{
+		RefKey:       refKey,
+		Category:     message.Info,
+		Recipient:    fmt.Sprintf("+8210%08d", i%100000000),
+		TemplateCode: benchTemplate,
+		Text:         "notifier-lab bench message " + refKey,
+		CreatedAt:    now.Truncate(time.Second),
+	}
+	body, err := n.Encode()
+	if err != nil {
+		return nil, fmt.Errorf("encode message: %w", err)
+	}
+	return body, nil
+}
+
+// waitWorker tails the records file for progress until the worker exits,
+// and errors when it exits non-zero or early, stalls for StallTimeout, or
+// outlives WorkerTimeout.
+func (b *bench) waitWorker(ctx context.Context, wk *vendormock.Worker, recordsPath, label string, n, rtt int) error {
+	type exit struct {
+		code int
+		err  error
+	}
+	exited := make(chan exit, 1)
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		code, err := wk.Wait(wctx)
+		exited <- exit{code, err}
+	}()
+
+	prog := NewProgress(b.w, label, n)
+	defer prog.Finish()
+	counter := &lineCounter{path: recordsPath}
+	timeout := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS)
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(200 * time.Millisecond)
+	defer tick.Stop()
+	handled, lastChange := 0, time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case e := <-exited:
+			if done, err := counter.Poll(); err == nil {
+				handled = done
+				prog.Set(done)
+			}
+			switch {
+			case e.err != nil:
+				return fmt.Errorf("wait for worker: %w", e.err)
+			case e.code != 0:
+				return fmt.Errorf("%w: exit code %d after %d of %d messages", ErrWorkerExit, e.code, handled, n)
+			case handled < n:
+				return fmt.Errorf("%w: exit code 0 after %d of %d messages", ErrWorkerExit, handled, n)
+			}
+			return nil
+		case <-deadline.C:
+			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
+		case <-tick.C:
+			done, err := counter.Poll()
+			if err != nil {
+				return err
+			}
+			if done != handled {
+				handled, lastChange = done, time.Now()
+				prog.Set(done)
+			} else if time.Since(lastChange) > StallTimeout {
+				return fmt.Errorf("%w: no message handled for %s (%d of %d)", ErrWorkerTimeout, StallTimeout, handled, n)
+			}
+		}
+	}
+}
+
+// ReadRecords reads a worker records file (one worker.Record JSON object
+// per line). A line that does not parse is an error naming its number.
+func ReadRecords(path string) ([]worker.Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open records: %w", err)
+	}
+	defer f.Close()
+	var recs []worker.Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		if len(strings.TrimSpace(sc.Text())) == 0 {
+			continue
+		}
+		var r worker.Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return nil, fmt.Errorf("parse records line %d: %w", line, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("read records: %w", err)
+	}
+	return recs, nil
+}
+
+// resolveProfile finds the profile directory: as given when it exists,
+// else relative to the module root (the nearest parent with go.mod), so
+// tests running in scenarios/ find the default profile too.
+func resolveProfile(p string) (string, error) {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return filepath.Abs(p)
+	}
+	if !filepath.IsAbs(p) {
+		if dir, err := os.Getwd(); err == nil {
+			for ; ; dir = filepath.Dir(dir) {
+				if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+					cand := filepath.Join(dir, p)
+					if st, err := os.Stat(cand); err == nil && st.IsDir() {
+						return cand, nil
+					}
+					break
+				}
+				if filepath.Dir(dir) == dir {
+					break
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("find profile: %s is not a directory (PROFILE is relative to the repository root)", p)
+}
+
+// newRunID returns a short unique id for refkeys and the work dir:
+// "20261130T030405-1a2b" (UTC time and 16 random bits).
+func newRunID() string {
+	return fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.IntN(0x10000))
+}
+
+// describeEnvironment collects the Environment of a run (Date is set per result).
+func describeEnvironment(im vendormock.Images) Environment {
+	kernel := strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))
+	var note []string
+	if v := osRelease(); v != "" {
+		note = append(note, v)
+	}
+	if v := cpuModel(); v != "" {
+		note = append(note, v)
+	}
+	if v := memTotal(); v != "" {
+		note = append(note, v)
+	}
+	if v := os.Getenv("LAB_HOST_NOTE"); v != "" {
+		note = append(note, v)
+	}
+	return Environment{
+		GoVersion: runtime.Version(),
+		CPUs:      runtime.NumCPU(),
+		Images: ImagesInfo{Kind: im.Kind, RabbitMQ: im.RabbitMQ, Nginx: im.Nginx, WireMock: im.WireMock,
+			Toxiproxy: im.Toxiproxy, Worker: im.Worker},
+		Kernel:   kernel,
+		HostNote: strings.Join(note, ", "),
+	}
+}
+
+func readFile(p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return ""
+	}
+	return string(b)
+}
+
+func osRelease() string {
+	for _, l := range strings.Split(readFile("/etc/os-release"), "\n") {
+		if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
+			return strings.Trim(v, `"`)
+		}
+	}
+	return ""
+}
+
+func cpuModel() string {
+	for _, l := range strings.Split(readFile("/proc/cpuinfo"), "\n") {
+		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func memTotal() string {
+	for _, l := range strings.Split(readFile("/proc/meminfo"), "\n") {
+		if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
+			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
+			if err == nil {
+				return fmt.Sprintf("%.0f GiB RAM", kb/(1<<20))
+			}
+		}
+	}
+	return ""
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// logf writes one "[lab] ..." line to w.
+func logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "[lab] "+format+"\n", args...)
+}
+
+// prefixWriter prefixes every line written through it.
+type prefixWriter struct {
+	w      io.Writer
+	prefix string
+}
+
+func (p prefixWriter) Write(b []byte) (int, error) {
+	s := strings.TrimRight(string(b), "\n")
+	for _, l := range strings.Split(s, "\n") {
+		if _, err := io.WriteString(p.w, p.prefix+l+"\n"); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}

@@ -1,0 +1,78 @@
+// Command lab runs the notifier-lab case study (./run.sh calls it).
+//
+//	lab check [KEY=VALUE...]   validate the arguments only (exit 2 on a bad one)
+//	lab run   [KEY=VALUE...]   run the lab: stack, both modes, every RTT, report
+//	lab report OUT             rebuild OUT/summary.md and OUT/charts from OUT/bench-*.json
+//	lab help                   explain every key
+//
+// Keys are also read from the environment; a word wins. Exit codes: 0 done,
+// 1 the run failed, 2 bad arguments (nothing was started), 130 interrupted
+// (Ctrl-C; containers and network were removed).
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// errUsage marks a bad command line that is not a *scenarios.UsageError.
+var errUsage = errors.New("usage")
+
+// run dispatches one subcommand; getenv supplies the environment.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if len(args) == 0 {
+		return fmt.Errorf("%w: want a subcommand: check, run, report or help", errUsage)
+	}
+	switch cmd, rest := args[0], args[1:]; cmd {
+	case "check":
+		_, err := scenarios.ParseArgs(rest, getenv)
+		return err
+	case "run":
+		cfg, err := scenarios.ParseArgs(rest, getenv)
+		if err != nil {
+			return err
+		}
+		return scenarios.Run(ctx, cfg, stdout)
+	case "report":
+		if len(rest) != 1 {
+			return fmt.Errorf("%w: report takes one argument, the results directory (OUT)", errUsage)
+		}
+		return scenarios.Report(rest[0], stdout)
+	case "help", "-h", "--help":
+		return scenarios.Usage(stdout)
+	default:
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, report or help", errUsage, cmd)
+	}
+}
+
+// exitCode prints err (if any) to stderr and returns the exit code.
+func exitCode(err error, stderr io.Writer) int {
+	var ue *scenarios.UsageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue) || errors.Is(err, errUsage):
+		fmt.Fprintf(stderr, "lab: %v\n(./run.sh --help explains every key; nothing was started)\n", err)
+		return 2
+	case errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "lab: interrupted; containers and network removed")
+		return 130
+	default:
+		fmt.Fprintf(stderr, "lab: %v\n", err)
+		return 1
+	}
+}

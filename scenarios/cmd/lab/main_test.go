@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func noEnv(string) string { return "" }
+
+func TestRunExitCodes(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		env        map[string]string
+		wantCode   int
+		wantStdout string // substring; "" = must be empty
+		wantStderr string // substring; "" = must be empty
+	}{
+		{"check valid prints nothing", []string{"check", "COUNT=10", "RTTS=3,10"}, nil, 0, "", ""},
+		{"check no args", []string{"check"}, nil, 0, "", ""},
+		{"check bad count", []string{"check", "COUNT=abc"}, nil, 2, "", "COUNT"},
+		{"check bad mode names allowed values", []string{"check", "MODES=foo"}, nil, 2, "", "per-request, pooled"},
+		{"check unknown key names known keys", []string{"check", "FOO=1"}, nil, 2, "", "known keys: COUNT"},
+		{"check bad env", []string{"check"}, map[string]string{"RTTS": "-3"}, 2, "", "environment"},
+		{"run with a bad argument starts nothing", []string{"run", "RTTS=-3"}, nil, 2, "", "nothing was started"},
+		{"no subcommand", nil, nil, 2, "", "subcommand"},
+		{"unknown subcommand", []string{"bench"}, nil, 2, "", "unknown subcommand"},
+		{"report without dir", []string{"report"}, nil, 2, "", "results directory"},
+		{"report of an empty dir", []string{"report", "EMPTY"}, nil, 1, "", "no bench-*.json"},
+		{"help", []string{"help"}, nil, 0, "KEEPALIVE_TIMEOUT", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string(nil), tt.args...)
+			for i, a := range args {
+				if a == "EMPTY" {
+					args[i] = t.TempDir()
+				}
+			}
+			var stdout, stderr bytes.Buffer
+			getenv := func(k string) string { return tt.env[k] }
+			code := exitCode(run(context.Background(), args, getenv, &stdout), &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit code %d; want %d (stderr %q)", code, tt.wantCode, stderr.String())
+			}
+			check := func(name, got, want string) {
+				t.Helper()
+				if want == "" && got != "" {
+					t.Errorf("%s = %q; want empty", name, got)
+				}
+				if !strings.Contains(got, want) {
+					t.Errorf("%s = %q; want it to contain %q", name, got, want)
+				}
+			}
+			check("stdout", stdout.String(), tt.wantStdout)
+			check("stderr", stderr.String(), tt.wantStderr)
+		})
+	}
+}
+
+func TestExitCodeInterrupted(t *testing.T) {
+	var stderr bytes.Buffer
+	if code := exitCode(fmt.Errorf("run: %w", context.Canceled), &stderr); code != 130 {
+		t.Errorf("exit code on cancel = %d; want 130", code)
+	}
+	if code := exitCode(errors.New("boom"), &stderr); code != 1 {
+		t.Errorf("exit code on error = %d; want 1", code)
+	}
+}
+
+func TestReportFromFixtures(t *testing.T) {
+	out := t.TempDir()
+	fixtures, err := filepath.Glob("../../../testdata/scenarios/results/bench-*.json")
+	if err != nil || len(fixtures) != 4 {
+		t.Fatalf("fixtures: %v %v", fixtures, err)
+	}
+	for _, f := range fixtures {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(out, filepath.Base(f)), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout bytes.Buffer
+	if err := run(context.Background(), []string{"report", out}, noEnv, &stdout); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "pooled (case)") {
+		t.Errorf("report printed %q", stdout.String())
+	}
+	for _, f := range []string{"summary.md", "charts/latency-p50.svg", "charts/tcp-connections.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
