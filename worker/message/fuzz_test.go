@@ -65,4 +65,3 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
-

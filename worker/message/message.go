@@ -119,6 +119,8 @@ type InvalidError struct {
 	Reason string // human-readable, never contains the recipient in clear
 }
 
+// Error returns "invalid message: <field>: <reason>", or "invalid message:
+// <reason>" when Field is empty.
 func (e *InvalidError) Error() string {
 	if e.Field == "" {
 		return "invalid message: " + e.Reason
