@@ -83,12 +83,13 @@ const (
 )
 
 // WorkerTimeout is how long a run of n messages may take from the worker's
-// start to its exit: 60 s for the container to start, plus per message 3x
-// a pessimistic send (server delay + 6 RTT + 50 ms). A 1,050-message
-// per-request run at 10 ms RTT takes about 55 s; this allows 4.5 min.
+// start to its exit: 60 s for the container to start, plus per message
+// twice a pessimistic send (server delay + 6 RTT + 30 ms). A 1,050-message
+// per-request run at 10 ms RTT takes about 55 s; this allows about 4.8
+// min. A worker that stops making progress fails sooner (StallTimeout).
 func WorkerTimeout(n, rttMS, serverDelayMS int) time.Duration {
-	per := time.Duration(serverDelayMS+6*rttMS+50) * time.Millisecond
-	return 60*time.Second + time.Duration(n)*3*per
+	per := time.Duration(serverDelayMS+6*rttMS+30) * time.Millisecond
+	return 60*time.Second + time.Duration(n)*2*per
 }
 
 // Run runs the lab: it starts the vendor stack once, then for each RTT and

@@ -1,0 +1,241 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+)
+
+func TestReadRecords(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.jsonl")
+	lines := `{"seq":1,"refkey":"r-pooled-10ms-w0001","outcome":"SENT","queue":"","redelivered":false,"total_ms":30.5,"reused":false,"cpu_ms":12}
+{"seq":2,"refkey":"r-pooled-10ms-m0001","outcome":"SENT","queue":"","redelivered":false,"total_ms":25.25,"reused":true,"tls_version":"TLS 1.3","cpu_ms":12.5}
+
+`
+	if err := os.WriteFile(good, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := ReadRecords(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 2 || recs[1].TotalMS != 25.25 || !recs[1].Reused || recs[1].TLSVersion != "TLS 1.3" || recs[1].CPUMS != 12.5 {
+		t.Errorf("ReadRecords = %+v", recs)
+	}
+	bad := filepath.Join(dir, "bad.jsonl")
+	if err := os.WriteFile(bad, []byte(lines+"{not json\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadRecords(bad); err == nil || !strings.Contains(err.Error(), "line 4") {
+		t.Errorf("ReadRecords(bad) error = %v; want one naming line 4", err)
+	}
+	if _, err := ReadRecords(filepath.Join(dir, "missing")); err == nil {
+		t.Error("ReadRecords(missing): want an error")
+	}
+}
+
+func TestLineCounter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	c := &lineCounter{path: path}
+	steps := []struct {
+		appendText string
+		want       int
+	}{
+		{"", 0}, // file does not exist yet
+		{`{"seq":1}` + "\n", 1},
+		{`{"seq":2`, 1}, // partial line: not counted yet
+		{`}` + "\n" + `{"seq":3}` + "\n", 3},
+		{"", 3},
+		{strings.Repeat(`{"seq":4}`+"\n", 5000), 5003}, // more than one read buffer
+	}
+	for i, s := range steps {
+		if s.appendText != "" {
+			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := f.WriteString(s.appendText); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+		}
+		got, err := c.Poll()
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		if got != s.want {
+			t.Errorf("step %d: Poll = %d; want %d", i, got, s.want)
+		}
+	}
+}
+
+func TestLineProgress(t *testing.T) {
+	var b bytes.Buffer
+	p := NewProgress(&b, "pooled 10 ms", 200) // a bytes.Buffer is not a terminal
+	for done := 0; done <= 200; done += 7 {
+		p.Set(done)
+	}
+	p.Set(200)
+	p.Finish()
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("got %d lines; want one per 10%%:\n%s", len(lines), b.String())
+	}
+	if !strings.HasPrefix(lines[0], "pooled 10 ms: 21/200 handled (10%)") {
+		t.Errorf("first line %q", lines[0])
+	}
+	if !strings.HasPrefix(lines[9], "pooled 10 ms: 200/200 handled (100%)") {
+		t.Errorf("last line %q", lines[9])
+	}
+}
+
+func TestBenchMessageIsValid(t *testing.T) {
+	now := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	seen := map[string]bool{}
+	for _, i := range []int{0, 1, 1049, 123456789} {
+		key := RefKey("20261130T030000-00ff", "per-request", 10, i < 50, i+1)
+		body, err := benchMessage(key, i, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := message.Decode(body)
+		if err != nil {
+			t.Fatalf("message %d does not decode: %v", i, err)
+		}
+		if n.RefKey != key || n.Category != message.Info {
+			t.Errorf("message %d = refkey %q category %q", i, n.RefKey, n.Category)
+		}
+		if seen[n.Recipient] {
+			t.Errorf("message %d reuses a recipient", i)
+		}
+		seen[n.Recipient] = true
+	}
+}
+
+func TestWorkerArgs(t *testing.T) {
+	st := &vendormock.Stack{
+		AMQPURLNetwork: "amqp://guest:guest@rabbitmq:5672/", VendorURL: "https://api.vendor.test",
+		ClientID: "lab-client", ClientSecret: "s3cret-value", KeepaliveTimeout: 75 * time.Second,
+	}
+	b := &bench{cfg: Config{PerRequestTLS: "1.2"}, stack: st}
+	topo := queues.DefaultTopology(queues.DefaultMain)
+	flagValue := func(args []string, name string) (string, bool) {
+		i := slices.Index(args, name)
+		if i < 0 || i+1 >= len(args) {
+			return "", false
+		}
+		return args[i+1], true
+	}
+	tests := []struct {
+		mode     string
+		rtt      int
+		want     map[string]string
+		absent   []string
+		wantIdle time.Duration
+	}{
+		{"per-request", 10, map[string]string{"-strategy": "per-request", "-tls-max": "1.2", "-max-messages": "1050",
+			"-amqp-url": st.AMQPURLNetwork, "-vendor-url": st.VendorURL, "-ca-file": "/lab/ca.pem", "-client-id": "lab-client",
+			"-records": "/out/records.jsonl", "-ledger": "/out/ledger.db", "-queue": "notifications"},
+			[]string{"-idle-conn-timeout"}, 0},
+		{"pooled", 10, map[string]string{"-strategy": "pooled", "-idle-conn-timeout": "1m13.99s"},
+			[]string{"-tls-max"}, 73990 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			args, idle, err := b.workerArgs(topo, tt.mode, tt.rtt, 1050)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range tt.want {
+				if got, ok := flagValue(args, k); !ok || got != v {
+					t.Errorf("%s = %q; want %q (args %q)", k, got, v, args)
+				}
+			}
+			for _, k := range tt.absent {
+				if slices.Contains(args, k) {
+					t.Errorf("args carry %s: %q", k, args)
+				}
+			}
+			if strings.Contains(strings.Join(args, " "), st.ClientSecret) {
+				t.Error("the client secret is in the worker's arguments; it must go by environment only")
+			}
+			if idle != tt.wantIdle {
+				t.Errorf("idle = %s; want %s", idle, tt.wantIdle)
+			}
+		})
+	}
+	short := &bench{cfg: Config{}, stack: &vendormock.Stack{KeepaliveTimeout: time.Second}}
+	if _, _, err := short.workerArgs(topo, "pooled", 10, 10); err == nil {
+		t.Error("pooled with keepalive_timeout 1s: want an error")
+	}
+}
+
+func TestResolveProfile(t *testing.T) {
+	// From scenarios/, the default profile is found relative to the module root.
+	if _, err := os.Stat("../" + DefaultProfile); err == nil {
+		got, err := resolveProfile(DefaultProfile)
+		if err != nil || !strings.HasSuffix(got, DefaultProfile) {
+			t.Errorf("resolveProfile(default) = %q, %v", got, err)
+		}
+	}
+	dir := t.TempDir()
+	if got, err := resolveProfile(dir); err != nil || got != dir {
+		t.Errorf("resolveProfile(abs) = %q, %v", got, err)
+	}
+	if _, err := resolveProfile("no/such/profile"); err == nil {
+		t.Error("resolveProfile(missing): want an error")
+	}
+}
+
+func TestWorkerTimeout(t *testing.T) {
+	got := WorkerTimeout(1050, 10, 18)
+	if got < 3*time.Minute || got > 6*time.Minute {
+		t.Errorf("WorkerTimeout(1050, 10 ms, 18 ms) = %s; want a few minutes", got)
+	}
+	if WorkerTimeout(10, 3, 18) >= WorkerTimeout(1000, 3, 18) {
+		t.Error("WorkerTimeout must grow with the message count")
+	}
+}
+
+func TestRunErrorUnwraps(t *testing.T) {
+	err := error(&RunError{Mode: "pooled", RTTMS: 10, Step: "wait worker", WorkerLogs: "line1\nline2", Err: ErrWorkerTimeout})
+	if !errors.Is(err, ErrWorkerTimeout) {
+		t.Error("RunError does not unwrap to its sentinel")
+	}
+	for _, s := range []string{"pooled at 10 ms", "wait worker", "worker timed out", "line2"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("%q lacks %q", err, s)
+		}
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	if got := lastLines("a\nb\nc\nd\n", 2); got != "c\nd" {
+		t.Errorf("lastLines = %q", got)
+	}
+	var b bytes.Buffer
+	pw := prefixWriter{w: &b, prefix: "[stack] "}
+	if _, err := pw.Write([]byte("one\ntwo\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "[stack] one\n[stack] two\n" {
+		t.Errorf("prefixWriter wrote %q", b.String())
+	}
+	env := describeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"})
+	if env.GoVersion == "" || env.CPUs < 1 || env.Images.Worker != "w:1" || env.Images.Kind != "offline" {
+		t.Errorf("describeEnvironment = %+v", env)
+	}
+	if id := newRunID(); !strings.Contains(id, "T") || len(id) != len("20261130T030405-1a2b") {
+		t.Errorf("newRunID = %q", id)
+	}
+}
