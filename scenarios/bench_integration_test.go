@@ -1,0 +1,107 @@
+//go:build integration
+
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendor"
+)
+
+// logWriter sends each line to t.Log.
+type logWriter struct{ t *testing.T }
+
+func (w logWriter) Write(b []byte) (int, error) {
+	w.t.Helper()
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		w.t.Log(l)
+	}
+	return len(b), nil
+}
+
+// TestBenchBothModes runs the lab end to end through the real stack
+// (RabbitMQ, WireMock, nginx, Toxiproxy, the worker image) at a small COUNT
+// and checks the physics and the bookkeeping of issue 2 §6.
+func TestBenchBothModes(t *testing.T) {
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a (./run.sh test does both)", err)
+	}
+	if images.Worker == "" {
+		t.Fatal("LAB_IMAGE_WORKER is empty: run vendormock/images/ensure-images.sh again once worker/cmd/notifier-worker builds, then load .lab/images.env")
+	}
+	const count, warmup, rtt, delay = 60, 5, 10, 18
+	cfg := DefaultConfig()
+	cfg.Count, cfg.Warmup, cfg.RTTs, cfg.ServerDelayMS = count, warmup, []int{rtt}, delay
+	cfg.Modes = []string{vendor.PerRequestName, vendor.PooledName}
+	cfg.Out = filepath.Join(t.TempDir(), "results")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := Run(ctx, cfg, logWriter{t}); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+
+	rs, err := ReadResults(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byMode := map[string]Result{}
+	for _, r := range rs {
+		byMode[r.Mode] = r
+	}
+	pr, po := byMode[vendor.PerRequestName], byMode[vendor.PooledName]
+	if len(rs) != 2 || pr.Mode == "" || po.Mode == "" {
+		t.Fatalf("results = %+v; want one per mode", rs)
+	}
+	for _, r := range rs {
+		if r.Outcomes["SENT"] != count+warmup || len(r.Outcomes) != 1 {
+			t.Errorf("%s: outcomes %v; want every one of %d messages SENT (errors %q)", r.Mode, r.Outcomes, count+warmup, r.Errors)
+		}
+		if r.JournalCount != count+warmup {
+			t.Errorf("%s: journal_count %d; want %d", r.Mode, r.JournalCount, count+warmup)
+		}
+		if r.Measured != count {
+			t.Errorf("%s: measured %d records; want %d", r.Mode, r.Measured, count)
+		}
+		if r.SelfCheckRTTMS < rtt {
+			t.Errorf("%s: self-check RTT %.1f ms < %d ms", r.Mode, r.SelfCheckRTTMS, rtt)
+		}
+		if r.SendsPerS <= 0 || r.CPUMSPerSend <= 0 || r.WallS <= 0 {
+			t.Errorf("%s: sends/s %.1f, CPU %.2f ms/send, wall %.1f s; want all > 0", r.Mode, r.SendsPerS, r.CPUMSPerSend, r.WallS)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Out, r.AccessLog)); err != nil {
+			t.Errorf("%s: access log slice: %v", r.Mode, err)
+		}
+	}
+	if pr.TCPConnections != count+warmup {
+		t.Errorf("per-request tcp_connections = %d; want COUNT+WARMUP = %d (a new connection per send)", pr.TCPConnections, count+warmup)
+	}
+	if po.TCPConnections != 1 {
+		t.Errorf("pooled tcp_connections = %d; want 1 (one keep-alive connection)", po.TCPConnections)
+	}
+	if pr.TLSVersions["TLSv1.2"] != count+warmup {
+		t.Errorf("per-request TLS versions %v; want all TLSv1.2 (PER_REQUEST_TLS=1.2)", pr.TLSVersions)
+	}
+	if po.ClientReused != count {
+		t.Errorf("pooled client_reused = %d; want every measured send (%d)", po.ClientReused, count)
+	}
+	// Physics: a pooled send waits for the vendor's delay and one round trip.
+	if min := float64(delay + rtt); po.LatencyMS.P50 < min {
+		t.Errorf("pooled p50 %.1f ms < SERVER_DELAY_MS + RTT = %.0f ms: the delay or the toxic is missing", po.LatencyMS.P50, min)
+	}
+	if pr.LatencyMS.P50 <= po.LatencyMS.P50 {
+		t.Errorf("per-request p50 %.1f ms <= pooled p50 %.1f ms: a new TCP+TLS connection per send must cost more", pr.LatencyMS.P50, po.LatencyMS.P50)
+	}
+	for _, f := range []string{"summary.md", "charts/latency-p50.svg", "charts/tcp-connections.svg"} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+			t.Errorf("report file: %v", err)
+		}
+	}
+}
