@@ -20,7 +20,7 @@ import (
 // property, by counting dead-lettered messages that match nothing else).
 type Published struct {
 	Seq         int       `json:"seq"`                  // 1-based publish order
-	RefKey      string    `json:"refkey,omitempty"`     // "" only for an invalid message without one
+	RefKey      string    `json:"refkey,omitempty"`     // the body's "refkey"; "" only for an invalid body without one
 	MessageID   string    `json:"message_id,omitempty"` // AMQP message-id property, "" when not set
 	Valid       bool      `json:"valid"`                // false: the driver published it malformed on purpose
 	PublishedAt time.Time `json:"published_at,omitzero"`
@@ -82,7 +82,8 @@ type Input struct {
 	// Ledger is every entry of the worker's attempt ledger.
 	Ledger []ledger.Entry
 	// Records are the worker's per-message records (JSONL), in any order;
-	// Reconcile orders them by Seq.
+	// Reconcile orders them by Seq and skips Requeued ones (the message went
+	// back to the main queue: no place).
 	Records []worker.Record
 	// Journal is the vendor mock's request journal, every request.
 	Journal []JournalEntry

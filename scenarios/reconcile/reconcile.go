@@ -370,8 +370,9 @@ func Reconcile(in Input) Report {
 		}
 	}
 
-	// Records, by seq.
-	records := slices.Clone(in.Records)
+	// Records, by seq. A requeued delivery (its re-publish failed, the
+	// original went back to the main queue) ended in no place: skip it.
+	records := slices.DeleteFunc(slices.Clone(in.Records), func(r worker.Record) bool { return r.Requeued })
 	slices.SortStableFunc(records, func(a, b worker.Record) int { return cmp.Compare(a.Seq, b.Seq) })
 	for _, rec := range records {
 		if rec.RefKey == "" {

@@ -454,6 +454,21 @@ func TestReconcile(t *testing.T) {
 			wantRules: []string{RuleUnpublished},
 		},
 		{
+			name: "a requeued record is no place",
+			in: func() Input {
+				in := without(clean(), "c")
+				// NOT_SENT, its copy to the retry queue not confirmed: the
+				// original was requeued and sent on its redelivery.
+				r := rec(3, "c", OutcomeNotSent, "n.retry")
+				r.Requeued = true
+				in.Records = append(in.Records, r, rec(4, "c", OutcomeSent, ""))
+				in.Ledger = append(in.Ledger, entry("c", OutcomeSent, 2))
+				in.Journal = append(in.Journal, sent("c", 200))
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3},
+		},
+		{
 			name: "unknown outcome in a record",
 			in: func() Input {
 				in := clean()
