@@ -1,46 +1,85 @@
-// Package vendormock runs the lab's vendor side with testcontainers-go: one
-// Docker network per run with RabbitMQ, WireMock (the vendor API stubs),
-// nginx (TLS termination, access log) and Toxiproxy (latency) in front of
-// nginx under the vendor's host name.
-//
-// CONTRACT STUB (written by the lead): keep the exported names and
-// signatures, fill in the bodies; split into files (certs, nginx, wiremock,
-// toxiproxy, accesslog, profile, images).
 package vendormock
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
+	"encoding/hex"
+	"errors"
+	"fmt"
 	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
 	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/docker/docker/api/types/container"
+	"github.com/docker/go-connections/nat"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/testcontainers/testcontainers-go/network"
+	"github.com/testcontainers/testcontainers-go/wait"
+	"github.com/wiremock/go-wiremock"
 )
 
 // Images names the container images of one run. They are built or pulled
 // by vendormock/images/ensure-images.sh, which writes them to
 // .lab/images.env as LAB_IMAGE_RABBITMQ, LAB_IMAGE_NGINX, LAB_IMAGE_WIREMOCK,
 // LAB_IMAGE_TOXIPROXY, LAB_IMAGE_WORKER (and LAB_IMAGES_KIND=official|offline).
+// The offline images keep the official images' contracts (ports, config
+// paths, arguments), so only the names differ.
 type Images struct {
 	Kind                                         string // "official" or "offline"
 	RabbitMQ, Nginx, WireMock, Toxiproxy, Worker string
 }
 
-// ImagesFromEnv reads Images from the environment. The error names every
-// missing variable and says to run ./run.sh (which builds them).
-func ImagesFromEnv() (Images, error) { panic("TODO") }
-
 // Options configure Start.
 type Options struct {
-	ProfileDir       string        // default DefaultProfileDir
-	ServerDelayMS    int           // WireMock fixed delay on POST /v3/message, ms; <0 = profile's
+	ProfileDir string // default DefaultProfileDir
+	// ServerDelayMS is WireMock's fixed delay on the stubs marked
+	// server_delay (POST /v3/message), ms; < 0 = the profile's
+	// (wiremock.server_delay_ms, 18 in the case). Note 0 means no delay.
+	ServerDelayMS    int
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout; 0 = profile's
 	Images           Images
-	WorkDir          string    // host dir for certs, nginx.conf and the access log; created
-	Log              io.Writer // progress lines ("rabbitmq ready in 9.8 s"); nil = discard
+	// WorkDir is the host dir for certs (tls/), nginx.conf (nginx/) and the
+	// access log (log/); created. "" = a new temporary dir.
+	WorkDir string
+	Log     io.Writer // progress lines ("rabbitmq ready in 9.8 s"); nil = discard
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative
 // to the repository root.
 const DefaultProfileDir = "vendormock/profiles/alimtalk"
+
+// Network aliases on the run's network (the vendor host is added to
+// Toxiproxy from the profile).
+const (
+	AliasRabbitMQ  = "rabbitmq"
+	AliasWireMock  = "wiremock"
+	AliasNginx     = "nginx"
+	AliasToxiproxy = "toxiproxy"
+)
+
+// ProxyName is the Toxiproxy proxy that carries vendor traffic: it listens
+// on 0.0.0.0:443 in the Toxiproxy container and forwards to nginx:443.
+const ProxyName = "vendor"
+
+// LabelRun is the Docker label (value: the run id) on every container and
+// network a Stack creates, for scripts that clean up after a killed run:
+// docker rm -f $(docker ps -aq --filter label=org.notifier-lab.run).
+const LabelRun = "org.notifier-lab.run"
+
+// DefaultReadyTimeout bounds each service's readiness wait.
+const DefaultReadyTimeout = 90 * time.Second
+
+// ErrNotReady is returned (wrapped with the service name) when a service
+// does not become ready within DefaultReadyTimeout.
+var ErrNotReady = errors.New("service not ready")
 
 // Stack is a running vendor side. All URLs marked host are reachable from
 // the host through 127.0.0.1 published ports; those marked network only from
@@ -60,82 +99,474 @@ type Stack struct {
 	AccessLogPath    string        // host path of nginx's access log (bind mount)
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout in effect
 	StartDuration    time.Duration // cold start: Start called to all four ready
+
+	// VendorAddrHost is host: 127.0.0.1:PORT of Toxiproxy's vendor listener
+	// (through the latency toxics). Dial it with TLS ServerName VendorHost
+	// (HostTLSConfig) or use HostClient.
+	VendorAddrHost string
+	// NginxAddrHost is host: 127.0.0.1:PORT of nginx's 443, bypassing
+	// Toxiproxy (diagnostics only).
+	NginxAddrHost string
+	// ServerDelayMS is WireMock's fixed delay on the send in effect, ms.
+	ServerDelayMS int
+	// Profile is the vendor profile in use (client defaults, API paths).
+	Profile *Profile
+	// Ready is each service's ready time from Start's call: "rabbitmq",
+	// "wiremock", "nginx", "toxiproxy", "stubs".
+	Ready map[string]time.Duration
+	// RunID is the value of LabelRun on this run's containers and network.
+	RunID string
+	// WorkDir is the absolute work dir in use.
+	WorkDir string
+
+	accessToken string
+	imageWorker string
+	nw          *testcontainers.DockerNetwork
+	mu          sync.Mutex // guards containers, workers, closed
+	containers  map[string]testcontainers.Container
+	workers     []*Worker
+	closed      bool
+	wm          *wiremock.Client
+	toxi        *toxiproxy.Client
+	proxy       *toxiproxy.Proxy
+	adminHTTP   *http.Client
+	logMu       sync.Mutex
+	log         io.Writer
 }
 
 // Start creates the network, the CA and certificates, and the four
 // containers, waits until each is really ready, and registers the stubs.
-// On error everything already started is removed.
-func Start(ctx context.Context, opts Options) (*Stack, error) { panic("TODO") }
+// RabbitMQ, the WireMock→nginx pair and Toxiproxy start concurrently; nginx
+// follows WireMock because it resolves the upstream name at start. Ready
+// means: RabbitMQ logged "Server startup complete"; WireMock's
+// /__admin/health answered 200; nginx answered ProbePath over TLS verified
+// against the run's CA; Toxiproxy's /version answered and the vendor proxy
+// carries the same TLS probe end to end. Each wait is bounded by
+// DefaultReadyTimeout. Cold start is in StartDuration and per-service ready
+// times in Ready, also written to opts.Log.
+// On error everything already started is removed. Errors: ErrInvalidProfile,
+// ErrInvalidStubs, ErrImagesMissing, ErrNotReady (wrapped with the service),
+// Docker errors.
+func Start(ctx context.Context, opts Options) (s *Stack, err error) {
+	t0 := time.Now()
+	ensureTestcontainersEnv()
+	s = &Stack{
+		log:        opts.Log,
+		containers: map[string]testcontainers.Container{},
+		Ready:      map[string]time.Duration{},
+		adminHTTP:  &http.Client{Timeout: 30 * time.Second},
+	}
+	if s.log == nil {
+		s.log = io.Discard
+	}
+	if err := s.prepare(opts); err != nil {
+		return nil, err
+	}
+	if err := CheckImages(ctx, opts.Images); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+			defer cancel()
+			if cerr := s.Close(cctx); cerr != nil {
+				err = fmt.Errorf("%w (and cleanup: %v)", err, cerr)
+			}
+			s = nil
+		}
+	}()
 
-// Close removes the containers and the network. Safe to call twice.
-func (s *Stack) Close(ctx context.Context) error { panic("TODO") }
+	s.nw, err = network.New(ctx, network.WithLabels(map[string]string{LabelRun: s.RunID}))
+	if err != nil {
+		return s, fmt.Errorf("create network: %w", err)
+	}
+	s.Network = s.nw.Name
+	s.logf("network %s, work dir %s", s.Network, s.WorkDir)
 
-// SetRTT replaces the latency toxics so a round trip through Toxiproxy costs
-// rttMS: rttMS/2 downstream and the rest upstream (whole ms). 0 removes them.
-func (s *Stack) SetRTT(ctx context.Context, rttMS int) error { panic("TODO") }
-
-// SelfCheck sends a probe through Toxiproxy on an established TLS connection
-// and returns its round trip; it errors when the round trip is below rttMS
-// (a toxic silently not applied must not produce numbers).
-func (s *Stack) SelfCheck(ctx context.Context, rttMS int) (time.Duration, error) { panic("TODO") }
-
-// ResetJournal empties WireMock's request journal.
-func (s *Stack) ResetJournal(ctx context.Context) error { panic("TODO") }
-
-// JournalEntry is one request WireMock received.
-type JournalEntry struct {
-	Method, Path string
-	RefKey       string // from the JSON body, "" when absent
-	Status       int
-	LoggedAt     time.Time
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	wg.Add(3)
+	go func() { defer wg.Done(); errs[0] = s.startRabbitMQ(ctx, opts.Images.RabbitMQ, t0) }()
+	go func() {
+		defer wg.Done()
+		if errs[1] = s.startWireMock(ctx, opts.Images.WireMock, t0); errs[1] == nil {
+			errs[1] = s.startNginx(ctx, opts.Images.Nginx, t0)
+		}
+	}()
+	go func() { defer wg.Done(); errs[2] = s.startToxiproxy(ctx, opts.Images.Toxiproxy, t0) }()
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return s, err
+	}
+	if err := s.registerStubs(); err != nil {
+		return s, err
+	}
+	s.markReady("stubs", t0)
+	if err := s.waitVendorPath(ctx); err != nil {
+		return s, err
+	}
+	s.StartDuration = time.Since(t0)
+	s.logf("stack ready in %.1f s (cold start)", s.StartDuration.Seconds())
+	return s, nil
 }
 
-// Journal returns every request in WireMock's journal.
-func (s *Stack) Journal(ctx context.Context) ([]JournalEntry, error) { panic("TODO") }
+// prepare loads the profile, writes certs and nginx.conf, generates the
+// run's credentials and checks the stubs build, all before any container.
+func (s *Stack) prepare(opts Options) error {
+	dir := opts.ProfileDir
+	if dir == "" {
+		dir = DefaultProfileDir
+	}
+	p, err := LoadProfile(dir)
+	if err != nil {
+		return err
+	}
+	s.Profile = p
+	s.VendorHost = p.Host
+	s.VendorURL = "https://" + p.Host
+	s.ServerDelayMS = opts.ServerDelayMS
+	if s.ServerDelayMS < 0 {
+		s.ServerDelayMS = p.WireMock.ServerDelayMS
+	}
+	s.KeepaliveTimeout = opts.KeepaliveTimeout
+	if s.KeepaliveTimeout <= 0 {
+		s.KeepaliveTimeout = p.Nginx.KeepaliveTimeout
+	}
+	s.imageWorker = opts.Images.Worker
 
-// AccessLogSize returns the current size of the access log in bytes (an
-// offset for ReadAccessLog).
-func (s *Stack) AccessLogSize() (int64, error) { panic("TODO") }
+	work := opts.WorkDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "vendormock-"); err != nil {
+			return fmt.Errorf("create work dir: %w", err)
+		}
+	}
+	if s.WorkDir, err = filepath.Abs(work); err != nil {
+		return fmt.Errorf("resolve work dir: %w", err)
+	}
+	for _, d := range []string{"nginx", "log"} {
+		if err := os.MkdirAll(filepath.Join(s.WorkDir, d), 0o755); err != nil {
+			return fmt.Errorf("create work dir: %w", err)
+		}
+	}
+	s.AccessLogPath = filepath.Join(s.WorkDir, "log", AccessLogFile)
+	if err := os.Remove(s.AccessLogPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove old access log: %w", err)
+	}
 
-// ReadAccessLog parses the access log from byte offset from.
-func (s *Stack) ReadAccessLog(from int64) ([]AccessEntry, []byte, error) { panic("TODO") }
+	certs, err := GenerateCerts(filepath.Join(s.WorkDir, "tls"), p.Host, 0)
+	if err != nil {
+		return err
+	}
+	s.CAFile, s.CAPool = certs.CAFile, certs.CAPool
 
-// AccessEntry is one parsed nginx access log line.
-type AccessEntry struct {
-	Connection    int64  // $connection: nginx's connection serial number
-	Request       int    // $connection_requests: request number on that connection
-	TLSProtocol   string // $ssl_protocol: "TLSv1.2", "TLSv1.3"
-	SessionReused bool   // $ssl_session_reused == "r"
-	Status        int
-	RequestTime   float64 // $request_time, s
-	UpstreamTime  float64 // $upstream_response_time, s; -1 when "-"
-	Method, Path  string
-	RefKey        string // $http_x_refkey, "" when "-"
+	s.RunID = randomHex(4)
+	s.ClientID = "lab-" + randomHex(8)
+	s.ClientSecret = randomHex(24)
+	s.accessToken = randomHex(24)
+	if _, err := s.stubRules(); err != nil {
+		return err
+	}
+
+	conf, err := RenderNginxConf(p, NewNginxConfig(p, s.KeepaliveTimeout))
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(s.WorkDir, "nginx", "nginx.conf"), conf, 0o644); err != nil {
+		return err
+	}
+	return nil
 }
 
-// ParseAccessLog parses lines in the lab's log_format.
-func ParseAccessLog(r io.Reader) ([]AccessEntry, error) { panic("TODO") }
-
-// WorkerOptions start the worker binary in a container on the stack's network.
-type WorkerOptions struct {
-	Name   string            // container name suffix, e.g. "pooled-10ms"
-	Args   []string          // worker flags
-	Env    map[string]string // e.g. GOMAXPROCS
-	CPUs   float64           // CPU limit (NanoCPUs); 1 in the lab
-	OutDir string            // host dir bind-mounted at /out (records, ledger)
+// stubRules builds the profile's stubs with this run's values.
+func (s *Stack) stubRules() ([]*wiremock.StubRule, error) {
+	return BuildStubRules(s.Profile.Stubs, StubVars{
+		ClientID: s.ClientID, ClientSecret: s.ClientSecret,
+		AccessToken: s.accessToken, ServerDelayMS: s.ServerDelayMS,
+	})
 }
 
-// Worker is a running worker container.
-type Worker struct{}
+// registerStubs registers the profile's stubs through go-wiremock.
+func (s *Stack) registerStubs() error {
+	rules, err := s.stubRules()
+	if err != nil {
+		return err
+	}
+	if err := registerStubs(s.wm, rules); err != nil {
+		return fmt.Errorf("wiremock: %w", err)
+	}
+	s.logf("%d stubs registered from %s (server delay %d ms)", len(rules), s.Profile.WireMock.Stubs, s.ServerDelayMS)
+	return nil
+}
 
-// StartWorker starts the worker image with the CA file at /lab/ca.pem.
-func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) { panic("TODO") }
+// run starts one container on the run's network with these aliases and
+// records it for Close, also when its wait fails (testcontainers returns the
+// container then).
+func (s *Stack) run(ctx context.Context, name string, aliases []string, req testcontainers.ContainerRequest) (testcontainers.Container, error) {
+	req.Name = fmt.Sprintf("lab-%s-%s", s.RunID, name)
+	if req.Labels == nil {
+		req.Labels = map[string]string{}
+	}
+	req.Labels[LabelRun] = s.RunID
+	req.Networks = []string{s.nw.Name}
+	req.NetworkAliases = map[string][]string{s.nw.Name: aliases}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if c != nil && !isNilContainer(c) {
+		s.mu.Lock()
+		s.containers[name] = c
+		s.mu.Unlock()
+	}
+	if err != nil {
+		return c, fmt.Errorf("start %s: %w: %w", name, ErrNotReady, err)
+	}
+	return c, nil
+}
 
-// Wait waits for the worker to exit and returns its exit code.
-func (w *Worker) Wait(ctx context.Context) (int, error) { panic("TODO") }
+// isNilContainer reports a typed nil inside the interface.
+func isNilContainer(c testcontainers.Container) bool {
+	dc, ok := c.(*testcontainers.DockerContainer)
+	return ok && dc == nil
+}
 
-// Stop sends SIGTERM, waits up to timeout, then kills; removes the container.
-func (w *Worker) Stop(ctx context.Context, timeout time.Duration) error { panic("TODO") }
+func (s *Stack) startRabbitMQ(ctx context.Context, image string, t0 time.Time) error {
+	c, err := s.run(ctx, "rabbitmq", []string{AliasRabbitMQ}, testcontainers.ContainerRequest{
+		Image:        image,
+		ExposedPorts: []string{"127.0.0.1::5672/tcp"},
+		// guest may log in from other hosts than loopback (the host through
+		// the published port, the worker container): the official image
+		// allows it by configuration, this makes the offline image do so too.
+		Env: map[string]string{"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-rabbit loopback_users []"},
+		WaitingFor: wait.ForAll(
+			wait.ForLog("Server startup complete"),
+			wait.ForListeningPort("5672/tcp").SkipInternalCheck(),
+		).WithDeadline(DefaultReadyTimeout),
+	})
+	if err != nil {
+		return err
+	}
+	addr, err := hostAddr(ctx, c, "5672/tcp")
+	if err != nil {
+		return fmt.Errorf("rabbitmq: %w", err)
+	}
+	s.AMQPURL = "amqp://guest:guest@" + addr + "/"
+	s.AMQPURLNetwork = "amqp://guest:guest@" + AliasRabbitMQ + ":5672/"
+	s.markReady("rabbitmq", t0)
+	return nil
+}
 
-// Logs returns the worker's stdout and stderr so far.
-func (w *Worker) Logs(ctx context.Context) (string, error) { panic("TODO") }
+func (s *Stack) startWireMock(ctx context.Context, image string, t0 time.Time) error {
+	c, err := s.run(ctx, "wiremock", []string{AliasWireMock}, testcontainers.ContainerRequest{
+		Image:        image,
+		Cmd:          []string{"--port", "8080", "--disable-banner"},
+		ExposedPorts: []string{"127.0.0.1::8080/tcp"},
+		WaitingFor: wait.ForHTTP("/__admin/health").WithPort("8080/tcp").
+			WithStatusCodeMatcher(func(code int) bool { return code == http.StatusOK }).
+			WithPollInterval(200 * time.Millisecond).
+			WithStartupTimeout(DefaultReadyTimeout),
+	})
+	if err != nil {
+		return err
+	}
+	addr, err := hostAddr(ctx, c, "8080/tcp")
+	if err != nil {
+		return fmt.Errorf("wiremock: %w", err)
+	}
+	s.WireMockURL = "http://" + addr
+	s.wm = wiremock.NewClient(s.WireMockURL)
+	s.markReady("wiremock", t0)
+	return nil
+}
+
+func (s *Stack) startNginx(ctx context.Context, image string, t0 time.Time) error {
+	probeTLS := s.HostTLSConfig()
+	c, err := s.run(ctx, "nginx", []string{AliasNginx}, testcontainers.ContainerRequest{
+		Image:        image,
+		ExposedPorts: []string{"127.0.0.1::443/tcp"},
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.Binds = append(hc.Binds,
+				filepath.Join(s.WorkDir, "nginx", "nginx.conf")+":"+nginxConfPath+":ro",
+				filepath.Join(s.WorkDir, "tls")+":"+nginxLabDir+":ro",
+				filepath.Join(s.WorkDir, "log")+":"+nginxLogDir,
+			)
+		},
+		// A real TLS request verified against the run's CA, answered by
+		// nginx itself: the listener, the certificate and the config work.
+		WaitingFor: wait.ForHTTP(ProbePath).WithPort("443/tcp").
+			WithTLS(true, probeTLS).
+			WithStatusCodeMatcher(func(code int) bool { return code == http.StatusNoContent }).
+			WithPollInterval(100 * time.Millisecond).
+			WithStartupTimeout(DefaultReadyTimeout),
+	})
+	if err != nil {
+		return err
+	}
+	if s.NginxAddrHost, err = hostAddr(ctx, c, "443/tcp"); err != nil {
+		return fmt.Errorf("nginx: %w", err)
+	}
+	s.markReady("nginx", t0)
+	return nil
+}
+
+func (s *Stack) startToxiproxy(ctx context.Context, image string, t0 time.Time) error {
+	c, err := s.run(ctx, "toxiproxy", []string{AliasToxiproxy, s.VendorHost}, testcontainers.ContainerRequest{
+		Image:        image,
+		Cmd:          []string{"-host", "0.0.0.0", "-port", "8474"},
+		ExposedPorts: []string{"127.0.0.1::8474/tcp", "127.0.0.1::443/tcp"},
+		WaitingFor: wait.ForHTTP("/version").WithPort("8474/tcp").
+			WithPollInterval(100 * time.Millisecond).
+			WithStartupTimeout(DefaultReadyTimeout),
+	})
+	if err != nil {
+		return err
+	}
+	api, err := hostAddr(ctx, c, "8474/tcp")
+	if err != nil {
+		return fmt.Errorf("toxiproxy: %w", err)
+	}
+	if s.VendorAddrHost, err = hostAddr(ctx, c, "443/tcp"); err != nil {
+		return fmt.Errorf("toxiproxy: %w", err)
+	}
+	s.ToxiproxyURL = "http://" + api
+	s.toxi = toxiproxy.NewClient(s.ToxiproxyURL)
+	// The upstream is resolved per client connection, so nginx need not be
+	// up yet.
+	if s.proxy, err = s.toxi.CreateProxy(ProxyName, "0.0.0.0:443", AliasNginx+":443"); err != nil {
+		return fmt.Errorf("toxiproxy: create proxy %s: %w", ProxyName, err)
+	}
+	s.markReady("toxiproxy", t0)
+	return nil
+}
+
+// waitVendorPath probes ProbePath through Toxiproxy until it answers: the
+// whole host -> Toxiproxy -> nginx path works.
+func (s *Stack) waitVendorPath(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, DefaultReadyTimeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := s.probeOnce(ctx)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("vendor path through toxiproxy: %w: %v", ErrNotReady, err)
+		case <-tick.C:
+		}
+	}
+}
+
+// hostAddr returns "127.0.0.1:PORT" of a published container port.
+func hostAddr(ctx context.Context, c testcontainers.Container, port nat.Port) (string, error) {
+	host, err := c.Host(ctx)
+	if err != nil {
+		return "", fmt.Errorf("host of %s: %w", port, err)
+	}
+	mp, err := c.MappedPort(ctx, port)
+	if err != nil {
+		return "", fmt.Errorf("mapped port of %s: %w", port, err)
+	}
+	return net.JoinHostPort(host, mp.Port()), nil
+}
+
+// HostTLSConfig returns a TLS client config for the vendor from the host:
+// the run's CA only, ServerName VendorHost, TLS 1.2 at least. Verification
+// is never skipped.
+func (s *Stack) HostTLSConfig() *tls.Config {
+	return &tls.Config{RootCAs: s.CAPool, ServerName: s.VendorHost, MinVersion: tls.VersionTLS12}
+}
+
+// HostClient returns an HTTP client for the host that reaches the vendor
+// through Toxiproxy's published port whatever URL host it is given (use
+// VendorURL), verifies against the run's CA, and keeps connections alive.
+// For tests and diagnostics; the worker under test has its own client.
+func (s *Stack) HostClient() *http.Client {
+	d := &net.Dialer{Timeout: 10 * time.Second}
+	return &http.Client{
+		Timeout: s.Profile.Client.ResponseTimeout,
+		Transport: &http.Transport{
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return d.DialContext(ctx, network, s.VendorAddrHost)
+			},
+			TLSClientConfig:   s.HostTLSConfig(),
+			ForceAttemptHTTP2: false,
+			MaxIdleConns:      1,
+			IdleConnTimeout:   s.KeepaliveTimeout / 2,
+		},
+	}
+}
+
+// Close removes the workers, the containers and the network. Safe to call
+// twice; errors of each removal are joined.
+func (s *Stack) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	workers := s.workers
+	cs := s.containers
+	s.containers = map[string]testcontainers.Container{}
+	s.mu.Unlock()
+
+	var errs []error
+	for _, w := range workers {
+		if err := w.Stop(ctx, 5*time.Second); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	names := make([]string, 0, len(cs))
+	for n := range cs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var wg sync.WaitGroup
+	cerrs := make([]error, len(names))
+	for i, n := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := testcontainers.TerminateContainer(cs[n], testcontainers.StopContext(ctx), testcontainers.StopTimeout(5*time.Second)); err != nil {
+				cerrs[i] = fmt.Errorf("remove %s: %w", n, err)
+			}
+		}()
+	}
+	wg.Wait()
+	errs = append(errs, cerrs...)
+	if s.nw != nil {
+		if err := s.nw.Remove(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("remove network %s: %w", s.Network, err))
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("close stack: %w", err)
+	}
+	s.logf("stack removed")
+	return nil
+}
+
+// markReady records and logs a service's ready time.
+func (s *Stack) markReady(name string, t0 time.Time) {
+	d := time.Since(t0)
+	s.mu.Lock()
+	s.Ready[name] = d
+	s.mu.Unlock()
+	s.logf("%s ready in %.1f s", name, d.Seconds())
+}
+
+// logf writes one progress line to Options.Log. Never pass secrets.
+func (s *Stack) logf(format string, args ...any) {
+	s.logMu.Lock()
+	defer s.logMu.Unlock()
+	fmt.Fprintf(s.log, "vendormock: "+format+"\n", args...)
+}
+
+// randomHex returns 2n random hex digits.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("crypto/rand: %v", err)) // never fails on Linux
+	}
+	return hex.EncodeToString(b)
+}

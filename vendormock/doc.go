@@ -1,0 +1,33 @@
+// Package vendormock runs the lab's vendor side with testcontainers-go: one
+// Docker network per run with RabbitMQ, WireMock (the vendor API stubs),
+// nginx (TLS termination, access log) and Toxiproxy (latency) in front of
+// nginx under the vendor's host name.
+//
+// Topology (DESIGN.md), aliases on the run's network in brackets:
+//
+//	host (bench driver, tests)            worker container (StartWorker)
+//	  |  127.0.0.1 published ports          |  CA at /lab/ca.pem, /out bind mount
+//	  |                                     |
+//	  +--AMQP--> RabbitMQ [rabbitmq:5672] <-+
+//	  |                                     |  HTTPS, HTTP/1.1
+//	  |                                     v
+//	  +--TLS---> Toxiproxy [toxiproxy, api.vendor.test:443]  proxy "vendor":
+//	  |            latency rtt/2 downstream + the rest upstream (SetRTT)
+//	  |                                     v  one upstream conn per client conn
+//	  |          nginx [nginx:443]  TLS 1.2/1.3, session cache+tickets off,
+//	  |            keepalive_timeout/keepalive_requests from the profile,
+//	  |            access log -> WorkDir/log/access.log (ParseAccessLog)
+//	  |                                     v  keep-alive upstream pool
+//	  +--admin-> WireMock [wiremock:8080]  stubs from the profile via
+//	               go-wiremock; journal = what reached the vendor (Journal)
+//
+// Everything vendor-specific (host, TLS policy, nginx timeouts, stubs and
+// bodies, client defaults) lives in one profile folder (LoadProfile,
+// DefaultProfileDir). The CA and the server certificate are made per run
+// (GenerateCerts); the CA key never touches disk and only the CA's PEM is
+// handed out. Images come from Options.Images (ImagesFromEnv); they must
+// exist locally (CheckImages): no registry is reachable.
+//
+// A run: Start, SetRTT, SelfCheck, ResetJournal, AccessLogSize, StartWorker
+// ... Wait, Journal, ReadAccessLog, Close.
+package vendormock

@@ -1,0 +1,157 @@
+package vendormock
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/containerd/errdefs"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// ErrImagesMissing is returned (wrapped) when image names are not set or an
+// image is not present in the local Docker engine. No registry is reachable
+// on the lab's machines, so the fix is always to build them: ./run.sh.
+var ErrImagesMissing = errors.New("lab images missing")
+
+// Environment variables naming the images (written to .lab/images.env by
+// vendormock/images/ensure-images.sh).
+const (
+	EnvImageRabbitMQ  = "LAB_IMAGE_RABBITMQ"
+	EnvImageNginx     = "LAB_IMAGE_NGINX"
+	EnvImageWireMock  = "LAB_IMAGE_WIREMOCK"
+	EnvImageToxiproxy = "LAB_IMAGE_TOXIPROXY"
+	EnvImageWorker    = "LAB_IMAGE_WORKER"
+	EnvImagesKind     = "LAB_IMAGES_KIND"
+)
+
+// DefaultImagesEnvFile is where vendormock/images/ensure-images.sh writes
+// the image names, relative to the repository root.
+const DefaultImagesEnvFile = ".lab/images.env"
+
+// ImagesFromEnv reads Images from the environment. The four service images
+// are required; Worker (needed only by StartWorker) and Kind are optional.
+// The error wraps ErrImagesMissing, names every missing variable and says
+// to run ./run.sh (which builds them).
+func ImagesFromEnv() (Images, error) {
+	return imagesFrom(os.Getenv)
+}
+
+// ReadImagesEnv reads Images from a KEY=VALUE file such as
+// DefaultImagesEnvFile (relative paths are tried from the working directory,
+// then the repository root); a variable set in the environment wins over
+// the file. Lines starting with # and "export " prefixes are allowed; values
+// may be quoted. Errors as ImagesFromEnv, or the file is unreadable.
+func ReadImagesEnv(path string) (Images, error) {
+	abs, err := resolveRepoPath(path)
+	if err != nil {
+		return Images{}, fmt.Errorf("%w: %v: run ./run.sh to build the images", ErrImagesMissing, err)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return Images{}, fmt.Errorf("%w: %v: run ./run.sh to build the images", ErrImagesMissing, err)
+	}
+	defer f.Close()
+	vals := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		k, v, ok := strings.Cut(strings.TrimPrefix(line, "export "), "=")
+		if !ok {
+			continue
+		}
+		vals[strings.TrimSpace(k)] = strings.Trim(strings.TrimSpace(v), `"'`)
+	}
+	if err := sc.Err(); err != nil {
+		return Images{}, fmt.Errorf("read %s: %w", abs, err)
+	}
+	return imagesFrom(func(k string) string {
+		if v := os.Getenv(k); v != "" {
+			return v
+		}
+		return vals[k]
+	})
+}
+
+// imagesFrom builds Images from a lookup function.
+func imagesFrom(get func(string) string) (Images, error) {
+	im := Images{
+		Kind:      get(EnvImagesKind),
+		RabbitMQ:  get(EnvImageRabbitMQ),
+		Nginx:     get(EnvImageNginx),
+		WireMock:  get(EnvImageWireMock),
+		Toxiproxy: get(EnvImageToxiproxy),
+		Worker:    get(EnvImageWorker),
+	}
+	var missing []string
+	for _, kv := range [][2]string{
+		{EnvImageRabbitMQ, im.RabbitMQ}, {EnvImageNginx, im.Nginx},
+		{EnvImageWireMock, im.WireMock}, {EnvImageToxiproxy, im.Toxiproxy},
+	} {
+		if kv[1] == "" {
+			missing = append(missing, kv[0])
+		}
+	}
+	if len(missing) > 0 {
+		return im, fmt.Errorf("%w: %s not set: run ./run.sh (it builds the images and writes %s)",
+			ErrImagesMissing, strings.Join(missing, ", "), DefaultImagesEnvFile)
+	}
+	return im, nil
+}
+
+// CheckImages verifies that every named image (empty names are skipped)
+// exists in the local Docker engine, so testcontainers-go uses it as is and
+// never tries a pull (it pulls only when the tag is absent). The error wraps
+// ErrImagesMissing and names every absent image with its variable.
+func CheckImages(ctx context.Context, im Images) error {
+	ensureTestcontainersEnv()
+	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
+	if err != nil {
+		return fmt.Errorf("check images: connect to docker: %w", err)
+	}
+	defer cli.Close()
+	var missing []string
+	for _, kv := range [][2]string{
+		{EnvImageRabbitMQ, im.RabbitMQ}, {EnvImageNginx, im.Nginx},
+		{EnvImageWireMock, im.WireMock}, {EnvImageToxiproxy, im.Toxiproxy},
+		{EnvImageWorker, im.Worker},
+	} {
+		if kv[1] == "" {
+			continue
+		}
+		if _, err := cli.ImageInspect(ctx, kv[1]); err != nil {
+			if !errdefs.IsNotFound(err) {
+				return fmt.Errorf("check images: inspect %s: %w", kv[1], err)
+			}
+			missing = append(missing, fmt.Sprintf("%s (%s)", kv[1], kv[0]))
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%w: not in the local Docker engine: %s: run ./run.sh to build them",
+			ErrImagesMissing, strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// ensureTestcontainersEnv applies the lab's testcontainers settings unless
+// the user set them (ENVIRONMENT.md "Docker"): the Docker host is
+// 127.0.0.1 (testcontainers' guess, the default gateway, sends traffic off
+// the machine) and Ryuk is off (its image needs a registry); the lab removes
+// its containers and networks itself. testcontainers reads these once, at
+// its first use in the process.
+func ensureTestcontainersEnv() {
+	for k, v := range map[string]string{
+		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",
+		"TESTCONTAINERS_RYUK_DISABLED": "true",
+	} {
+		if _, ok := os.LookupEnv(k); !ok {
+			os.Setenv(k, v)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+package vendormock
+
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/template"
+	"time"
+)
+
+// Paths inside the nginx container. The official image and the lab's
+// offline image both read /etc/nginx/nginx.conf and run
+// nginx -g 'daemon off;'.
+const (
+	nginxConfPath = "/etc/nginx/nginx.conf"
+	nginxLabDir   = "/etc/nginx/lab"     // CertFileName, ServerKeyFile (read-only bind mount)
+	nginxLogDir   = "/var/log/nginx/lab" // AccessLogFile (bind mount the host reads)
+	// AccessLogFile is the access log's file name in the work dir's log
+	// folder and in nginxLogDir.
+	AccessLogFile = "access.log"
+	// ProbePath is answered 204 by nginx itself (not logged, not proxied);
+	// SelfCheck and the readiness wait use it.
+	ProbePath = "/__lab/probe"
+	// wiremockUpstream is WireMock's address on the run's network.
+	wiremockUpstream = "wiremock:8080"
+)
+
+// NginxConfig is the data a profile's nginx.conf template renders. Times
+// are in nginx syntax ("75s", "500ms").
+type NginxConfig struct {
+	Profile      string // profile name, for the header comment
+	TemplateName string // template file name, for the header comment
+	ServerName   string // the vendor host
+	SSLProtocols string // e.g. "TLSv1.2 TLSv1.3"
+	// SessionCache and SessionTickets turn TLS session resumption on; the
+	// case had both off.
+	SessionCache, SessionTickets bool
+	KeepaliveTimeout             string // nginx keepalive_timeout, e.g. "75s"
+	KeepaliveRequests            int    // nginx keepalive_requests (client and upstream)
+	Upstream                     string // "wiremock:8080"
+	UpstreamKeepalive            int    // idle upstream connections kept
+	UpstreamKeepaliveTimeout     string // e.g. "10s"
+	CertFile, KeyFile            string // container paths
+	AccessLog                    string // container path of the access log
+	LogFormat                    string // LogFormat(profile's correlation header)
+	RefKeyVar                    string // e.g. "$http_x_refkey"
+	ProbePath                    string // ProbePath
+}
+
+// NewNginxConfig derives the template data from a validated profile;
+// keepaliveTimeout overrides the profile's nginx.keepalive_timeout when > 0.
+func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
+	if keepaliveTimeout <= 0 {
+		keepaliveTimeout = p.Nginx.KeepaliveTimeout
+	}
+	var protos []string
+	minV, maxV := p.TLSVersions()
+	for v := minV; v <= maxV; v++ {
+		protos = append(protos, map[uint16]string{0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}[v])
+	}
+	return NginxConfig{
+		Profile:                  p.Name,
+		TemplateName:             filepath.Base(p.Nginx.Template),
+		ServerName:               p.Host,
+		SSLProtocols:             strings.Join(protos, " "),
+		SessionCache:             p.TLS.SessionCache,
+		SessionTickets:           p.TLS.SessionTickets,
+		KeepaliveTimeout:         nginxTime(keepaliveTimeout),
+		KeepaliveRequests:        p.Nginx.KeepaliveRequests,
+		Upstream:                 wiremockUpstream,
+		UpstreamKeepalive:        p.Nginx.UpstreamKeepalive,
+		UpstreamKeepaliveTimeout: nginxTime(p.Nginx.UpstreamKeepaliveTimeout),
+		CertFile:                 nginxLabDir + "/" + CertFileName,
+		KeyFile:                  nginxLabDir + "/" + ServerKeyFile,
+		AccessLog:                nginxLogDir + "/" + AccessLogFile,
+		LogFormat:                LogFormat(p.Client.CorrelationHeader),
+		RefKeyVar:                headerVar(p.Client.CorrelationHeader),
+		ProbePath:                ProbePath,
+	}
+}
+
+// RenderNginxConf executes the profile's nginx template (nginx.template in
+// the profile folder) with c. Errors: unreadable or invalid template, or a
+// field the template names that NginxConfig lacks.
+func RenderNginxConf(p *Profile, c NginxConfig) ([]byte, error) {
+	path := filepath.Join(p.Dir, p.Nginx.Template)
+	t, err := template.New(filepath.Base(path)).Option("missingkey=error").ParseFiles(path)
+	if err != nil {
+		return nil, fmt.Errorf("parse nginx template: %w", err)
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, c); err != nil {
+		return nil, fmt.Errorf("render nginx template: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// nginxTime writes a duration in nginx syntax: whole seconds as "75s",
+// anything else as whole milliseconds "1500ms"; 0 as "0".
+func nginxTime(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return "0"
+	case d%time.Second == 0:
+		return fmt.Sprintf("%ds", d/time.Second)
+	default:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	}
+}
+
+// headerVar is nginx's variable for a request header: X-Refkey ->
+// $http_x_refkey.
+func headerVar(header string) string {
+	return "$http_" + strings.ReplaceAll(strings.ToLower(header), "-", "_")
+}

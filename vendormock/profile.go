@@ -1,0 +1,284 @@
+package vendormock
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// ProfileFile is the name of a vendor profile's main file inside its folder.
+const ProfileFile = "profile.yaml"
+
+// ErrInvalidProfile is returned (wrapped) by LoadProfile when a profile
+// folder cannot be read or breaks a rule; the message lists every problem
+// with the YAML key it concerns, e.g. "nginx.keepalive_requests: must be >= 1".
+var ErrInvalidProfile = errors.New("invalid vendor profile")
+
+// Profile is one vendor's profile folder (DefaultProfileDir for the lab's
+// case): host name, TLS policy, nginx timeouts, WireMock stubs and the
+// client-side defaults a worker should use with this vendor. Everything
+// vendor-specific lives in the folder, so auditing another vendor means
+// adding a folder, not editing code. Field comments give the YAML keys.
+type Profile struct {
+	// Dir is the folder the profile was loaded from (absolute).
+	Dir string `yaml:"-"`
+	// Name identifies the profile, e.g. "alimtalk" (name).
+	Name string `yaml:"name"`
+	// Description is free text (description).
+	Description string `yaml:"description"`
+	// Host is the vendor's DNS name in the lab, e.g. "api.vendor.test":
+	// Toxiproxy's network alias and the server certificate's only SAN (host).
+	Host string `yaml:"host"`
+
+	API      APISpec        `yaml:"api"`
+	TLS      TLSPolicy      `yaml:"tls"`
+	Nginx    NginxSpec      `yaml:"nginx"`
+	WireMock WireMockSpec   `yaml:"wiremock"`
+	Client   ClientDefaults `yaml:"client"`
+
+	// Stubs are the WireMock stubs read from WireMock.Stubs, with each
+	// body file already read into Response.Body.
+	Stubs []StubSpec `yaml:"-"`
+}
+
+// APISpec describes the vendor API as the worker and the journal reader see
+// it (api).
+type APISpec struct {
+	TokenPath   string `yaml:"token_path"`   // e.g. "/v1/token"
+	SendPath    string `yaml:"send_path"`    // e.g. "/v3/message"
+	RefKeyField string `yaml:"refkey_field"` // JSON body field carrying the sender's reference, e.g. "refkey"
+	SuccessCode string `yaml:"success_code"` // business "code" of an accepted send, e.g. "1000"
+}
+
+// TLSPolicy is the vendor front end's TLS policy (tls). Versions are "1.2"
+// or "1.3". The case allowed 1.2 and 1.3 with session cache and tickets off,
+// so every new connection pays a full TLS handshake (DESIGN.md).
+type TLSPolicy struct {
+	MinVersion     string `yaml:"min_version"`
+	MaxVersion     string `yaml:"max_version"`
+	SessionCache   bool   `yaml:"session_cache"`
+	SessionTickets bool   `yaml:"session_tickets"`
+}
+
+// NginxSpec holds nginx's settings (nginx).
+type NginxSpec struct {
+	// Template is the nginx.conf Go text/template, relative to the profile
+	// folder (template).
+	Template string `yaml:"template"`
+	// KeepaliveTimeout is nginx's keepalive_timeout for idle client
+	// connections; 0 disables keep-alive (nginx's default is 75 s).
+	KeepaliveTimeout time.Duration `yaml:"keepalive_timeout"`
+	// KeepaliveRequests is nginx's keepalive_requests, the requests one
+	// connection may carry (default 1000 since nginx 1.19.10; ENVIRONMENT.md).
+	KeepaliveRequests int `yaml:"keepalive_requests"`
+	// UpstreamKeepalive is the idle connections nginx keeps to WireMock.
+	UpstreamKeepalive int `yaml:"upstream_keepalive"`
+	// UpstreamKeepaliveTimeout is how long an idle upstream connection is kept.
+	UpstreamKeepaliveTimeout time.Duration `yaml:"upstream_keepalive_timeout"`
+}
+
+// WireMockSpec holds WireMock's settings (wiremock).
+type WireMockSpec struct {
+	// Stubs is the stub list file relative to the profile folder (stubs).
+	Stubs string `yaml:"stubs"`
+	// ServerDelayMS is the fixed delay, ms, of every stub marked
+	// server_delay (the send): the vendor's think time, 18 ms in the case
+	// (server_delay_ms).
+	ServerDelayMS int `yaml:"server_delay_ms"`
+}
+
+// ClientDefaults are what a worker should use with this vendor (client).
+type ClientDefaults struct {
+	// ResponseTimeout bounds one request, first response byte included.
+	ResponseTimeout time.Duration `yaml:"response_timeout"`
+	// CorrelationHeader carries the refkey on every send, e.g. "X-Refkey";
+	// nginx logs it as the access log's last field.
+	CorrelationHeader string `yaml:"correlation_header"`
+	// IdempotencyHeader is the header the vendor de-duplicates on; "" when
+	// it does not de-duplicate, in which case the worker must send none
+	// (Go's net/http replays a POST carrying Idempotency-Key or
+	// X-Idempotency-Key; DESIGN.md "Delivery outcomes").
+	IdempotencyHeader string `yaml:"idempotency_header"`
+}
+
+// TLSVersions returns the profile's TLS versions as crypto/tls constants
+// (tls.VersionTLS12, tls.VersionTLS13). Only valid on a validated profile.
+func (p *Profile) TLSVersions() (minVersion, maxVersion uint16) {
+	return tlsVersions[p.TLS.MinVersion], tlsVersions[p.TLS.MaxVersion]
+}
+
+// tlsVersions maps the profile's version names to crypto/tls constants.
+var tlsVersions = map[string]uint16{"1.2": 0x0303, "1.3": 0x0304}
+
+// LoadProfile reads dir/profile.yaml and the stub list it names, and
+// validates both. Unknown YAML keys are errors (a typo must not silently
+// fall back to a default). Relative dirs are tried from the working
+// directory, then from the repository root (the nearest parent holding
+// go.mod), so DefaultProfileDir works from a package's test too. Errors
+// wrap ErrInvalidProfile and list every problem found.
+func LoadProfile(dir string) (*Profile, error) {
+	abs, err := resolveRepoPath(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidProfile, err)
+	}
+	raw, err := os.ReadFile(filepath.Join(abs, ProfileFile))
+	if err != nil {
+		return nil, fmt.Errorf("%w: read profile: %v", ErrInvalidProfile, err)
+	}
+	p := &Profile{}
+	dec := yaml.NewDecoder(bytes.NewReader(raw))
+	dec.KnownFields(true)
+	if err := dec.Decode(p); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrInvalidProfile, filepath.Join(abs, ProfileFile), err)
+	}
+	p.Dir = abs
+	if problems := p.validate(); len(problems) > 0 {
+		return nil, fmt.Errorf("%w: %s: %s", ErrInvalidProfile, filepath.Join(abs, ProfileFile), strings.Join(problems, "; "))
+	}
+	stubs, err := LoadStubs(filepath.Join(abs, p.WireMock.Stubs))
+	if err != nil {
+		return nil, err
+	}
+	p.Stubs = stubs
+	return p, nil
+}
+
+var (
+	profileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)
+	dnsLabelRE    = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$`)
+	headerNameRE  = regexp.MustCompile("^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+)
+
+// validate returns one line per broken rule, each naming its YAML key.
+func (p *Profile) validate() []string {
+	var probs []string
+	bad := func(key, format string, args ...any) {
+		probs = append(probs, key+": "+fmt.Sprintf(format, args...))
+	}
+	if !profileNameRE.MatchString(p.Name) {
+		bad("name", "must be lowercase letters, digits and '-', got %q", p.Name)
+	}
+	if err := validHost(p.Host); err != nil {
+		bad("host", "%v", err)
+	}
+	for key, path := range map[string]string{"api.token_path": p.API.TokenPath, "api.send_path": p.API.SendPath} {
+		if !strings.HasPrefix(path, "/") {
+			bad(key, "must start with '/', got %q", path)
+		}
+	}
+	if p.API.RefKeyField == "" {
+		bad("api.refkey_field", "must not be empty")
+	}
+	if p.API.SuccessCode == "" {
+		bad("api.success_code", "must not be empty")
+	}
+	minV, okMin := tlsVersions[p.TLS.MinVersion]
+	maxV, okMax := tlsVersions[p.TLS.MaxVersion]
+	if !okMin {
+		bad("tls.min_version", `must be "1.2" or "1.3", got %q`, p.TLS.MinVersion)
+	}
+	if !okMax {
+		bad("tls.max_version", `must be "1.2" or "1.3", got %q`, p.TLS.MaxVersion)
+	}
+	if okMin && okMax && minV > maxV {
+		bad("tls", "min_version %s is above max_version %s", p.TLS.MinVersion, p.TLS.MaxVersion)
+	}
+	if p.Nginx.Template == "" {
+		bad("nginx.template", "must name the nginx.conf template file")
+	} else if err := fileInDir(p.Dir, p.Nginx.Template); err != nil {
+		bad("nginx.template", "%v", err)
+	}
+	if p.Nginx.KeepaliveTimeout < 0 {
+		bad("nginx.keepalive_timeout", "must be >= 0, got %s", p.Nginx.KeepaliveTimeout)
+	}
+	if p.Nginx.KeepaliveRequests < 1 {
+		bad("nginx.keepalive_requests", "must be >= 1, got %d", p.Nginx.KeepaliveRequests)
+	}
+	if p.Nginx.UpstreamKeepalive < 1 {
+		bad("nginx.upstream_keepalive", "must be >= 1 (else every request opens a new upstream connection), got %d", p.Nginx.UpstreamKeepalive)
+	}
+	if p.Nginx.UpstreamKeepaliveTimeout <= 0 {
+		bad("nginx.upstream_keepalive_timeout", "must be > 0, got %s", p.Nginx.UpstreamKeepaliveTimeout)
+	}
+	if p.WireMock.Stubs == "" {
+		bad("wiremock.stubs", "must name the stub list file")
+	} else if err := fileInDir(p.Dir, p.WireMock.Stubs); err != nil {
+		bad("wiremock.stubs", "%v", err)
+	}
+	if p.WireMock.ServerDelayMS < 0 {
+		bad("wiremock.server_delay_ms", "must be >= 0, got %d", p.WireMock.ServerDelayMS)
+	}
+	if p.Client.ResponseTimeout <= 0 {
+		bad("client.response_timeout", "must be > 0, got %s", p.Client.ResponseTimeout)
+	}
+	if !headerNameRE.MatchString(p.Client.CorrelationHeader) {
+		bad("client.correlation_header", "must be an HTTP header name, got %q", p.Client.CorrelationHeader)
+	}
+	if h := p.Client.IdempotencyHeader; h != "" && !headerNameRE.MatchString(h) {
+		bad("client.idempotency_header", "must be empty or an HTTP header name, got %q", h)
+	}
+	return probs
+}
+
+// validHost checks a lowercase DNS name with at least two labels.
+func validHost(h string) error {
+	labels := strings.Split(h, ".")
+	if len(h) > 253 || len(labels) < 2 {
+		return fmt.Errorf("must be a DNS name with a dot, e.g. api.vendor.test, got %q", h)
+	}
+	for _, l := range labels {
+		if !dnsLabelRE.MatchString(l) {
+			return fmt.Errorf("label %q of %q is not a lowercase DNS label", l, h)
+		}
+	}
+	return nil
+}
+
+// fileInDir checks that rel is a relative path to a regular file inside dir.
+func fileInDir(dir, rel string) error {
+	if filepath.IsAbs(rel) || strings.HasPrefix(filepath.Clean(rel), "..") {
+		return fmt.Errorf("must be a path inside the profile folder, got %q", rel)
+	}
+	fi, err := os.Stat(filepath.Join(dir, rel))
+	if err != nil {
+		return fmt.Errorf("read %q: %v", rel, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%q is not a regular file", rel)
+	}
+	return nil
+}
+
+// resolveRepoPath makes p absolute: as given when it exists from the
+// working directory, else joined to the nearest parent holding go.mod.
+func resolveRepoPath(p string) (string, error) {
+	if filepath.IsAbs(p) {
+		return p, nil
+	}
+	if _, err := os.Stat(p); err == nil {
+		return filepath.Abs(p)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", p, err)
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			cand := filepath.Join(dir, p)
+			if _, err := os.Stat(cand); err != nil {
+				return "", fmt.Errorf("resolve %q: not found from %s nor from the repository root %s", p, wd, dir)
+			}
+			return cand, nil
+		}
+		if filepath.Dir(dir) == dir {
+			return "", fmt.Errorf("resolve %q: not found from %s and no go.mod above it", p, wd)
+		}
+	}
+}

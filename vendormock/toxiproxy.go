@@ -1,0 +1,147 @@
+package vendormock
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
+)
+
+// ErrRTTNotApplied is returned (wrapped) by SelfCheck when a probe's round
+// trip is below the RTT that SetRTT should have added: a latency toxic that
+// is silently not applied must not produce numbers (issue 2 §3).
+var ErrRTTNotApplied = errors.New("latency toxic not applied")
+
+// Names of the two latency toxics SetRTT manages on the vendor proxy.
+const (
+	ToxicLatencyDown = "latency_downstream" // nginx -> client
+	ToxicLatencyUp   = "latency_upstream"   // client -> nginx
+)
+
+// SplitRTT splits a round trip of rttMS into Toxiproxy latencies in whole
+// ms: rttMS/2 downstream and the rest upstream (3 -> 1 down + 2 up). The
+// latency toxic acts on one direction and takes whole milliseconds
+// (ENVIRONMENT.md "Toxiproxy details").
+func SplitRTT(rttMS int) (downMS, upMS int) {
+	return rttMS / 2, rttMS - rttMS/2
+}
+
+// SetRTT replaces the latency toxics so a round trip through Toxiproxy costs
+// rttMS: rttMS/2 downstream and the rest upstream (whole ms). 0 removes them.
+// Toxiproxy delays data, not the TCP handshake, so a new connection costs
+// one RTT less than on a real network (DESIGN.md). Errors: rttMS < 0, the
+// Toxiproxy API failing.
+func (s *Stack) SetRTT(ctx context.Context, rttMS int) error {
+	if rttMS < 0 {
+		return fmt.Errorf("set rtt: negative rtt %d ms", rttMS)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("set rtt: %w", err)
+	}
+	existing, err := s.proxy.Toxics()
+	if err != nil {
+		return fmt.Errorf("set rtt: list toxics: %w", err)
+	}
+	for _, t := range existing {
+		if t.Name == ToxicLatencyDown || t.Name == ToxicLatencyUp {
+			if err := s.proxy.RemoveToxic(t.Name); err != nil {
+				return fmt.Errorf("set rtt: remove %s: %w", t.Name, err)
+			}
+		}
+	}
+	if rttMS == 0 {
+		s.logf("rtt 0 ms: latency toxics removed")
+		return nil
+	}
+	down, up := SplitRTT(rttMS)
+	for _, t := range []struct {
+		name, stream string
+		ms           int
+	}{{ToxicLatencyDown, "downstream", down}, {ToxicLatencyUp, "upstream", up}} {
+		if t.ms == 0 {
+			continue
+		}
+		if _, err := s.proxy.AddToxic(t.name, "latency", t.stream, 1.0, toxiproxy.Attributes{"latency": t.ms, "jitter": 0}); err != nil {
+			return fmt.Errorf("set rtt: add %s: %w", t.name, err)
+		}
+	}
+	s.logf("rtt %d ms: latency %d ms downstream + %d ms upstream", rttMS, down, up)
+	return nil
+}
+
+// Proxy returns the Toxiproxy proxy carrying vendor traffic (ProxyName),
+// for fault scenarios that add their own toxics (reset_peer, timeout,
+// limit_data). SetRTT owns the toxics named ToxicLatencyDown/Up.
+func (s *Stack) Proxy() *toxiproxy.Proxy { return s.proxy }
+
+// SelfCheck sends a probe through Toxiproxy on an established TLS connection
+// and returns its round trip; it errors when the round trip is below rttMS
+// (a toxic silently not applied must not produce numbers).
+// From the host it dials VendorAddrHost with TLS (ServerName VendorHost,
+// the run's CA), sends one warm request to ProbePath, then times a second
+// request on the same connection: one HTTP round trip, no connect and no
+// handshake. Errors wrap ErrRTTNotApplied when the round trip is short.
+func (s *Stack) SelfCheck(ctx context.Context, rttMS int) (time.Duration, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	rt, err := s.probeOnce(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("self-check: %w", err)
+	}
+	if want := time.Duration(rttMS) * time.Millisecond; rt < want {
+		return rt, fmt.Errorf("self-check: %w: probe round trip %s < rtt %d ms", ErrRTTNotApplied, rt, rttMS)
+	}
+	s.logf("self-check: probe round trip %.2f ms at rtt %d ms", float64(rt.Microseconds())/1000, rttMS)
+	return rt, nil
+}
+
+// probeOnce opens one TLS connection to the vendor through Toxiproxy, sends
+// a warm probe, and returns the round trip of a second probe on the same
+// connection.
+func (s *Stack) probeOnce(ctx context.Context) (time.Duration, error) {
+	d := &tls.Dialer{Config: s.HostTLSConfig()}
+	conn, err := d.DialContext(ctx, "tcp", s.VendorAddrHost)
+	if err != nil {
+		return 0, fmt.Errorf("dial vendor through toxiproxy: %w", err)
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	br := bufio.NewReader(conn)
+	req := "GET " + ProbePath + " HTTP/1.1\r\nHost: " + s.VendorHost + "\r\nUser-Agent: vendormock-selfcheck\r\n\r\n"
+	probe := func() (time.Duration, error) {
+		start := time.Now()
+		if _, err := io.WriteString(conn, req); err != nil {
+			return 0, fmt.Errorf("write probe: %w", err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			return 0, fmt.Errorf("read probe response: %w", err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		rt := time.Since(start)
+		if resp.StatusCode != http.StatusNoContent {
+			return 0, fmt.Errorf("probe: status %d, want 204", resp.StatusCode)
+		}
+		if resp.Close || strings.EqualFold(resp.Header.Get("Connection"), "close") {
+			return 0, errors.New("probe: server closed the connection after one request (keep-alive off?)")
+		}
+		return rt, nil
+	}
+	if _, err := probe(); err != nil {
+		return 0, err
+	}
+	return probe()
+}

@@ -1,0 +1,155 @@
+package vendormock
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"time"
+
+	"github.com/docker/docker/api/types/container"
+	"github.com/testcontainers/testcontainers-go"
+)
+
+// Paths inside a worker container.
+const (
+	WorkerCAPath = "/lab/ca.pem" // the run's CA certificate (read-only)
+	WorkerOutDir = "/out"        // WorkerOptions.OutDir (read-write)
+)
+
+// ErrNoWorkerImage is returned by StartWorker when Options.Images.Worker
+// was empty.
+var ErrNoWorkerImage = errors.New("no worker image: set LAB_IMAGE_WORKER (./run.sh builds it)")
+
+// WorkerOptions start the worker binary in a container on the stack's network.
+type WorkerOptions struct {
+	Name   string            // container name suffix, e.g. "pooled-10ms"
+	Args   []string          // worker flags
+	Env    map[string]string // e.g. GOMAXPROCS
+	CPUs   float64           // CPU limit (NanoCPUs); 1 in the lab
+	OutDir string            // host dir bind-mounted at /out (records, ledger)
+}
+
+// Worker is a running worker container.
+type Worker struct {
+	c        testcontainers.Container
+	name     string
+	stopOnce sync.Once
+	stopErr  error
+}
+
+var workerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
+
+// StartWorker starts the worker image with the CA file at /lab/ca.pem.
+// The container runs Images.Worker's entrypoint with Cmd = o.Args and
+// Env = o.Env on the stack's network (so it reaches VendorURL and
+// AMQPURLNetwork by alias), limited to o.CPUs CPUs (HostConfig.NanoCPUs;
+// 0 = no limit), with o.OutDir (created) bind-mounted read-write at /out.
+// It does not wait for anything: the worker's own exit or Stop ends it.
+// Close also removes it. Errors: ErrNoWorkerImage, a bad name, Docker errors.
+func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
+	if s.imageWorker == "" {
+		return nil, ErrNoWorkerImage
+	}
+	if !workerNameRE.MatchString(o.Name) {
+		return nil, fmt.Errorf("start worker: name %q: letters, digits, '_', '.', '-' only", o.Name)
+	}
+	if o.CPUs < 0 {
+		return nil, fmt.Errorf("start worker: negative CPUs %g", o.CPUs)
+	}
+	binds := []string{s.CAFile + ":" + WorkerCAPath + ":ro"}
+	if o.OutDir != "" {
+		out, err := filepath.Abs(o.OutDir)
+		if err != nil {
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		if err := os.MkdirAll(out, 0o755); err != nil {
+			return nil, fmt.Errorf("start worker: %w", err)
+		}
+		binds = append(binds, out+":"+WorkerOutDir)
+	}
+	name := "worker-" + o.Name
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+		ContainerRequest: testcontainers.ContainerRequest{
+			Image:          s.imageWorker,
+			Name:           fmt.Sprintf("lab-%s-%s", s.RunID, name),
+			Cmd:            o.Args,
+			Env:            o.Env,
+			Labels:         map[string]string{LabelRun: s.RunID},
+			Networks:       []string{s.nw.Name},
+			NetworkAliases: map[string][]string{s.nw.Name: {name}},
+			HostConfigModifier: func(hc *container.HostConfig) {
+				hc.NanoCPUs = int64(o.CPUs * 1e9)
+				hc.Binds = append(hc.Binds, binds...)
+			},
+		},
+		Started: true,
+	})
+	if c != nil && !isNilContainer(c) {
+		w := &Worker{c: c, name: name}
+		s.mu.Lock()
+		s.workers = append(s.workers, w)
+		s.mu.Unlock()
+		if err != nil {
+			return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
+		}
+		s.logf("worker %s started (%g CPU)", o.Name, o.CPUs)
+		return w, nil
+	}
+	return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
+}
+
+// Wait waits for the worker to exit and returns its exit code. Errors: ctx
+// done first (the worker keeps running), Docker errors.
+func (w *Worker) Wait(ctx context.Context) (int, error) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		st, err := w.c.State(ctx)
+		if err != nil {
+			return -1, fmt.Errorf("wait worker %s: %w", w.name, err)
+		}
+		if !st.Running && st.Status != "created" {
+			return st.ExitCode, nil
+		}
+		select {
+		case <-ctx.Done():
+			return -1, fmt.Errorf("wait worker %s: %w", w.name, ctx.Err())
+		case <-tick.C:
+		}
+	}
+}
+
+// Stop sends SIGTERM, waits up to timeout, then kills; removes the container.
+// Safe to call twice (the second call returns the first's result). Read Logs
+// before Stop: they go with the container.
+func (w *Worker) Stop(ctx context.Context, timeout time.Duration) error {
+	w.stopOnce.Do(func() {
+		if err := testcontainers.TerminateContainer(w.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(timeout)); err != nil {
+			w.stopErr = fmt.Errorf("stop worker %s: %w", w.name, err)
+		}
+	})
+	return w.stopErr
+}
+
+// Logs returns the worker's stdout and stderr so far.
+func (w *Worker) Logs(ctx context.Context) (string, error) {
+	rc, err := w.c.Logs(ctx)
+	if err != nil {
+		return "", fmt.Errorf("logs of worker %s: %w", w.name, err)
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return string(b), fmt.Errorf("logs of worker %s: %w", w.name, err)
+	}
+	return string(b), nil
+}
+
+// ContainerID returns the worker container's Docker id (for docker stats
+// or cgroup CPU accounting).
+func (w *Worker) ContainerID() string { return w.c.GetContainerID() }
