@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -118,4 +119,19 @@ func orderedKeys(m map[string]int, first []string) []string {
 		}
 	}
 	return out
+}
+
+// ErrInvariant is wrapped by Report.Err when the report is not OK.
+var ErrInvariant = errors.New("delivery invariant broken")
+
+// Err returns nil when r.OK, else an error wrapping ErrInvariant that
+// counts the violations, lost and duplicates (or says nothing was checked).
+func (r Report) Err() error {
+	switch {
+	case r.OK:
+		return nil
+	case len(r.Checks) == 0:
+		return fmt.Errorf("%w: nothing checked (no input beyond the published list)", ErrInvariant)
+	}
+	return fmt.Errorf("%w: %d violation(s), %d lost, %d duplicate(s)", ErrInvariant, len(r.Violations), r.Lost, r.Duplicates)
 }
