@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
@@ -78,6 +80,7 @@ const (
 	workerOut     = "/out"
 	workerCAFile  = "/lab/ca.pem"
 	recordsFile   = "records.jsonl"
+	publishedFile = "published.jsonl" // on the host only, for the reconciler
 	ledgerFile    = "ledger.db"
 	benchTemplate = "LAB_BENCH_01"
 )
@@ -220,19 +223,19 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("read access log", err)
 	}
 
-	topo := queues.DefaultTopology(queues.DefaultMain)
-	n := b.cfg.Warmup + b.cfg.Count
-	if err := b.publish(ctx, topo, mode, rtt); err != nil {
-		return Result{}, fail("publish", err)
-	}
-
 	runDir := filepath.Join(b.workDir, fmt.Sprintf("%s-%dms", mode, rtt))
 	if err := os.MkdirAll(runDir, 0o777); err != nil {
-		return Result{}, fail("start worker", err)
+		return Result{}, fail("publish", err)
 	}
 	// The worker image may run as another user: let it write records and ledger.
 	if err := os.Chmod(runDir, 0o777); err != nil {
-		return Result{}, fail("start worker", err)
+		return Result{}, fail("publish", err)
+	}
+	topo := queues.DefaultTopology(queues.DefaultMain)
+	n := b.cfg.Warmup + b.cfg.Count
+	published, err := b.publish(ctx, topo, mode, rtt, filepath.Join(runDir, publishedFile))
+	if err != nil {
+		return Result{}, fail("publish", err)
 	}
 	args, idle, err := b.workerArgs(topo, mode, rtt, n)
 	if err != nil {
@@ -285,6 +288,14 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("collect", err)
 	}
 	journalSends, repeated := CountJournalSends(journal)
+	verdict, err := b.reconcileRun(ctx, topo, recordsPath, filepath.Join(runDir, ledgerFile), published, journal)
+	if err != nil {
+		return Result{}, fail("reconcile", err)
+	}
+	if !verdict.OK {
+		logf(b.w, "%s: WARNING: reconcile %s: %d lost, %d duplicates, %d violations", label, verdict.Verdict(),
+			verdict.Lost, verdict.Duplicates, len(verdict.Violations))
+	}
 	entries, raw, err := b.stack.ReadAccessLog(logOffset)
 	if err != nil {
 		return Result{}, fail("collect", err)
@@ -310,6 +321,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		JournalCount: journalSends,
 		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: ms(selfRTT), AccessLog: logName,
 		Environment: b.env,
+		Reconcile:   verdict,
 	}
 	if mode == vendor.PerRequestName {
 		r.TLSMax = b.cfg.PerRequestTLS
@@ -353,25 +365,29 @@ func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]str
 // publish declares the topology, purges every queue, and publishes WARMUP
 // warm-up then COUNT measured notifications, persistent, with publisher
 // confirms; it returns once the broker confirmed them all and the main
-// queue holds exactly that many.
-func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int) error {
+// queue holds exactly that many. What was published is returned and written
+// to publishedPath (reconcile.WritePublished lines) for the reconciler.
+func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int, publishedPath string) ([]reconcile.Published, error) {
 	ch, err := b.amqp.Channel()
 	if err != nil {
-		return fmt.Errorf("open channel: %w", err)
+		return nil, fmt.Errorf("open channel: %w", err)
 	}
 	defer ch.Close()
 	if err := topo.Declare(ch); err != nil {
-		return fmt.Errorf("declare topology: %w", err)
+		return nil, fmt.Errorf("declare topology: %w", err)
 	}
 	for _, q := range topo.Names.All() {
 		if _, err := ch.QueuePurge(q, false); err != nil {
-			return fmt.Errorf("purge %s: %w", q, err)
+			return nil, fmt.Errorf("purge %s: %w", q, err)
 		}
 	}
 	if err := ch.Confirm(false); err != nil {
-		return fmt.Errorf("enable confirms: %w", err)
+		return nil, fmt.Errorf("enable confirms: %w", err)
 	}
-	var pending []*amqp.DeferredConfirmation
+	var (
+		pending   []*amqp.DeferredConfirmation
+		published []reconcile.Published
+	)
 	now := time.Now()
 	for i := range b.cfg.Warmup + b.cfg.Count {
 		warm := i < b.cfg.Warmup
@@ -379,36 +395,55 @@ func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, 
 		if !warm {
 			idx = i - b.cfg.Warmup + 1
 		}
-		body, err := benchMessage(RefKey(b.runID, mode, rtt, warm, idx), i, now)
+		key := RefKey(b.runID, mode, rtt, warm, idx)
+		body, err := benchMessage(key, i, now)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", topo.Names.Main, false, false, queues.Persistent(amqp.Publishing{
 			ContentType: "application/json",
-			MessageId:   RefKey(b.runID, mode, rtt, warm, idx),
+			MessageId:   key,
 			Timestamp:   now,
 			Body:        body,
 		}))
 		if err != nil {
-			return fmt.Errorf("publish message: %w", err)
+			return nil, fmt.Errorf("publish message: %w", err)
 		}
 		pending = append(pending, dc)
+		published = append(published, reconcile.Published{Seq: i + 1, RefKey: key, MessageID: key, Valid: true, PublishedAt: now})
 	}
 	for _, dc := range pending {
 		ok, err := dc.WaitContext(ctx)
 		if err != nil {
-			return fmt.Errorf("wait confirm: %w", err)
+			return nil, fmt.Errorf("wait confirm: %w", err)
 		}
 		if !ok {
-			return fmt.Errorf("publish message: broker nacked delivery tag %d", dc.DeliveryTag)
+			return nil, fmt.Errorf("publish message: broker nacked delivery tag %d", dc.DeliveryTag)
 		}
 	}
 	q, err := ch.QueueDeclarePassive(topo.Names.Main, true, false, false, false, nil)
 	if err != nil {
-		return fmt.Errorf("inspect %s: %w", topo.Names.Main, err)
+		return nil, fmt.Errorf("inspect %s: %w", topo.Names.Main, err)
 	}
 	if want := b.cfg.Warmup + b.cfg.Count; q.Messages != want {
-		return fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, q.Messages, want)
+		return nil, fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, q.Messages, want)
+	}
+	if err := writePublished(publishedPath, published); err != nil {
+		return nil, err
+	}
+	return published, nil
+}
+
+// writePublished writes ps to path, one reconcile.WritePublished line each.
+func writePublished(path string, ps []reconcile.Published) error {
+	var buf bytes.Buffer
+	for _, p := range ps {
+		if err := reconcile.WritePublished(&buf, p); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write published: %w", err)
 	}
 	return nil
 }

@@ -76,6 +76,9 @@ func TestBenchBothModes(t *testing.T) {
 		if r.SendsPerS <= 0 || r.CPUMSPerSend <= 0 || r.WallS <= 0 {
 			t.Errorf("%s: sends/s %.1f, CPU %.2f ms/send, wall %.1f s; want all > 0", r.Mode, r.SendsPerS, r.CPUMSPerSend, r.WallS)
 		}
+		if r.Reconcile == nil || !r.Reconcile.OK || r.Reconcile.Duplicates != 0 || r.Reconcile.Lost != 0 {
+			t.Errorf("%s: reconcile = %+v; want OK with 0 duplicates and 0 lost", r.Mode, r.Reconcile)
+		}
 		if _, err := os.Stat(filepath.Join(cfg.Out, r.AccessLog)); err != nil {
 			t.Errorf("%s: access log slice: %v", r.Mode, err)
 		}

@@ -175,7 +175,7 @@ func comparisonTable(rs []Result) (t table) {
 
 // detailTable returns per-run facts behind the main table.
 func detailTable(rs []Result) (t table) {
-	t.header = []string{"RTT", "client", "TLS (nginx)", "reused (client)", "outcomes", "journal", "p90 ms", "max ms", "self-check RTT ms"}
+	t.header = []string{"RTT", "client", "TLS (nginx)", "reused (client)", "outcomes", "journal", "p90 ms", "max ms", "self-check RTT ms", "reconcile"}
 	sorted := slices.Clone(rs)
 	SortResults(sorted)
 	for _, r := range sorted {
@@ -183,9 +183,19 @@ func detailTable(rs []Result) (t table) {
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), formatCounts(r.TLSVersions),
 			fmt.Sprintf("%d/%d", r.ClientReused, r.Measured), formatCounts(r.Outcomes),
 			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), f1(r.SelfCheckRTTMS),
+			reconcileLabel(r),
 		})
 	}
 	return t
+}
+
+// reconcileLabel is the reconciler's verdict with its duplicates and lost
+// counts, or "-" for a result without one.
+func reconcileLabel(r Result) string {
+	if r.Reconcile == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%d duplicates, %d lost)", r.Reconcile.Verdict(), r.Reconcile.Duplicates, r.Reconcile.Lost)
 }
 
 // clientLabel is the mode, with the per-request TLS cap when set.

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 )
 
 // Result is one bench run (one mode at one RTT), written as
@@ -50,8 +52,11 @@ type Result struct {
 	AccessLog      string  `json:"access_log"`        // nginx access log slice of this run, relative to OUT
 
 	Environment Environment `json:"environment"`
-	// TODO(reconcile): the reconciler's verdict goes here once
-	// scenarios/reconcile lands; until then the key is absent, never faked.
+	// Reconcile is the reconciler's verdict on this run (package
+	// scenarios/reconcile): every published message in exactly one place,
+	// no duplicate send, records and ledger agreeing with the journal. nil
+	// in results written before it existed.
+	Reconcile *reconcile.Report `json:"reconcile,omitempty"`
 }
 
 // Latency holds percentiles of send latencies in ms. Percentiles use the
