@@ -1,0 +1,118 @@
+// Package vendor is the worker's HTTP client for the messaging vendor: the
+// token call, the send call, the client strategies (per-request, pooled), the
+// per-send httptrace timings, and the classification of every failure into
+// the delivery classes of DESIGN.md (SENT, REJECTED, NOT_SENT, UNKNOWN).
+//
+// # Data flow
+//
+//	message.Notification
+//	      |
+//	      v
+//	Client.Send --token cached?--no--> POST /v1/token (Basic auth) --+
+//	      |                                                          |
+//	      v                                                          v
+//	Strategy.Client()  per-request: new Transport + Client per call, closed by release
+//	      |            pooled:      one keep-alive Transport for token and sends
+//	      v
+//	POST /v3/message (Bearer, X-Refkey) --httptrace--> tracer (timings, reuse,
+//	      |                                            TLS version, write started)
+//	      v
+//	response / error --judge / classifyTransport--> Result + *SendError{Class, Reason, Code}
+//
+// # Vendor API
+//
+// POST /v1/token with HTTP Basic auth answers
+// {"accesstoken": "...", "type": "Bearer", "expired": "<RFC 3339>"}; the
+// token is cached until DefaultTokenRefreshMargin before "expired", and
+// fetched again once on a 401 from a send (then the send is retried once).
+//
+// POST /v3/message carries Authorization: Bearer <token>, Content-Type:
+// application/json, the correlation header X-Refkey: <refkey> (nginx logs
+// it), and the body
+//
+//	{"refkey": "...", "recipient": "...", "template_code": "...", "text": "...", "category": "info"}
+//
+// and answers {"code": "1000", "description": "success", "refkey": "...",
+// "messagekey": "..."}. Code "1000" (SuccessCode) is SENT; any other code is
+// REJECTED with that code.
+//
+// # Classification
+//
+// Whether a failed send may have reached the vendor is decided by
+// httptrace, not by the error's text: WroteHeaderField fires when the first
+// header line goes into the connection's write buffer, after the request
+// line and before any byte can reach the socket (net/http request.go,
+// Request.write). If it never fired for the attempt that counts, not one
+// byte left the worker and the send is NOT_SENT, whatever the error (dial,
+// DNS, TLS handshake, closed client, canceled before writing). If it fired,
+// the send is UNKNOWN, whatever the error (reset, EOF, response timeout).
+// Typed errors (errors.Is / errors.As on *net.DNSError, *net.OpError,
+// tls.RecordHeaderError, *tls.CertificateVerificationError, x509 errors,
+// syscall.ECONNRESET, io.EOF, context.DeadlineExceeded, net.Error Timeout)
+// only set SendError.Reason. A response decides by status: 2xx with code
+// "1000" SENT, 2xx with another code REJECTED, 2xx with an unparsable body
+// UNKNOWN, 4xx REJECTED, 5xx UNKNOWN (502/504 come from a proxy that cannot
+// know whether the vendor processed the request; 500/503 are UNKNOWN too,
+// the conservative choice, since a vendor may fail after storing the
+// message), 1xx/3xx UNKNOWN. Redirects are never followed (a 307/308 would
+// re-send the POST body).
+//
+// # When Go replays a POST by itself
+//
+// From net/http transport.go (Go 1.26): Transport.roundTrip retries a
+// failed request on another connection when persistConn.shouldRetryRequest
+// says so (HTTP/2's no-cached-connection case aside: HTTP/2 is off here).
+// It never retries on a fresh connection (pc.isReused() false: "the server
+// is just hanging up on us"). On a reused connection it retries in exactly
+// two cases:
+//
+//   - nothingWrittenError: the write loop failed having written zero bytes
+//     to the connection (pc.nwrite unchanged), or the read loop's first-byte
+//     peek failed, or the connection broke, before any byte was written
+//     (persistConn.mapRoundTripError). A POST is then retried if it has no
+//     body or its body can be rewound (Request.GetBody, which
+//     http.NewRequest sets for a *bytes.Reader, as here). Safe: nothing
+//     reached the server.
+//   - a replayable request (Request.isReplayable: GET, HEAD, OPTIONS, TRACE,
+//     or any method with a header Idempotency-Key or X-Idempotency-Key, and
+//     a rewindable body) that failed with a transportReadFromServerError
+//     (the peek for the first response byte failed, typically io.EOF or
+//     ECONNRESET: the server closed the connection as the request went out)
+//     or errServerClosedIdle (the server's FIN arrived while the connection
+//     looked idle). Here the request WAS written and may have been
+//     processed.
+//
+// So a POST without those headers is replayed only when nothing was
+// written, and a POST with one of them is also replayed after it was
+// written: a second send to a vendor that does not de-duplicate. This
+// package therefore never sends Idempotency-Key or X-Idempotency-Key unless
+// WithIdempotencyHeader names one, and WithCorrelationHeader refuses those
+// names. Trace.GotConns > 1 shows a replay; the tracer resets its "write
+// started" flag at every GetConn, and for a request without those headers
+// only the last attempt counts (earlier ones provably wrote nothing).
+//
+// Without those headers, a POST on a reused connection that the server
+// closes after reading it fails with io.EOF (the error inside
+// transportReadFromServerError) and is UNKNOWN. One whose connection the
+// server closed as it was being picked from the pool fails with
+// errServerClosedIdle ("http: server closed idle connection"): NOT_SENT
+// when the trace shows the write never started, UNKNOWN when it started
+// (the FIN may have crossed request bytes in flight; Go's own comment on
+// errServerClosedIdle says so). A connection whose FIN the transport saw
+// while it sat idle is dropped from the pool and never used.
+//
+// # Timeouts
+//
+// Config.ResponseTimeout is http.Client.Timeout on every client a strategy
+// hands out: it bounds the whole call, dial to last body byte, for Client
+// and for anyone using a Strategy directly. Its error satisfies
+// errors.Is(err, context.DeadlineExceeded) (net/http timeoutError.Is). A
+// caller's context deadline works the same way. DialTimeout and
+// TLSHandshakeTimeout bound the connection setup inside it.
+//
+// # Secrets
+//
+// Nothing here logs. Error strings never contain the client secret, the
+// token, the recipient or the vendor's description text;
+// Credentials.String, Credentials.GoString and Client.String redact.
+package vendor

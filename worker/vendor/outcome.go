@@ -1,0 +1,227 @@
+package vendor
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+)
+
+// Class is the delivery class of one send attempt (DESIGN.md, "Delivery
+// outcomes"). The worker routes on it: Sent acked, Rejected to the failed
+// queue, NotSent to the retry queue, Unknown to the unknown queue (never
+// re-sent automatically).
+type Class string
+
+// The classes of DESIGN.md's outcome table that a send can end in.
+const (
+	Sent     Class = "SENT"     // the vendor accepted it
+	Rejected Class = "REJECTED" // the vendor answered and refused it
+	NotSent  Class = "NOT_SENT" // provably never left the worker
+	Unknown  Class = "UNKNOWN"  // may have reached the vendor
+)
+
+// Reason says what failed, as a short label for records and reports. The
+// Class decides the routing; Reason only explains it. It is derived from
+// typed errors (errors.Is / errors.As) and the httptrace phases, never from
+// error text.
+type Reason string
+
+// Reasons, from the earliest failure to the latest.
+const (
+	ReasonNone      Reason = ""          // no failure
+	ReasonRequest   Reason = "request"   // the request could not be built (bad base URL, bad header value)
+	ReasonClosed    Reason = "closed"    // the client or strategy was closed (ErrClientClosed)
+	ReasonCanceled  Reason = "canceled"  // the caller's context was canceled
+	ReasonDNS       Reason = "dns"       // name resolution failed (*net.DNSError)
+	ReasonDial      Reason = "dial"      // TCP connect failed: refused, unreachable, dial timeout
+	ReasonTLS       Reason = "tls"       // TLS handshake failed: certificate, alert, version, handshake timeout
+	ReasonReset     Reason = "reset"     // the connection was reset (ECONNRESET, EPIPE, ECONNABORTED)
+	ReasonEOF       Reason = "eof"       // the server closed the connection (io.EOF, io.ErrUnexpectedEOF)
+	ReasonTimeout   Reason = "timeout"   // a timeout fired (ResponseTimeout, context deadline)
+	ReasonTransport Reason = "transport" // any other transport error
+	ReasonStatus    Reason = "status"    // the vendor answered an HTTP status that is not success
+	ReasonBusiness  Reason = "business"  // the vendor answered a business code that is not success
+	ReasonBody      Reason = "body"      // the vendor's 2xx body could not be parsed
+)
+
+// Operations of a SendError.
+const (
+	OpToken = "token" // POST /v1/token
+	OpSend  = "send"  // POST /v3/message
+)
+
+// Sentinel errors, found with errors.Is in a *SendError's chain.
+var (
+	// ErrClientClosed is returned (inside a *SendError of class NotSent)
+	// for a send attempted after the client or strategy was closed.
+	// Nothing is dialled.
+	ErrClientClosed = errors.New("vendor client closed")
+	// ErrRejected is in the chain of every Rejected *SendError: the vendor
+	// answered a 4xx or a business code other than SuccessCode.
+	ErrRejected = errors.New("vendor rejected the request")
+	// ErrBadStatus is in the chain of an Unknown *SendError made from a
+	// 5xx (a proxy's 502/504, or the vendor's 500/503) or an unexpected
+	// 1xx/3xx status.
+	ErrBadStatus = errors.New("unexpected http status")
+	// ErrBadResponse is in the chain when a body could not be parsed: a
+	// 2xx send response (Unknown) or a token response (NotSent).
+	ErrBadResponse = errors.New("unparsable vendor response")
+)
+
+// SendError is the one typed error of this package: it carries the class the
+// caller acts on. Send and its helpers return no other error type.
+//
+// Its text never holds the client secret, the token, the recipient or the
+// vendor's description (which may echo message data).
+type SendError struct {
+	Class Class
+	Op    string // OpToken or OpSend
+	// Code is the vendor's business code, or the HTTP status as text when
+	// there is no business code, or "" when no response was read.
+	Code string
+	// Reason labels the failure (see Reason); it does not change Class.
+	Reason Reason
+	// Description is the vendor's "description" text when a response was
+	// parsed, for the failed queue. It is kept out of Error() because a
+	// vendor may echo message data in it.
+	Description string
+	Err         error
+}
+
+// Error returns "vendor <op>: <CLASS> (<reason>) code <code>: <cause>", the
+// parts that are empty left out.
+func (e *SendError) Error() string {
+	var b strings.Builder
+	b.WriteString("vendor ")
+	if e.Op != "" {
+		b.WriteString(e.Op)
+	} else {
+		b.WriteString("call")
+	}
+	b.WriteString(": ")
+	b.WriteString(string(e.Class))
+	if e.Reason != ReasonNone {
+		b.WriteString(" (" + string(e.Reason) + ")")
+	}
+	if e.Code != "" {
+		b.WriteString(" code " + e.Code)
+	}
+	if e.Err != nil {
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause, for errors.Is and errors.As.
+func (e *SendError) Unwrap() error { return e.Err }
+
+// ClassOf returns Sent for nil, the class of a *SendError anywhere in err's
+// chain, and Unknown for any other error (the conservative choice: an error
+// this package did not classify may hide a send that reached the vendor).
+func ClassOf(err error) Class {
+	if err == nil {
+		return Sent
+	}
+	if se, ok := errors.AsType[*SendError](err); ok {
+		return se.Class
+	}
+	return Unknown
+}
+
+// classifyTransport turns an error from http.Client.Do (or from reading a
+// response body before any status line was seen) into a *SendError.
+//
+// The class comes from the httptrace record, the only witness of what left
+// the worker: if no attempt that counts started to write the request (see
+// tracer.mayHaveLeft), no byte of it reached the vendor and the class is
+// NotSent, whatever the error; otherwise it is Unknown, whatever the error
+// (a dial error after an earlier written attempt is still Unknown). The
+// typed error only sets Reason. ErrClientClosed is NotSent before any call
+// is made.
+func classifyTransport(op string, err error, tr *tracer, replayable bool) *SendError {
+	reason := reasonOf(err, tr)
+	class := Unknown
+	if errors.Is(err, ErrClientClosed) || tr == nil || !tr.mayHaveLeft(replayable) {
+		class = NotSent
+	}
+	return &SendError{Class: class, Op: op, Reason: reason, Err: err}
+}
+
+// reasonOf labels err from its types, in the order a call fails: closed,
+// canceled, DNS, TLS, reset, EOF, dial, then timeouts. tr may be nil.
+func reasonOf(err error, tr *tracer) Reason {
+	switch {
+	case err == nil:
+		return ReasonNone
+	case errors.Is(err, ErrClientClosed):
+		return ReasonClosed
+	case errors.Is(err, context.Canceled):
+		return ReasonCanceled
+	}
+	if _, ok := errors.AsType[*net.DNSError](err); ok {
+		return ReasonDNS
+	}
+	if isTLSError(err) {
+		return ReasonTLS
+	}
+	// A reset is named as such even when it ends the dial itself (Linux
+	// reports a RST that beats the connect as "dial tcp: connect:
+	// connection reset by peer").
+	switch {
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
+		return ReasonReset
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		return ReasonEOF
+	}
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "dial" {
+		return ReasonDial
+	}
+	// A handshake that failed without a typed TLS error (the transport's
+	// TLSHandshakeTimeout, a deadline during the handshake) shows in the
+	// trace.
+	if tr != nil && tr.tlsHandshakeErr() != nil {
+		return ReasonTLS
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return ReasonTimeout
+	}
+	if ne, ok := errors.AsType[net.Error](err); ok && ne.Timeout() {
+		return ReasonTimeout
+	}
+	return ReasonTransport
+}
+
+// isTLSError reports whether err is one of crypto/tls's or crypto/x509's
+// typed handshake errors.
+func isTLSError(err error) bool {
+	if _, ok := errors.AsType[tls.RecordHeaderError](err); ok {
+		return true // the peer does not speak TLS
+	}
+	if _, ok := errors.AsType[*tls.CertificateVerificationError](err); ok {
+		return true // chain or name did not verify
+	}
+	if _, ok := errors.AsType[x509.UnknownAuthorityError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.HostnameError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[x509.CertificateInvalidError](err); ok {
+		return true
+	}
+	if _, ok := errors.AsType[tls.AlertError](err); ok {
+		return true // an alert we sent
+	}
+	// An alert received from the server (for example protocol_version
+	// when no version overlaps): crypto/tls returns it as a *net.OpError
+	// whose Op is "remote error" (crypto/tls conn.go, readRecordOrCCS).
+	if op, ok := errors.AsType[*net.OpError](err); ok && op.Op == "remote error" {
+		return true
+	}
+	return false
+}

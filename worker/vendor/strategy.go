@@ -1,0 +1,203 @@
+package vendor
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Strategy names, the values of Strategy.Name and the keys of Strategies.
+// They are also the values of the lab's MODES key (issue 2 §1).
+const (
+	PerRequestName = "per-request"
+	PooledName     = "pooled"
+)
+
+// Config is what every strategy is built from. Durations are wall time; a
+// zero field takes the matching Default* value.
+type Config struct {
+	RootCAs       *x509.CertPool // verify the vendor against these; nil = system roots
+	ServerName    string         // TLS SNI / verification name override; "" = URL host
+	MinTLSVersion uint16         // 0 = tls.VersionTLS12
+	MaxTLSVersion uint16         // 0 = highest supported (TLS 1.3)
+	// Dial overrides how TCP connections are made (tests; mapping the
+	// vendor host to a lab address). nil = net.Dialer{Timeout: DialTimeout}.
+	// DialTimeout still bounds an override: it is called with a context
+	// that expires after DialTimeout.
+	Dial                func(ctx context.Context, network, addr string) (net.Conn, error)
+	DialTimeout         time.Duration // default DefaultDialTimeout
+	TLSHandshakeTimeout time.Duration // default DefaultTLSHandshakeTimeout
+	// ResponseTimeout bounds one whole call, from dialling to the last
+	// byte of the response body. It is applied as http.Client.Timeout on
+	// every client a strategy hands out (not as a context deadline made by
+	// Client), so whoever uses a Strategy directly gets the same bound.
+	// When it fires after the request started to be written the send is
+	// Unknown; before, NotSent. Default DefaultResponseTimeout.
+	ResponseTimeout time.Duration
+	// IdleConnTimeout is how long the pooled transport keeps an idle
+	// keep-alive connection. It must sit below the vendor's keep-alive
+	// timeout (nginx keepalive_timeout, 75 s by default) by at least one
+	// RTT, or the client may reuse a connection the server is closing
+	// (DESIGN.md: 14-19 resets per 1,000 measured otherwise, 0 with the
+	// client one RTT below). Pooled only; default DefaultIdleConnTimeout.
+	IdleConnTimeout time.Duration
+	// MaxIdleConnsPerHost sizes the pooled idle pool; size it for the
+	// worker's concurrency. Pooled only; default 1 (concurrency 1, as in
+	// the case).
+	MaxIdleConnsPerHost int
+}
+
+// Defaults for Config. DefaultIdleConnTimeout sits below nginx's default
+// keepalive_timeout (75 s) by far more than one RTT (ENVIRONMENT.md: Go's own
+// default of 90 s sits above it).
+const (
+	DefaultDialTimeout         = 3 * time.Second
+	DefaultTLSHandshakeTimeout = 3 * time.Second
+	DefaultResponseTimeout     = 10 * time.Second
+	DefaultIdleConnTimeout     = 60 * time.Second
+	// DefaultMaxIdleConnsPerHost is one idle connection: the worker sends
+	// with concurrency 1.
+	DefaultMaxIdleConnsPerHost = 1
+	// DefaultMinTLSVersion is the lowest TLS version offered.
+	DefaultMinTLSVersion = tls.VersionTLS12
+)
+
+// TLSVersionName returns "TLS 1.2" / "TLS 1.3" / "" for 0.
+func TLSVersionName(v uint16) string {
+	if v == 0 {
+		return ""
+	}
+	return tls.VersionName(v)
+}
+
+// Strategy hands out the *http.Client used for one call (a token call or a
+// send). Implementations: *PerRequest, *Pooled.
+type Strategy interface {
+	// Name is PerRequestName or PooledName.
+	Name() string
+	// Client returns the client for one call and a release func to call
+	// once the response body is closed. After Close it returns
+	// ErrClientClosed and dials nothing.
+	Client() (*http.Client, func(), error)
+	// Close releases all connections. Safe to call twice.
+	Close() error
+}
+
+// Strategies returns the constructors by name (a fresh map on every call:
+// there is no global registry to mutate). Keys are PerRequestName and
+// PooledName.
+func Strategies() map[string]func(Config) Strategy {
+	return map[string]func(Config) Strategy{
+		PerRequestName: func(c Config) Strategy { return NewPerRequest(c) },
+		PooledName:     func(c Config) Strategy { return NewPooled(c) },
+	}
+}
+
+// withDefaults returns c with every zero field replaced by its default.
+func (c Config) withDefaults() Config {
+	if c.DialTimeout <= 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.TLSHandshakeTimeout <= 0 {
+		c.TLSHandshakeTimeout = DefaultTLSHandshakeTimeout
+	}
+	if c.ResponseTimeout <= 0 {
+		c.ResponseTimeout = DefaultResponseTimeout
+	}
+	if c.IdleConnTimeout <= 0 {
+		c.IdleConnTimeout = DefaultIdleConnTimeout
+	}
+	if c.MaxIdleConnsPerHost <= 0 {
+		c.MaxIdleConnsPerHost = DefaultMaxIdleConnsPerHost
+	}
+	if c.MinTLSVersion == 0 {
+		c.MinTLSVersion = DefaultMinTLSVersion
+	}
+	return c
+}
+
+// tlsConfig is the client TLS policy shared by both strategies: the chain
+// is always verified against RootCAs (InsecureSkipVerify is never set), the
+// version range is [MinTLSVersion, MaxTLSVersion], ALPN offers only
+// http/1.1, and no session cache is set (each new connection pays a full
+// handshake, as in the case; nginx has its session cache off as well).
+func (c Config) tlsConfig() *tls.Config {
+	return &tls.Config{
+		RootCAs:    c.RootCAs,
+		ServerName: c.ServerName,
+		MinVersion: c.MinTLSVersion,
+		MaxVersion: c.MaxTLSVersion,
+		NextProtos: []string{"http/1.1"},
+	}
+}
+
+// dialContext returns the transport's DialContext: Config.Dial bounded by
+// DialTimeout, or a net.Dialer with that timeout.
+func (c Config) dialContext() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c.Dial == nil {
+		d := &net.Dialer{Timeout: c.DialTimeout, KeepAlive: 30 * time.Second}
+		return d.DialContext
+	}
+	dial, timeout := c.Dial, c.DialTimeout
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		return dial(ctx, network, addr)
+	}
+}
+
+// newTransport builds an HTTP/1.1-only transport for c. keepAlive false is
+// not used to disable keep-alive on the wire (the per-request strategy
+// closes its connections itself, so the request bytes are the same in both
+// modes); it only sizes the idle pool.
+//
+// HTTP/2 is off three ways, any one of which suffices: TLSNextProto is a
+// non-nil empty map (the documented switch), ForceAttemptHTTP2 is false,
+// and Protocols holds HTTP/1 only. The case's engine spoke HTTP/1.1 and
+// nginx's access log counts one request per line per connection.
+//
+// Proxy is nil on purpose: the lab's traffic goes only to loopback and the
+// run's Docker network, never through an HTTPS_PROXY from the environment.
+func (c Config) newTransport(pooled bool) *http.Transport {
+	protocols := new(http.Protocols)
+	protocols.SetHTTP1(true)
+	t := &http.Transport{
+		Proxy:               nil,
+		DialContext:         c.dialContext(),
+		TLSClientConfig:     c.tlsConfig(),
+		TLSHandshakeTimeout: c.TLSHandshakeTimeout,
+		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
+		ForceAttemptHTTP2:   false,
+		Protocols:           protocols,
+		MaxIdleConns:        1,
+		MaxIdleConnsPerHost: 1,
+		IdleConnTimeout:     c.IdleConnTimeout,
+	}
+	if pooled {
+		t.MaxIdleConns = c.MaxIdleConnsPerHost
+		t.MaxIdleConnsPerHost = c.MaxIdleConnsPerHost
+	}
+	return t
+}
+
+// newHTTPClient wraps t: ResponseTimeout as the whole-call timeout, and
+// redirects are never followed. Following a 307/308 would re-send the POST
+// body to another URL, a second send the vendor does not de-duplicate; the
+// 3xx is returned to Client, which classifies it Unknown.
+func (c Config) newHTTPClient(t http.RoundTripper) *http.Client {
+	return &http.Client{
+		Transport: t,
+		Timeout:   c.ResponseTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// errNoStrategy is returned (inside a NotSent *SendError) by a Client built
+// with a nil Strategy.
+var errNoStrategy = errors.New("no client strategy")
