@@ -496,8 +496,9 @@ func (s *Stack) HostClient() *http.Client {
 	}
 }
 
-// Close removes the workers, the containers and the network. Safe to call
-// twice; errors of each removal are joined.
+// Close removes the workers, the containers and the network, and deletes
+// the server key from the work dir (the CA, nginx.conf and the access log
+// stay). Safe to call twice; errors of each removal are joined.
 func (s *Stack) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -537,6 +538,12 @@ func (s *Stack) Close(ctx context.Context) error {
 	if s.nw != nil {
 		if err := s.nw.Remove(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", s.Network, err))
+		}
+	}
+	// nginx is gone: its key has no reader left.
+	if s.WorkDir != "" {
+		if err := os.Remove(filepath.Join(s.WorkDir, "tls", ServerKeyFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, fmt.Errorf("remove server key: %w", err))
 		}
 	}
 	if err := errors.Join(errs...); err != nil {

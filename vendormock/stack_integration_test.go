@@ -11,9 +11,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
 )
 
 // labImages returns the lab's images from the environment or from
@@ -97,19 +100,36 @@ func TestStackEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	im.Worker = im.Nginx // a Debian image with bash stands in for the worker below
-	s := startStack(t, ctx, Options{ServerDelayMS: -1, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
+	s := startStack(t, ctx, Options{ServerDelayMS: -1, KeepaliveTimeout: 60 * time.Second, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
 	t.Logf("cold start %.1f s, ready: %v", s.StartDuration.Seconds(), s.Ready)
 	for _, svc := range []string{"rabbitmq", "wiremock", "nginx", "toxiproxy", "stubs"} {
 		if s.Ready[svc] <= 0 || s.Ready[svc] > s.StartDuration {
 			t.Errorf("Ready[%s] = %s, want in (0, %s]", svc, s.Ready[svc], s.StartDuration)
 		}
 	}
-	if s.ServerDelayMS != 18 || s.KeepaliveTimeout != 75*time.Second {
-		t.Errorf("profile defaults: delay %d ms keepalive %s, want 18 ms and 75s", s.ServerDelayMS, s.KeepaliveTimeout)
+	if s.ServerDelayMS != 18 || s.KeepaliveTimeout != 60*time.Second {
+		t.Errorf("delay %d ms keepalive %s, want the profile's 18 ms and the option's 60s", s.ServerDelayMS, s.KeepaliveTimeout)
+	}
+	if conf, err := os.ReadFile(filepath.Join(s.WorkDir, "nginx", "nginx.conf")); err != nil || !strings.Contains(string(conf), "keepalive_timeout 60s;") {
+		t.Errorf("nginx.conf in the work dir lacks keepalive_timeout 60s (err %v)", err)
 	}
 	if b, err := os.ReadFile(s.CAFile); err != nil || bytes.Contains(b, []byte("PRIVATE KEY")) {
 		t.Errorf("CAFile must hold the CA certificate only: err %v", err)
 	}
+
+	// RabbitMQ takes guest from the host through the published port.
+	conn, err := amqp.Dial(s.AMQPURL)
+	if err != nil {
+		t.Fatalf("AMQP dial %s: %v", s.AMQPURL, err)
+	}
+	ch, err := conn.Channel()
+	if err == nil {
+		_, err = ch.QueueDeclare("", false, true, true, false, nil)
+	}
+	if err != nil {
+		t.Errorf("AMQP channel/queue: %v", err)
+	}
+	conn.Close()
 
 	const rtt = 10
 	if err := s.SetRTT(ctx, rtt); err != nil {
@@ -250,6 +270,62 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Errorf("SelfCheck at rtt 0: %s, %v; want < %d ms", rt, err, rtt)
 	}
 
+	t.Run("keepalive_requests carries a pooled run on one connection", func(t *testing.T) {
+		// A token call plus 50 warm-up and 1,000 sends is 1,051 requests;
+		// nginx's default keepalive_requests (1000) would split them over two
+		// connections (ENVIRONMENT.md). No delay and no RTT keep this short.
+		if err := s.SetServerDelay(ctx, 0); err != nil {
+			t.Fatalf("SetServerDelay: %v", err)
+		}
+		if err := s.ResetJournal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		off, err := s.AccessLogSize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := s.HostClient()
+		defer c.CloseIdleConnections()
+		const total = 1051
+		for i := 0; i < total; i++ {
+			body := strings.NewReader(`{"refkey":"ka-` + strconv.Itoa(i) + `"}`)
+			req, _ := http.NewRequest(http.MethodPost, s.VendorURL+api.SendPath, body)
+			req.Header.Set("Authorization", "Bearer "+tok["accesstoken"])
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := c.Do(req)
+			if err != nil {
+				t.Fatalf("send %d: %v", i, err)
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != 200 {
+				t.Fatalf("send %d: status %d", i, resp.StatusCode)
+			}
+		}
+		if n, err := s.JournalCount(ctx, http.MethodPost, api.SendPath); err != nil || n != total {
+			t.Errorf("JournalCount = %d, %v; want %d", n, err, total)
+		}
+		var entries []AccessEntry
+		deadline := time.After(5 * time.Second)
+		for len(entries) < total {
+			if entries, _, err = s.ReadAccessLog(off); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-deadline:
+				t.Fatalf("access log has %d lines, want %d", len(entries), total)
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		conns := map[int64]bool{}
+		for _, e := range entries {
+			conns[e.Connection] = true
+		}
+		if len(conns) != 1 || entries[total-1].Request != total {
+			t.Errorf("%d requests used %d connections (last request number %d), want 1 connection", total, len(conns), entries[total-1].Request)
+		}
+	})
+
 	// A worker container: on the network, CA mounted, /out writable, CPU
 	// limit, exit code and logs.
 	out := t.TempDir()
@@ -276,5 +352,24 @@ func TestStackEndToEnd(t *testing.T) {
 	}
 	if err := w.Stop(ctx, time.Second); err != nil {
 		t.Errorf("Stop: %v", err)
+	}
+}
+
+func TestStartMissingImage(t *testing.T) {
+	im := labImages(t)
+	im.Nginx = "notifier-lab/does-not-exist:0"
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	start := time.Now()
+	s, err := Start(ctx, Options{ServerDelayMS: -1, Images: im, WorkDir: t.TempDir()})
+	if s != nil {
+		_ = s.Close(ctx)
+	}
+	if !errors.Is(err, ErrImagesMissing) || !strings.Contains(err.Error(), EnvImageNginx) {
+		t.Fatalf("Start with a missing image: err %v, want ErrImagesMissing naming %s", err, EnvImageNginx)
+	}
+	// Checked before anything starts: no pull attempt, no container.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Start took %s to refuse a missing image", d)
 	}
 }

@@ -361,6 +361,23 @@ func registerStubs(c *wiremock.Client, rules []*wiremock.StubRule) error {
 	return nil
 }
 
+// SetServerDelay re-registers the profile's stubs with a new server delay,
+// ms (the fixed delay on stubs marked server_delay), so one stack serves
+// runs with different SERVER_DELAY_MS. Errors: ms < 0, WireMock failing.
+func (s *Stack) SetServerDelay(ctx context.Context, ms int) error {
+	if ms < 0 {
+		return fmt.Errorf("set server delay: negative delay %d ms", ms)
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("set server delay: %w", err)
+	}
+	s.ServerDelayMS = ms
+	if err := s.registerStubs(); err != nil {
+		return fmt.Errorf("set server delay: %w", err)
+	}
+	return nil
+}
+
 // ResetJournal empties WireMock's request journal (DELETE
 // /__admin/requests; go-wiremock's Reset would reset the stubs instead).
 func (s *Stack) ResetJournal(ctx context.Context) error {

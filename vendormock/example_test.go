@@ -1,0 +1,73 @@
+package vendormock_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// Count the TCP connections that carried sends, as the case did.
+func ExampleParseAccessLog() {
+	log := `5 1 TLSv1.3 . 200 0.041 0.019 POST /v1/token -
+5 2 TLSv1.3 . 200 0.040 0.018 POST /v3/message rk-1
+7 1 TLSv1.2 . 200 0.052 0.018 POST /v3/message rk-2
+`
+	entries, err := vendormock.ParseAccessLog(strings.NewReader(log))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	conns := map[int64]bool{}
+	for _, e := range entries {
+		if e.Path == "/v3/message" {
+			conns[e.Connection] = true
+		}
+	}
+	fmt.Printf("%d sends on %d connections; first send reused a connection: %v\n", len(entries)-1, len(conns), entries[1].Request > 1)
+	// Output: 2 sends on 2 connections; first send reused a connection: true
+}
+
+// One measured run against the vendor stack (needs Docker and the lab's
+// images; see ./run.sh).
+func ExampleStart() {
+	ctx := context.Background()
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := vendormock.Start(ctx, vendormock.Options{ServerDelayMS: -1, Images: images, Log: os.Stderr})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close(context.WithoutCancel(ctx))
+
+	if err := s.SetRTT(ctx, 10); err != nil {
+		fmt.Println(err)
+		return
+	}
+	if _, err := s.SelfCheck(ctx, 10); err != nil {
+		fmt.Println(err) // the latency toxic is not in place: no numbers
+		return
+	}
+	_ = s.ResetJournal(ctx)
+	from, _ := s.AccessLogSize()
+	w, err := s.StartWorker(ctx, vendormock.WorkerOptions{
+		Name: "pooled-10ms", CPUs: 1, OutDir: "results/tmp",
+		Args: []string{"-amqp", s.AMQPURLNetwork, "-vendor", s.VendorURL, "-ca", vendormock.WorkerCAPath},
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	code, _ := w.Wait(ctx)
+	_ = w.Stop(ctx, 10*time.Second)
+	entries, raw, _ := s.ReadAccessLog(from)
+	journal, _ := s.Journal(ctx)
+	fmt.Println(code, len(entries), len(raw), len(journal))
+}
