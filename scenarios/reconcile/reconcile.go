@@ -378,7 +378,15 @@ func Reconcile(in Input) Report {
 		if rec.RefKey == "" {
 			continue
 		}
-		if u := byRef[rec.RefKey]; u != nil {
+		u := byRef[rec.RefKey]
+		if rec.Outcome == OutcomeInvalid && (u == nil || u.invalid == 0) {
+			// The refkey of an invalid body is a best guess (the worker
+			// reads it from a body that failed validation); the driver
+			// may know that message by its id only. Its dead-lettered
+			// copy is matched by message id; the record proves nothing.
+			continue
+		}
+		if u != nil {
 			u.records = append(u.records, rec)
 		} else if in.Published != nil {
 			notePublished(rec.RefKey, "", fmt.Sprintf("worker record seq %d (%s) for a refkey nobody published", rec.Seq, rec.Outcome))
@@ -447,7 +455,7 @@ func Reconcile(in Input) Report {
 		var rest []orphan
 		next := 0
 		for _, o := range orphans {
-			if (o.p.role == roleDead || (!haveNames && o.p.outcome == OutcomeInvalid)) && o.m.RefKey == "" {
+			if (o.p.role == roleDead && o.p.outcome != OutcomeNotSent) || (!haveNames && o.p.outcome == OutcomeInvalid) {
 				for next < len(units) && !(units[next].allInvalid() && units[next].refkey == "" && len(units[next].places) == 0) {
 					next++
 				}

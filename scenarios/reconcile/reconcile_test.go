@@ -340,6 +340,43 @@ func TestReconcile(t *testing.T) {
 			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
 		},
 		{
+			name: "invalid body with a refkey the driver did not record",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"))
+				in.Records = append(in.Records, rec(4, "half-valid", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "bad-1", OutcomeInvalid, "recipient: missing")}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+		},
+		{
+			name: "invalid body with an unrecorded refkey, dead-lettered without its id",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"))
+				in.Records = append(in.Records, rec(4, "half-valid", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "", OutcomeInvalid, "recipient: missing")}
+				return in
+			},
+			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+		},
+		{
+			name: "more dead-lettered INVALID messages than published invalid ones",
+			in: func() Input {
+				in := clean()
+				in.Published = append(in.Published, invalidPub(4, "bad-1"))
+				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{
+					queued("n.dead", "", "", OutcomeInvalid, "body is not JSON"),
+					queued("n.dead", "", "", OutcomeInvalid, "body is not JSON"),
+				}
+				return in
+			},
+			wantRules: []string{RuleUnpublished},
+			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+		},
+		{
 			name: "invalid message dead-lettered without a reason",
 			in: func() Input {
 				in := clean()
