@@ -57,9 +57,13 @@ func ExampleStart() {
 	}
 	_ = s.ResetJournal(ctx)
 	from, _ := s.AccessLogSize()
+	// Flags of worker/cmd/notifier-worker; the secret goes by environment.
 	w, err := s.StartWorker(ctx, vendormock.WorkerOptions{
-		Name: "pooled-10ms", CPUs: 1, OutDir: "results/tmp",
-		Args: []string{"-amqp", s.AMQPURLNetwork, "-vendor", s.VendorURL, "-ca", vendormock.WorkerCAPath},
+		Name: "pooled-10ms", CPUs: 1, OutDir: ".lab/example-out",
+		Args: []string{"-amqp-url", s.AMQPURLNetwork, "-vendor-url", s.VendorURL,
+			"-ca-file", vendormock.WorkerCAPath, "-client-id", s.ClientID, "-strategy", "pooled",
+			"-records", vendormock.WorkerOutDir + "/records.jsonl", "-max-messages", "1050"},
+		Env: map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": s.ClientSecret},
 	})
 	if err != nil {
 		fmt.Println(err)
