@@ -275,9 +275,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("client_id", c.ClientID),
 		slog.String("strategy", c.Strategy),
 		slog.String("tls_max", c.TLSMax),
-		slog.Duration("idle_conn_timeout", c.IdleConnTimeout),
-		slog.Duration("response_timeout", c.ResponseTimeout),
-		slog.Duration("dial_timeout", c.DialTimeout),
+		slog.String("idle_conn_timeout", c.IdleConnTimeout.String()),
+		slog.String("response_timeout", c.ResponseTimeout.String()),
+		slog.String("dial_timeout", c.DialTimeout.String()),
 		slog.String("correlation_header", c.CorrelationHeader),
 		slog.String("idempotency_header", c.IdempotencyHeader),
 		slog.String("ledger", c.LedgerPath),
@@ -285,7 +285,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Int("max_messages", c.MaxMessages),
 		slog.String("window", c.WindowStart+"-"+c.WindowEnd+" "+c.WindowZone),
 		slog.Time("clock_start", c.ClockStart),
-		slog.Duration("retry_delay", c.RetryDelay),
+		slog.String("retry_delay", c.RetryDelay.String()),
 		slog.Int("max_attempts", c.MaxAttempts),
 	)
 }
