@@ -261,16 +261,6 @@ func reaches(outcome string) bool {
 	return false
 }
 
-// neverLeft reports whether an outcome says the message never left the
-// worker.
-func neverLeft(outcome string) bool {
-	switch outcome {
-	case OutcomeNotSent, OutcomeOutsideSendWindow, OutcomeInvalid:
-		return true
-	}
-	return false
-}
-
 func is4xx(status int) bool { return status >= 400 && status < 500 }
 func is2xx(status int) bool { return status >= 200 && status < 300 }
 
@@ -388,7 +378,11 @@ func Reconcile(in Input) Report {
 		}
 		if u != nil {
 			u.records = append(u.records, rec)
-		} else if in.Published != nil {
+			if rec.Outcome == OutcomeDuplicate && rec.Queue == "" {
+				u.suppress++
+				r.Suppressed++
+			}
+		} else if in.Published != nil && len(r.Checks) > 0 {
 			notePublished(rec.RefKey, "", fmt.Sprintf("worker record seq %d (%s) for a refkey nobody published", rec.Seq, rec.Outcome))
 		}
 	}
@@ -415,9 +409,7 @@ func Reconcile(in Input) Report {
 					continue
 				}
 				if rec.Outcome == OutcomeDuplicate {
-					u.suppress++
-					r.Suppressed++
-					continue
+					continue // a suppressed copy, never a place
 				}
 				u.places = append(u.places, place{where: PlaceAcked, outcome: rec.Outcome, seq: rec.Seq})
 			}
