@@ -262,6 +262,14 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Errorf("send line %+v: want POST %s refkey %s 200 upstream >= %d ms", e, api.SendPath, refkey, s.ServerDelayMS)
 	}
 
+	// The case's production-like RTT: 1 ms down + 2 ms up.
+	if err := s.SetRTT(ctx, 3); err != nil {
+		t.Fatalf("SetRTT(3): %v", err)
+	}
+	if rt, err := s.SelfCheck(ctx, 3); err != nil || rt >= rtt*time.Millisecond {
+		t.Errorf("SelfCheck at rtt 3: %s, %v; want >= 3 ms and < %d ms", rt, err, rtt)
+	}
+
 	// SetRTT 0 removes the toxics: a 10 ms check now fails.
 	if err := s.SetRTT(ctx, 0); err != nil {
 		t.Fatalf("SetRTT(0): %v", err)
