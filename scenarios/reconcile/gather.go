@@ -27,6 +27,7 @@ type GatherError struct {
 	Err    error
 }
 
+// Error says which source failed and why.
 func (e *GatherError) Error() string { return "gather " + e.Source + ": " + e.Err.Error() }
 
 // Unwrap returns the cause.

@@ -134,7 +134,10 @@ func (f *fakeChannel) Get(name string, autoAck bool) (amqp.Delivery, bool, error
 
 type recordingAck struct{ log *[]string }
 
-func (a recordingAck) Ack(tag uint64, _ bool) error { *a.log = append(*a.log, fmt.Sprint("ack ", tag)); return nil }
+func (a recordingAck) Ack(tag uint64, _ bool) error {
+	*a.log = append(*a.log, fmt.Sprint("ack ", tag))
+	return nil
+}
 func (a recordingAck) Nack(tag uint64, _, _ bool) error {
 	*a.log = append(*a.log, fmt.Sprint("nack ", tag))
 	return nil
