@@ -111,6 +111,9 @@ func (w *Worker) Wait(ctx context.Context) (int, error) {
 	for {
 		st, err := w.c.State(ctx)
 		if err != nil {
+			if ctx.Err() != nil {
+				return -1, fmt.Errorf("wait worker %s: %w", w.name, ctx.Err())
+			}
 			return -1, fmt.Errorf("wait worker %s: %w", w.name, err)
 		}
 		if !st.Running && st.Status != "created" {
