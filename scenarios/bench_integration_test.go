@@ -3,6 +3,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -14,15 +15,27 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendor"
 )
 
-// logWriter sends each line to t.Log.
-type logWriter struct{ t *testing.T }
+// logWriter sends each complete line to t.Log (the text reporter writes
+// through a tabwriter in pieces, so lines are buffered until '\n').
+type logWriter struct {
+	t   *testing.T
+	buf *bytes.Buffer
+}
+
+func newLogWriter(t *testing.T) logWriter { return logWriter{t: t, buf: new(bytes.Buffer)} }
 
 func (w logWriter) Write(b []byte) (int, error) {
 	w.t.Helper()
-	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
-		w.t.Log(l)
+	w.buf.Write(b)
+	for {
+		line, err := w.buf.ReadString('\n')
+		if err != nil { // no complete line left: keep the rest
+			w.buf.Reset()
+			w.buf.WriteString(line)
+			return len(b), nil
+		}
+		w.t.Log(strings.TrimRight(line, "\n"))
 	}
-	return len(b), nil
 }
 
 // TestBenchBothModes runs the lab end to end through the real stack
@@ -44,7 +57,7 @@ func TestBenchBothModes(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := Run(ctx, cfg, logWriter{t}); err != nil {
+	if err := Run(ctx, cfg, newLogWriter(t)); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 

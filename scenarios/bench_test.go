@@ -239,3 +239,22 @@ func TestHelpers(t *testing.T) {
 		t.Errorf("newRunID = %q", id)
 	}
 }
+
+func TestRunWithoutImagesStartsNothing(t *testing.T) {
+	for _, k := range []string{"LAB_IMAGES_KIND", "LAB_IMAGE_RABBITMQ", "LAB_IMAGE_NGINX", "LAB_IMAGE_WIREMOCK", "LAB_IMAGE_TOXIPROXY", "LAB_IMAGE_WORKER"} {
+		t.Setenv(k, "")
+	}
+	cfg := DefaultConfig()
+	cfg.Out = filepath.Join(t.TempDir(), "results")
+	var b bytes.Buffer
+	err := Run(t.Context(), cfg, &b)
+	if err == nil || !strings.Contains(err.Error(), "run.sh") {
+		t.Fatalf("Run without images = %v; want an error that says to run ./run.sh", err)
+	}
+	if _, serr := os.Stat(cfg.Out); serr == nil {
+		t.Error("Run created OUT although it could not start")
+	}
+	if b.Len() != 0 {
+		t.Errorf("Run printed %q before failing", b.String())
+	}
+}
