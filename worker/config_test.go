@@ -3,6 +3,8 @@ package worker
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -95,6 +97,48 @@ func TestRedact(t *testing.T) {
 		}
 		if len(got) > MaxErrorText+3 {
 			t.Errorf("Redact: %d bytes, want <= %d", len(got), MaxErrorText+3)
+		}
+	}
+}
+
+func TestNewVendorClientErrors(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.pem")
+	if err := os.WriteFile(empty, []byte("not a certificate\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		mod     func(*Config)
+		wantErr string
+	}{
+		{"missing ca file", func(c *Config) { c.CAFile = filepath.Join(dir, "nope.pem") }, "read ca file"},
+		{"ca file without PEM", func(c *Config) { c.CAFile = empty }, "no PEM certificate"},
+		{"unknown strategy", func(c *Config) { c.Strategy = "fancy" }, "known strategies"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c := validConfig()
+			tc.mod(&c)
+			cl, err := NewVendorClient(c)
+			if err == nil {
+				_ = cl.Close()
+				t.Fatal("no error")
+			}
+			if !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("error %q, want %q", err, tc.wantErr)
+			}
+		})
+	}
+	for _, s := range StrategyNames() {
+		c := validConfig()
+		c.Strategy = s
+		cl, err := NewVendorClient(c)
+		if err != nil {
+			t.Fatalf("strategy %s: %v", s, err)
+		}
+		if err := cl.Close(); err != nil {
+			t.Errorf("close %s: %v", s, err)
 		}
 	}
 }

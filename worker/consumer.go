@@ -104,6 +104,7 @@ var errStop = errors.New("stop")
 // handler reports a fatal error. The in-flight message is always finished:
 // ctx is only looked at between messages.
 func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
+	requeues := 0
 	for {
 		if ctx.Err() != nil {
 			return false, errStop
@@ -123,12 +124,38 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			if herr != nil {
 				return false, herr
 			}
+			if rec.Requeued {
+				// The broker hands the requeued message straight back: pause
+				// (doubling per consecutive requeue, capped) instead of
+				// spinning while a target queue is unavailable.
+				requeues++
+				pause := c.requeuePause(requeues)
+				t := time.NewTimer(pause)
+				select {
+				case <-ctx.Done():
+				case <-lost:
+				case <-t.C:
+				}
+				t.Stop()
+			} else {
+				requeues = 0
+			}
 			if c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages {
 				c.log.Info("max messages handled; stopping", "handled", c.stats.handled)
 				return false, errStop
 			}
 		}
 	}
+}
+
+// requeuePause is the pause after the n-th consecutive requeued delivery:
+// ReconnectMin doubled n-1 times, at most ReconnectMax.
+func (c *consumer) requeuePause(n int) time.Duration {
+	d := c.cfg.ReconnectMin << min(n-1, 20)
+	if d > c.cfg.ReconnectMax || d < 0 {
+		d = c.cfg.ReconnectMax
+	}
+	return d
 }
 
 // account writes the Record of a handled message (not of a requeued one)
@@ -262,11 +289,6 @@ func (c *consumer) open() (s *session, err error) {
 			return nil, fmt.Errorf("%w: %w", ErrTopology, err)
 		}
 		return nil, fmt.Errorf("declare topology: %w", err)
-	}
-	if ch.IsClosed() { // a declare error may have closed it
-		if ch, err = conn.Channel(); err != nil {
-			return nil, fmt.Errorf("open channel: %w", err)
-		}
 	}
 	if err := ch.Qos(1, 0, false); err != nil {
 		return nil, fmt.Errorf("set prefetch: %w", err)

@@ -332,3 +332,39 @@ func TestBackoff(t *testing.T) {
 		t.Errorf("after reset: %v, want <= 100ms", d)
 	}
 }
+
+// TestRequeuePause: consecutive requeued deliveries (a target queue
+// unavailable) are spaced by a doubling pause instead of a hot loop.
+func TestRequeuePause(t *testing.T) {
+	c := &consumer{cfg: Config{ReconnectMin: 10 * time.Millisecond, ReconnectMax: 35 * time.Millisecond}}
+	for n, want := range map[int]time.Duration{1: 10 * time.Millisecond, 2: 20 * time.Millisecond, 3: 35 * time.Millisecond, 40: 35 * time.Millisecond} {
+		if got := c.requeuePause(n); got != want {
+			t.Errorf("pause after %d requeues: %v, want %v", n, got, want)
+		}
+	}
+	r := newRig(t, nil, inWindow)
+	r.pub.err = errors.New("publish not confirmed")
+	var recs, logs bytes.Buffer
+	tc := newTestConsumer(r, &recs, &logs, 0)
+	tc.cfg.ReconnectMin, tc.cfg.ReconnectMax = 30*time.Millisecond, time.Second
+	gen := tc.gens.start()
+	ack := &fakeAcker{}
+	deliveries := make(chan amqp.Delivery, 2)
+	deliveries <- delivery(ack, 1, []byte("garbage"), nil)
+	deliveries <- delivery(ack, 2, []byte("garbage"), nil)
+	ctx, cancel := context.WithCancel(context.Background())
+	res := serveAsync(ctx, tc, gen, deliveries, make(chan struct{}))
+	start := time.Now()
+	for len(deliveries) > 0 && time.Since(start) < 5*time.Second {
+		time.Sleep(time.Millisecond)
+	}
+	// The second delivery is read only after the first pause.
+	if el := time.Since(start); el < 25*time.Millisecond {
+		t.Errorf("second requeued delivery read after %v, want a pause of ~30ms", el)
+	}
+	cancel()
+	waitServe(t, res)
+	if len(ack.nacks) < 1 || recs.Len() != 0 {
+		t.Errorf("nacks %v records %q; want requeues and no records", ack.nacks, recs.String())
+	}
+}

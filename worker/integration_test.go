@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -258,6 +259,32 @@ func waitRun(t *testing.T, ch <-chan error, d time.Duration) {
 // (both strategies), each reaches the vendor once, all acked, queue empty.
 func TestIntegrationPublishN(t *testing.T) {
 	url, _ := startRabbit(t)
+	t.Run("unroutable publish is an error", func(t *testing.T) {
+		conn, err := amqp.Dial(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pub, err := NewConfirmPublisher(ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := pub.Publish(ctx, "no-such-queue", amqp.Publishing{Body: []byte("x")}); !errors.Is(err, ErrUnroutable) {
+			t.Errorf("publish to a missing queue: %v, want ErrUnroutable", err)
+		}
+		if _, err := ch.QueueDeclare("it-exists", true, false, false, false, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := pub.Publish(ctx, "it-exists", amqp.Publishing{Body: []byte("x")}); err != nil {
+			t.Errorf("publish to an existing queue after a return: %v", err)
+		}
+	})
 	const n = 20
 	for _, strategy := range []string{"per-request", "pooled"} {
 		t.Run(strategy, func(t *testing.T) {
