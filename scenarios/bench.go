@@ -201,7 +201,16 @@ type bench struct {
 	stack   *vendormock.Stack
 	amqp    *amqp.Connection
 	env     Environment
+	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
+	timeout, stall time.Duration
 }
+
+// waiter is the part of *vendormock.Worker that waitWorker uses.
+type waiter interface {
+	Wait(ctx context.Context) (int, error)
+}
+
+var _ waiter = (*vendormock.Worker)(nil)
 
 // runOne measures one mode at one RTT.
 func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err error) {
@@ -471,7 +480,7 @@ func benchMessage(refKey string, i int, now time.Time) ([]byte, error) {
 // waitWorker tails the records file for progress until the worker exits,
 // and errors when it exits non-zero or early, stalls for StallTimeout, or
 // outlives WorkerTimeout.
-func (b *bench) waitWorker(ctx context.Context, wk *vendormock.Worker, recordsPath, label string, n, rtt int) error {
+func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label string, n, rtt int) error {
 	type exit struct {
 		code int
 		err  error
@@ -487,7 +496,13 @@ func (b *bench) waitWorker(ctx context.Context, wk *vendormock.Worker, recordsPa
 	prog := NewProgress(b.w, label, n)
 	defer prog.Finish()
 	counter := &lineCounter{path: recordsPath}
-	timeout := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS)
+	timeout, stall := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), StallTimeout
+	if b.timeout > 0 {
+		timeout = b.timeout
+	}
+	if b.stall > 0 {
+		stall = b.stall
+	}
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	tick := time.NewTicker(200 * time.Millisecond)
@@ -521,8 +536,8 @@ func (b *bench) waitWorker(ctx context.Context, wk *vendormock.Worker, recordsPa
 			if done != handled {
 				handled, lastChange = done, time.Now()
 				prog.Set(done)
-			} else if time.Since(lastChange) > StallTimeout {
-				return fmt.Errorf("%w: no message handled for %s (%d of %d)", ErrWorkerTimeout, StallTimeout, handled, n)
+			} else if time.Since(lastChange) > stall {
+				return fmt.Errorf("%w: no message handled for %s (%d of %d)", ErrWorkerTimeout, stall, handled, n)
 			}
 		}
 	}

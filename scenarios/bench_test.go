@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -256,5 +257,76 @@ func TestRunWithoutImagesStartsNothing(t *testing.T) {
 	}
 	if b.Len() != 0 {
 		t.Errorf("Run printed %q before failing", b.String())
+	}
+}
+
+// fakeWorker appends lines records to a file, one every step, then exits
+// with code; with hang it never exits.
+type fakeWorker struct {
+	path  string
+	lines int
+	step  time.Duration
+	code  int
+	hang  bool
+}
+
+func (f *fakeWorker) Wait(ctx context.Context) (int, error) {
+	for i := 0; i < f.lines; i++ {
+		select {
+		case <-ctx.Done():
+			return -1, ctx.Err()
+		case <-time.After(f.step):
+		}
+		fh, err := os.OpenFile(f.path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return -1, err
+		}
+		fh.WriteString(`{"seq":1}` + "\n")
+		fh.Close()
+	}
+	if f.hang {
+		<-ctx.Done()
+		return -1, ctx.Err()
+	}
+	return f.code, nil
+}
+
+func TestWaitWorker(t *testing.T) {
+	tests := []struct {
+		name    string
+		w       fakeWorker
+		timeout time.Duration
+		cancel  bool
+		wantErr error // nil = success
+	}{
+		{"all handled, exit 0", fakeWorker{lines: 20, step: time.Millisecond}, 0, false, nil},
+		{"exit 0 too early", fakeWorker{lines: 5, step: time.Millisecond}, 0, false, ErrWorkerExit},
+		{"exit 1", fakeWorker{lines: 20, step: time.Millisecond, code: 1}, 0, false, ErrWorkerExit},
+		{"stalls", fakeWorker{lines: 3, step: time.Millisecond, hang: true}, 0, false, ErrWorkerTimeout},
+		{"too slow overall", fakeWorker{lines: 20, step: 100 * time.Millisecond}, 300 * time.Millisecond, false, ErrWorkerTimeout},
+		{"cancelled", fakeWorker{lines: 20, step: 50 * time.Millisecond}, 0, true, context.Canceled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := tt.w
+			w.path = filepath.Join(t.TempDir(), "records.jsonl")
+			var out bytes.Buffer
+			b := &bench{cfg: Config{ServerDelayMS: 18}, w: &out, timeout: tt.timeout, stall: 500 * time.Millisecond}
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			if tt.cancel {
+				time.AfterFunc(120*time.Millisecond, cancel)
+			}
+			err := b.waitWorker(ctx, &w, w.path, "pooled 10 ms", 20, 10)
+			if tt.wantErr == nil && err != nil {
+				t.Fatalf("waitWorker = %v; want nil", err)
+			}
+			if tt.wantErr != nil && !errors.Is(err, tt.wantErr) {
+				t.Fatalf("waitWorker = %v; want %v", err, tt.wantErr)
+			}
+			if tt.wantErr == nil && !strings.Contains(out.String(), "20/20 handled (100%)") {
+				t.Errorf("progress lines %q lack the last step", out.String())
+			}
+		})
 	}
 }

@@ -1,0 +1,56 @@
+package scenarios_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+func ExampleParseArgs() {
+	env := map[string]string{"COUNT": "200", "WARMUP": "10"}
+	cfg, err := scenarios.ParseArgs([]string{"RTTS=3,10", "MODES=pooled", "COUNT=60"}, func(k string) string { return env[k] })
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.PerRequestTLS)
+
+	_, err = scenarios.ParseArgs([]string{"MODES=foo"}, nil)
+	var ue *scenarios.UsageError
+	fmt.Println(errors.As(err, &ue), ue.Key)
+	// Output:
+	// 60 10 [3 10] [pooled] 1.2
+	// true MODES
+}
+
+func ExampleMetrics() {
+	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	var m scenarios.Metrics
+	// One warm-up send, then four measured sends of 25 ms each.
+	m.Add(worker.Record{Seq: 1, RefKey: scenarios.RefKey("run", "pooled", 10, true, 1), Outcome: "SENT",
+		TotalMS: 80, CPUMS: 50, Start: t0, End: t0.Add(80 * time.Millisecond)})
+	for i := 1; i <= 4; i++ {
+		start := t0.Add(time.Duration(i) * 100 * time.Millisecond)
+		m.Add(worker.Record{Seq: i + 1, RefKey: scenarios.RefKey("run", "pooled", 10, false, i), Outcome: "SENT",
+			TotalMS: 20 + float64(i), Reused: true, CPUMS: 50 + 0.5*float64(i),
+			Start: start, End: start.Add(25 * time.Millisecond)})
+	}
+	m.Close()
+	fmt.Printf("p50 %.0f ms, p99 %.0f ms, %.2f ms CPU/send, %d reused, wall %.3f s\n",
+		m.Latency.P50, m.Latency.P99, m.CPUMSPerSend, m.ClientReused, m.WallS)
+	// Output:
+	// p50 22 ms, p99 24 ms, 0.50 ms CPU/send, 4 reused, wall 0.325 s
+}
+
+func ExampleNewTextReporter() {
+	rs := []scenarios.Result{
+		{Mode: "per-request", RTTMS: 10, Count: 1000, SendsPerS: 18.2, LatencyMS: scenarios.Latency{P50: 54.6, P99: 60.3}, CPUMSPerSend: 2.91, WallS: 54.9, TCPConnections: 1050},
+		{Mode: "pooled", RTTMS: 10, Count: 1000, SendsPerS: 31.6, LatencyMS: scenarios.Latency{P50: 31.3, P99: 34.8}, CPUMSPerSend: 0.33, WallS: 31.6, TCPConnections: 1},
+	}
+	if err := scenarios.NewTextReporter(rs)(os.Stdout); err != nil {
+		panic(err)
+	}
+}
