@@ -187,6 +187,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			results = append(results, r)
 		}
 	}
+	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
 	return WriteReport(out, results, w)
 }

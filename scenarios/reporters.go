@@ -259,7 +259,11 @@ func NewMarkdownReporter(rs []Result) Reporter {
 		}
 		mdTable(&b, summaryTable(rs))
 		b.WriteString("\n## Pooled vs per-request\n\n")
-		mdTable(&b, comparisonTable(rs))
+		if cmp := comparisonTable(rs); len(cmp.rows) > 0 {
+			mdTable(&b, cmp)
+		} else {
+			b.WriteString("Not available: no RTT was measured with both modes.\n")
+		}
 		b.WriteString("\n## Details\n\n")
 		mdTable(&b, detailTable(rs))
 		b.WriteString("\n## Notes\n\n")
@@ -283,12 +287,14 @@ func NewTextReporter(rs []Result) Reporter {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		if _, err := io.WriteString(w, "\n"); err != nil {
-			return err
-		}
-		textTable(tw, comparisonTable(rs))
-		if err := tw.Flush(); err != nil {
-			return err
+		if cmp := comparisonTable(rs); len(cmp.rows) > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+			textTable(tw, cmp)
+			if err := tw.Flush(); err != nil {
+				return err
+			}
 		}
 		_, err := io.WriteString(w, "\n(case) = the case's published figures; see summary.md for notes.\n")
 		return err

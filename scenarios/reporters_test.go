@@ -134,6 +134,8 @@ func TestReporters(t *testing.T) {
 		{"markdown", NewMarkdownReporter(rs), "summary.md.golden"},
 		{"text", NewTextReporter(rs), "summary.txt.golden"},
 		{"markdown, RTT without case figures, small COUNT", NewMarkdownReporter(oddRTT), "summary-25ms.md.golden"},
+		{"text, one mode only: no comparison", NewTextReporter(rs[1:2]), "summary-pooled-only.txt.golden"},
+		{"markdown, one mode only: no comparison", NewMarkdownReporter(rs[1:2]), "summary-pooled-only.md.golden"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
