@@ -168,7 +168,7 @@ func (c *consumer) account(ctx context.Context, rec *Record) {
 		return
 	}
 	c.stats.add(rec)
-	rec.Seq = c.stats.handled
+	rec.Seq = c.records.LastSeq() + c.stats.handled
 	if err := c.records.Write(*rec); err != nil {
 		c.log.Error("write record", "seq", rec.Seq, "refkey", rec.RefKey, "error", err)
 	}

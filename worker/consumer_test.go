@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -366,5 +368,44 @@ func TestRequeuePause(t *testing.T) {
 	waitServe(t, res)
 	if len(ack.nacks) < 1 || recs.Len() != 0 {
 		t.Errorf("nacks %v records %q; want requeues and no records", ack.nacks, recs.String())
+	}
+}
+
+// TestOpenRecordsContinuesSeq: a restarted worker appending to the same
+// records file continues the numbering.
+func TestOpenRecordsContinuesSeq(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "records.jsonl")
+	w, err := OpenRecords(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.LastSeq() != 0 {
+		t.Errorf("new file: last seq %d, want 0", w.LastSeq())
+	}
+	for i := 1; i <= 3; i++ {
+		if err := w.Write(Record{Seq: i, Outcome: OutcomeSent}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = w.Close()
+	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	_, _ = f.WriteString(`{"seq":4,"outc`) // torn line from a crash
+	_ = f.Close()
+	w, err = OpenRecords(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if w.LastSeq() != 3 {
+		t.Errorf("reopened: last seq %d, want 3", w.LastSeq())
+	}
+	if err := w.Write(Record{Seq: 4, Outcome: OutcomeSent}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var r Record
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil || r.Seq != 4 {
+		t.Errorf("record after a torn line: %q (%v)", lines[len(lines)-1], err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 //
 // CONTRACT (written by the lead): keep the JSON keys; add fields freely.
 type Record struct {
-	Seq         int       `json:"seq"`     // 1-based order in which this worker handled messages
+	Seq         int       `json:"seq"`     // 1-based order in which this worker handled messages (continues after the file's last seq when a worker appends to an existing file)
 	RefKey      string    `json:"refkey"`  // for INVALID: the body's "refkey" string if it has one, else ""
 	Outcome     string    `json:"outcome"` // SENT, REJECTED, NOT_SENT, UNKNOWN, OUTSIDE_SEND_WINDOW, INVALID, DUPLICATE
 	Queue       string    `json:"queue"`   // where the message went ("" = acked)

@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,23 +15,56 @@ type RecordWriter struct {
 	mu sync.Mutex
 	w  io.Writer
 	c  io.Closer
+	// last is the highest Seq already in the file when it was opened.
+	last int
 }
+
+// LastSeq returns the highest Seq found in the file when OpenRecords opened
+// it (0 for a new or empty file): a restarted worker appending to the same
+// file continues numbering after it, so Seq stays unique per file.
+func (rw *RecordWriter) LastSeq() int { return rw.last }
 
 // NewRecordWriter writes to w; Close does not close w.
 func NewRecordWriter(w io.Writer) *RecordWriter { return &RecordWriter{w: w} }
 
-// OpenRecords opens path for appending (created 0644 when missing). An
-// empty path returns a writer that discards. Errors: the file cannot be
-// opened.
+// OpenRecords opens path for appending (created 0644 when missing) and
+// reads the highest Seq already in it (LastSeq). An empty path returns a
+// writer that discards. Errors: the file cannot be opened or read. Lines
+// that do not parse are skipped (a torn last line after a crash).
 func OpenRecords(path string) (*RecordWriter, error) {
 	if path == "" {
 		return NewRecordWriter(io.Discard), nil
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("open records: %w", err)
 	}
-	return &RecordWriter{w: f, c: f}, nil
+	last := 0
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		var r struct {
+			Seq int `json:"seq"`
+		}
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.Seq > last {
+			last = r.Seq
+		}
+	}
+	if err := sc.Err(); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("read records %s: %w", path, err)
+	}
+	// End a torn last line so the next record starts on a line of its own.
+	if st, err := f.Stat(); err == nil && st.Size() > 0 {
+		b := make([]byte, 1)
+		if _, err := f.ReadAt(b, st.Size()-1); err == nil && b[0] != '\n' {
+			if _, err := f.Write([]byte("\n")); err != nil {
+				_ = f.Close()
+				return nil, fmt.Errorf("write records %s: %w", path, err)
+			}
+		}
+	}
+	return &RecordWriter{w: f, c: f, last: last}, nil
 }
 
 // Write appends r as one line.
