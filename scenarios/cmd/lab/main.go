@@ -29,6 +29,14 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
+// labHelp follows scenarios.Usage in `lab help`.
+const labHelp = `
+The Go command behind ./run.sh (scenarios/cmd/lab):
+  lab check [KEY=VALUE...]   validate the arguments only (exit 2 on a bad one)
+  lab run   [KEY=VALUE...]   run the lab (needs Docker and LAB_IMAGE_* from .lab/images.env)
+  lab report OUT             rebuild OUT/summary.md and OUT/charts/ from OUT/bench-*.json
+`
+
 // errUsage marks a bad command line that is not a *scenarios.UsageError.
 var errUsage = errors.New("usage")
 
@@ -53,7 +61,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		return scenarios.Report(rest[0], stdout)
 	case "help", "-h", "--help":
-		return scenarios.Usage(stdout)
+		if err := scenarios.Usage(stdout); err != nil {
+			return err
+		}
+		_, err := io.WriteString(stdout, labHelp)
+		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, report or help", errUsage, cmd)
 	}
