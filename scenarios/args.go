@@ -104,6 +104,7 @@ type UsageError struct {
 	Msg    string // what is wrong and what is allowed
 }
 
+// Error returns "bad argument KEY=\"VALUE\": what is wrong; allowed: ...".
 func (e *UsageError) Error() string {
 	if e.Key == "" {
 		return fmt.Sprintf("bad %s %q: %s", e.Source, e.Value, e.Msg)

@@ -52,6 +52,7 @@ type RunError struct {
 	Err        error
 }
 
+// Error returns "run MODE at RTT ms: STEP: cause", then the worker log tail.
 func (e *RunError) Error() string {
 	s := fmt.Sprintf("run %s at %d ms: %s: %v", e.Mode, e.RTTMS, e.Step, e.Err)
 	if e.WorkerLogs != "" {
@@ -60,6 +61,7 @@ func (e *RunError) Error() string {
 	return s
 }
 
+// Unwrap returns the cause, often one of the sentinel errors above.
 func (e *RunError) Unwrap() error { return e.Err }
 
 // Timeouts of a bench run.
