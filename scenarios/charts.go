@@ -134,8 +134,8 @@ func (c Chart) Plot(rs []Result) (*plot.Plot, error) {
 		var xys plotter.XYs
 		var labels []string
 		for i, v := range s.values {
-			if math.IsNaN(v) {
-				continue // a zero-height bar with no label
+			if math.IsNaN(v) || v < 0 {
+				continue // no value (or unknown CPU): a zero-height bar with no label
 			}
 			vals[i] = v
 			ymax = max(ymax, v)

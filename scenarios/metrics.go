@@ -60,7 +60,7 @@ type Metrics struct {
 	Phases       Phases         // p50 of their connect / TLS handshake / TTFB, ms
 	SendsPerS    float64        // Measured / WallS
 	WallS        float64        // earliest measured Start to latest measured End, s
-	CPUMSPerSend float64        // see Close
+	CPUMSPerSend float64        // see Close; -1 = unknown
 	ClientReused int            // measured records whose trace says reused
 	ClientTLS    map[string]int // measured records' negotiated TLS version -> count
 	Measured     int            // measured records
@@ -122,8 +122,9 @@ func (m *Metrics) Add(r worker.Record) {
 // own user+sys CPU over the measured sends only: (CPUMS of the last
 // measured record - CPUMS of the last warm-up record) / Measured. Without
 // warm-up records the baseline is the first measured record, divided by
-// Measured-1, so process start-up never counts. Fields stay 0 when there
-// is nothing to derive them from.
+// Measured-1, so process start-up never counts. It is -1 when a record
+// says the worker could not read its CPU time (CPUMS -1). Fields stay 0
+// when there is nothing to derive them from.
 func (m *Metrics) Close() {
 	if m.Outcomes == nil {
 		m.Outcomes = map[string]int{}
@@ -134,6 +135,8 @@ func (m *Metrics) Close() {
 		m.SendsPerS = float64(m.Measured) / m.WallS
 	}
 	switch {
+	case m.lastMeas != nil && (m.lastMeas.CPUMS < 0 || m.firstMeas.CPUMS < 0 || (m.lastWarm != nil && m.lastWarm.CPUMS < 0)):
+		m.CPUMSPerSend = -1 // the worker could not read its CPU time
 	case m.lastMeas != nil && m.lastWarm != nil:
 		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.lastWarm.CPUMS) / float64(m.Measured)
 	case m.lastMeas != nil && m.Measured > 1:

@@ -190,6 +190,23 @@ func TestMetricsOutcomesAndErrors(t *testing.T) {
 	}
 }
 
+func TestMetricsUnknownCPU(t *testing.T) {
+	var m Metrics
+	for _, r := range records(2, 10, 25, 3) {
+		if r.Seq == 12 {
+			r.CPUMS = -1
+		}
+		m.Add(r)
+	}
+	m.Close()
+	if m.CPUMSPerSend != -1 {
+		t.Errorf("CPUMSPerSend = %v; want -1 when the worker could not read its CPU", m.CPUMSPerSend)
+	}
+	if got := cpuLabel(m.CPUMSPerSend); got != "n/a" {
+		t.Errorf("cpuLabel(-1) = %q", got)
+	}
+}
+
 func TestMetricsEmpty(t *testing.T) {
 	var m Metrics
 	m.Close()

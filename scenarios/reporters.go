@@ -146,7 +146,7 @@ func summaryTable(rs []Result) (t table) {
 	for _, r := range sorted {
 		t.rows = append(t.rows, []string{
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r),
-			f1(r.SendsPerS), f1(r.LatencyMS.P50), f1(r.LatencyMS.P99), f2(r.CPUMSPerSend),
+			f1(r.SendsPerS), f1(r.LatencyMS.P50), f1(r.LatencyMS.P99), cpuLabel(r.CPUMSPerSend),
 			f1(r.WallS) + " s", thousands(r.TCPConnections),
 		})
 		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok {
@@ -314,6 +314,14 @@ func textTable(w io.Writer, t table) {
 	for _, r := range t.rows {
 		fmt.Fprintln(w, strings.Join(r, "\t")+"\t")
 	}
+}
+
+// cpuLabel formats CPU ms per send, "n/a" when unknown (< 0).
+func cpuLabel(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return f2(v)
 }
 
 func f1(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) }

@@ -33,7 +33,7 @@ type Result struct {
 	SendsPerS    float64        `json:"sends_per_s"`     // measured sends / WallS
 	LatencyMS    Latency        `json:"latency_ms"`      // httptrace total of the measured sends, ms
 	PhaseP50MS   Phases         `json:"phase_p50_ms"`    // p50 of the trace phases of the measured sends, ms
-	CPUMSPerSend float64        `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms
+	CPUMSPerSend float64        `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
 	WallS        float64        `json:"wall_s"`          // first measured send's start to last one's end, s
 	ClientReused int            `json:"client_reused"`   // measured sends whose trace says the connection was reused
 	Measured     int            `json:"measured"`        // measured records the worker wrote (should equal Count)
