@@ -26,6 +26,8 @@ const (
 	DefaultOut           = "results"
 	DefaultLabImages     = "auto"
 	DefaultProfile       = vendormock.DefaultProfileDir
+	DefaultWorkerState   = "tmpfs"
+	DefaultCPUProfile    = "off"
 )
 
 // Limits of the lab's arguments, checked by ParseArgs.
@@ -56,6 +58,8 @@ var (
 	allowedModes     = []string{vendor.PerRequestName, vendor.PooledName}
 	allowedTLS       = []string{"1.2", "1.3"}
 	allowedLabImages = []string{"official", "offline", "auto"}
+	allowedStates    = []string{"tmpfs", "disk"}
+	allowedOnOff     = []string{"off", "on"}
 )
 
 // Config is one lab run, parsed by ParseArgs from KEY=VALUE words and the
@@ -73,6 +77,16 @@ type Config struct {
 	// 0 means the vendor profile's value.
 	KeepaliveTimeout time.Duration
 	Profile          string // PROFILE: vendor profile directory
+	// WorkerState is where the worker's ledger and records live during a
+	// run (WORKER_STATE): "tmpfs" (/dev/shm, the default) or "disk" (next to
+	// OUT). The ledger syncs to its file before every send; on this class of
+	// shared VM a disk fsync costs CPU and wall time that has nothing to do
+	// with the client strategies being compared, so the comparison runs on
+	// tmpfs and "disk" measures that cost on its own (README, "Known limits").
+	WorkerState string
+	// CPUProfile "on" makes every worker write a Go CPU profile to
+	// OUT/pprof/worker-<mode>-<rtt>ms.pprof (CPU_PROFILE).
+	CPUProfile string
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -90,6 +104,8 @@ func DefaultConfig() Config {
 		Out:           DefaultOut,
 		LabImages:     DefaultLabImages,
 		Profile:       DefaultProfile,
+		WorkerState:   DefaultWorkerState,
+		CPUProfile:    DefaultCPUProfile,
 	}
 }
 
@@ -159,6 +175,12 @@ var keys = []key{
 			c.Profile = v
 			return nil
 		}},
+	{"WORKER_STATE", "where the worker's ledger and records live during a run: tmpfs (/dev/shm) keeps disk fsync cost out of the client comparison; disk measures it", DefaultWorkerState,
+		"one of " + strings.Join(allowedStates, ", "),
+		func(c *Config, v string) (err error) { c.WorkerState, err = oneOf(v, allowedStates); return }},
+	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", DefaultCPUProfile,
+		"one of " + strings.Join(allowedOnOff, ", "),
+		func(c *Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
 }
 
 // KnownKeys returns the argument names ParseArgs accepts, in Usage order.

@@ -106,6 +106,8 @@ func TestParseArgsErrors(t *testing.T) {
 		{"mode unknown", []string{"MODES=foo"}, nil, "MODES", "argument", []string{`"foo"`, "per-request, pooled"}},
 		{"mode one bad of two", []string{"MODES=pooled,keepalive"}, nil, "MODES", "argument", []string{"keepalive", "per-request, pooled"}},
 		{"mode duplicate", []string{"MODES=pooled pooled"}, nil, "MODES", "argument", []string{"twice"}},
+		{"worker state unknown", []string{"WORKER_STATE=ram"}, nil, "WORKER_STATE", "argument", []string{`"ram"`, "tmpfs, disk"}},
+		{"cpu profile not on/off", []string{"CPU_PROFILE=yes"}, nil, "CPU_PROFILE", "argument", []string{"off, on"}},
 		{"mode empty", []string{"MODES="}, nil, "MODES", "argument", []string{"no mode"}},
 		{"server delay too large", []string{"SERVER_DELAY_MS=10001"}, nil, "SERVER_DELAY_MS", "argument", []string{"0..10000"}},
 		{"server delay negative", []string{"SERVER_DELAY_MS=-1"}, nil, "SERVER_DELAY_MS", "argument", []string{"out of range"}},

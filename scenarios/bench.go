@@ -8,12 +8,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -79,12 +81,13 @@ const (
 // Paths inside the worker container (vendormock.StartWorker mounts OutDir
 // at /out and the lab CA at /lab/ca.pem).
 const (
-	workerOut     = "/out"
-	workerCAFile  = "/lab/ca.pem"
-	recordsFile   = "records.jsonl"
-	publishedFile = "published.jsonl" // on the host only, for the reconciler
-	ledgerFile    = "ledger.db"
-	benchTemplate = "LAB_BENCH_01"
+	workerOut      = "/out"
+	workerCAFile   = "/lab/ca.pem"
+	recordsFile    = "records.jsonl"
+	publishedFile  = "published.jsonl" // on the host only, for the reconciler
+	ledgerFile     = "ledger.db"
+	cpuProfileFile = "cpu.pprof"
+	benchTemplate  = "LAB_BENCH_01"
 )
 
 // WorkerTimeout is how long a run of n messages may take from the worker's
@@ -170,6 +173,13 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 
 	b := &bench{cfg: cfg, w: w, out: out, workDir: workDir, runID: runID, stack: stack, amqp: conn,
 		env: describeEnvironment(images)}
+	if cfg.WorkerState == "tmpfs" {
+		if b.stateDir, err = tmpfsDir(runID); err != nil {
+			return err
+		}
+		defer os.RemoveAll(b.stateDir)
+		logf(w, "worker ledger and records on tmpfs during each run (%s); WORKER_STATE=disk puts them on disk", b.stateDir)
+	}
 	var results []Result
 	for _, rtt := range cfg.RTTs {
 		for _, mode := range cfg.Modes {
@@ -200,10 +210,13 @@ type bench struct {
 	w       io.Writer
 	out     string // absolute OUT
 	workDir string
-	runID   string
-	stack   *vendormock.Stack
-	amqp    *amqp.Connection
-	env     Environment
+	// stateDir is the tmpfs folder for the worker's ledger and records
+	// (WORKER_STATE=tmpfs), "" to keep them in workDir.
+	stateDir string
+	runID    string
+	stack    *vendormock.Stack
+	amqp     *amqp.Connection
+	env      Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
 }
@@ -235,7 +248,18 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("read access log", err)
 	}
 
-	runDir := filepath.Join(b.workDir, fmt.Sprintf("%s-%dms", mode, rtt))
+	runName := fmt.Sprintf("%s-%dms", mode, rtt)
+	runDir := filepath.Join(b.workDir, runName)
+	if b.stateDir != "" {
+		// The worker's ledger and records live on tmpfs during the run and
+		// are copied next to the other run files afterwards (WORKER_STATE).
+		runDir = filepath.Join(b.stateDir, runName)
+		defer func() {
+			if cerr := moveDir(runDir, filepath.Join(b.workDir, runName)); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("keep worker state: %w", cerr))
+			}
+		}()
+	}
 	if err := os.MkdirAll(runDir, 0o777); err != nil {
 		return Result{}, fail("publish", err)
 	}
@@ -286,6 +310,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, re
 	}
 
+	if b.cfg.CPUProfile == "on" {
+		if err := copyFile(filepath.Join(runDir, cpuProfileFile), filepath.Join(b.out, "pprof", "worker-"+runName+".pprof")); err != nil {
+			return Result{}, fail("collect", fmt.Errorf("keep cpu profile: %w", err))
+		}
+	}
 	recs, err := ReadRecords(recordsPath)
 	if err != nil {
 		return Result{}, fail("collect", err)
@@ -328,6 +357,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
 		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
 		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, CPUMSPerSend: m.CPUMSPerSend,
+		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState,
 		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
 		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
 		JournalCount: journalSends,
@@ -359,6 +389,9 @@ func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]str
 		"-records", workerOut + "/" + recordsFile,
 		"-ledger", workerOut + "/" + ledgerFile,
 		"-max-messages", strconv.Itoa(n),
+	}
+	if b.cfg.CPUProfile == "on" {
+		args = append(args, "-cpu-profile", workerOut+"/"+cpuProfileFile)
 	}
 	var idle time.Duration
 	switch mode {
@@ -699,4 +732,60 @@ func (p prefixWriter) Write(b []byte) (int, error) {
 		}
 	}
 	return len(b), nil
+}
+
+// tmpfsDir creates the tmpfs folder for the worker's state of one lab run
+// under /dev/shm. Errors: /dev/shm is missing or not a tmpfs (say
+// WORKER_STATE=disk then).
+func tmpfsDir(runID string) (string, error) {
+	var st syscall.Statfs_t
+	const tmpfsMagic = 0x01021994
+	if err := syscall.Statfs("/dev/shm", &st); err != nil || st.Type != tmpfsMagic {
+		return "", fmt.Errorf("WORKER_STATE=tmpfs needs a tmpfs at /dev/shm (not found here): use WORKER_STATE=disk")
+	}
+	dir := filepath.Join("/dev/shm", "notifier-lab", runID)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", fmt.Errorf("create tmpfs state dir: %w", err)
+	}
+	return dir, nil
+}
+
+// moveDir copies the regular files of src into dst (created) and removes
+// src: the worker's state, from tmpfs to the run's folder on disk.
+func moveDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(src)
+}
+
+// copyFile copies src to dst, creating dst's folder.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
 }

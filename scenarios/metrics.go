@@ -56,19 +56,24 @@ const maxErrors = 20
 // Records with any other refkey count in Outcomes only. The zero value is
 // ready to use; fields are valid after Close.
 type Metrics struct {
-	Latency      Latency        // httptrace total_ms of measured records that made a send call, ms
-	Phases       Phases         // p50 of their connect / TLS handshake / TTFB, ms
-	SendsPerS    float64        // Measured / WallS
-	WallS        float64        // earliest measured Start to latest measured End, s
-	CPUMSPerSend float64        // see Close; -1 = unknown
-	ClientReused int            // measured records whose trace says reused
-	ClientTLS    map[string]int // measured records' negotiated TLS version -> count
-	Measured     int            // measured records
-	Warmups      int            // warm-up records
-	Outcomes     map[string]int // outcome -> count, every record
-	Errors       []string       // distinct error texts, at most 20
+	Latency      Latency // httptrace total_ms of measured records that made a send call, ms
+	Phases       Phases  // p50 of their connect / TLS handshake / TTFB, ms
+	SendsPerS    float64 // Measured / WallS
+	WallS        float64 // earliest measured Start to latest measured End, s
+	CPUMSPerSend float64 // see Close; -1 = unknown
+	// ClientCPUMSPerSend is the mean over measured sends of the CPU the
+	// worker spent inside the send call (Record.SendCPUMS), ms: the client
+	// strategy's own cost, without ledger, broker and records work.
+	ClientCPUMSPerSend float64
+	ClientReused       int            // measured records whose trace says reused
+	ClientTLS          map[string]int // measured records' negotiated TLS version -> count
+	Measured           int            // measured records
+	Warmups            int            // warm-up records
+	Outcomes           map[string]int // outcome -> count, every record
+	Errors             []string       // distinct error texts, at most 20
 
 	totals, connects, handshakes, ttfbs []float64
+	sendCPU                             float64
 	first, last                         time.Time
 	lastWarm, firstMeas, lastMeas       *worker.Record
 }
@@ -110,6 +115,7 @@ func (m *Metrics) Add(r worker.Record) {
 			m.ClientTLS[r.TLSVersion]++
 		}
 		if r.TotalMS > 0 {
+			m.sendCPU += r.SendCPUMS
 			m.totals = append(m.totals, r.TotalMS)
 			m.connects = append(m.connects, r.ConnectMS)
 			m.handshakes = append(m.handshakes, r.TLSHandshakeMS)
@@ -143,6 +149,7 @@ func (m *Metrics) Close() {
 		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.firstMeas.CPUMS) / float64(m.Measured-1)
 	}
 	if len(m.totals) > 0 {
+		m.ClientCPUMSPerSend = m.sendCPU / float64(len(m.totals))
 		sorted := slices.Sorted(slices.Values(m.totals))
 		m.Latency = Latency{
 			P50:  Percentile(sorted, 0.50),

@@ -207,6 +207,27 @@ func TestMetricsUnknownCPU(t *testing.T) {
 	}
 }
 
+func TestMetricsClientCPU(t *testing.T) {
+	// The in-send CPU is averaged over measured sends only; a warm-up send
+	// (the token call) and a message without a send call do not count.
+	recs := records(1, 4, 25, 3)
+	recs[0].SendCPUMS = 50 // warm-up
+	for i, v := range []float64{0.1, 0.2, 0.3, 0.4} {
+		recs[1+i].SendCPUMS = v
+	}
+	noSend := recs[4]
+	noSend.RefKey = RefKey("run", "pooled", 10, false, 99)
+	noSend.Seq, noSend.TotalMS, noSend.SendCPUMS = 99, 0, 7
+	var m Metrics
+	for _, r := range append(recs, noSend) {
+		m.Add(r)
+	}
+	m.Close()
+	if got, want := m.ClientCPUMSPerSend, 0.25; math.Abs(got-want) > 1e-9 {
+		t.Errorf("ClientCPUMSPerSend = %v, want %v", got, want)
+	}
+}
+
 func TestMetricsEmpty(t *testing.T) {
 	var m Metrics
 	m.Close()

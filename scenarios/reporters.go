@@ -175,14 +175,14 @@ func comparisonTable(rs []Result) (t table) {
 
 // detailTable returns per-run facts behind the main table.
 func detailTable(rs []Result) (t table) {
-	t.header = []string{"RTT", "client", "TLS (nginx)", "reused (client)", "outcomes", "journal", "p90 ms", "max ms", "TLS handshake p50 ms", "self-check RTT ms", "reconcile"}
+	t.header = []string{"RTT", "client", "TLS (nginx)", "reused (client)", "outcomes", "journal", "p90 ms", "max ms", "TLS handshake p50 ms", "CPU ms/send in send call", "worker state", "self-check RTT ms", "reconcile"}
 	sorted := slices.Clone(rs)
 	SortResults(sorted)
 	for _, r := range sorted {
 		t.rows = append(t.rows, []string{
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), formatCounts(r.TLSVersions),
 			fmt.Sprintf("%d/%d", r.ClientReused, r.Measured), formatCounts(r.Outcomes),
-			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), f1(r.PhaseP50MS.TLSHandshakeMS), f1(r.SelfCheckRTTMS),
+			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), f1(r.PhaseP50MS.TLSHandshakeMS), f2(r.ClientCPUMSPerSend), dash(r.WorkerState), f1(r.SelfCheckRTTMS),
 			reconcileLabel(r),
 		})
 	}
@@ -370,4 +370,12 @@ func Report(out string, w io.Writer) error {
 		return err
 	}
 	return WriteReport(out, rs, w)
+}
+
+// dash returns s, or "-" when it is empty.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

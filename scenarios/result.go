@@ -30,14 +30,19 @@ type Result struct {
 	KeepaliveTimeoutS float64 `json:"keepalive_timeout_s"`
 
 	// Client side, from the worker's records (Metrics).
-	SendsPerS    float64        `json:"sends_per_s"`     // measured sends / WallS
-	LatencyMS    Latency        `json:"latency_ms"`      // httptrace total of the measured sends, ms
-	PhaseP50MS   Phases         `json:"phase_p50_ms"`    // p50 of the trace phases of the measured sends, ms
-	CPUMSPerSend float64        `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
-	WallS        float64        `json:"wall_s"`          // first measured send's start to last one's end, s
-	ClientReused int            `json:"client_reused"`   // measured sends whose trace says the connection was reused
-	Measured     int            `json:"measured"`        // measured records the worker wrote (should equal Count)
-	Outcomes     map[string]int `json:"outcomes"`        // outcome -> count over all handled messages, warm-up included
+	SendsPerS    float64 `json:"sends_per_s"`     // measured sends / WallS
+	LatencyMS    Latency `json:"latency_ms"`      // httptrace total of the measured sends, ms
+	PhaseP50MS   Phases  `json:"phase_p50_ms"`    // p50 of the trace phases of the measured sends, ms
+	CPUMSPerSend float64 `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
+	// ClientCPUMSPerSend is the worker's CPU inside the send call per
+	// measured send, ms (the client strategy alone; Metrics).
+	ClientCPUMSPerSend float64 `json:"cpu_ms_per_send_client"`
+	// WorkerState is where the ledger and records lived: "tmpfs" or "disk".
+	WorkerState  string         `json:"worker_state"`
+	WallS        float64        `json:"wall_s"`        // first measured send's start to last one's end, s
+	ClientReused int            `json:"client_reused"` // measured sends whose trace says the connection was reused
+	Measured     int            `json:"measured"`      // measured records the worker wrote (should equal Count)
+	Outcomes     map[string]int `json:"outcomes"`      // outcome -> count over all handled messages, warm-up included
 	Errors       []string       `json:"errors,omitempty"`
 
 	// Server side, from nginx's access log and WireMock's journal.

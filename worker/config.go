@@ -155,6 +155,9 @@ type Config struct {
 	// Logger receives the worker's structured logs; nil = JSON lines on
 	// stderr at LogLevel.
 	Logger *slog.Logger
+	// CPUProfile, when set, is a file the command writes a Go CPU profile
+	// (pprof) of the whole run to (flag -cpu-profile). Run ignores it.
+	CPUProfile string
 }
 
 // WithDefaults returns c with every zero field set to its Default*.

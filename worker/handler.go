@@ -193,7 +193,11 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 		return rec, fmt.Errorf("begin ledger entry %q: %w: unknown decision %d", n.RefKey, ErrLedger, decision)
 	}
 
+	cpu0 := ProcessCPUMS()
 	res, serr := h.c.Sender.Send(ctx, n)
+	if cpu0 >= 0 {
+		rec.SendCPUMS = ProcessCPUMS() - cpu0
+	}
 	rec.setTrace(res.Trace)
 	class := vendor.ClassOf(serr)
 	var se *vendor.SendError

@@ -32,6 +32,12 @@ type Record struct {
 	// (getrusage RUSAGE_SELF) right after this message was handled, in ms.
 	// CPU per send over a range = difference of two records' CPUMS.
 	CPUMS float64 `json:"cpu_ms"`
+	// SendCPUMS is the process's user+sys CPU spent during the vendor send
+	// call of this message (token call included when one was made), in ms:
+	// the client strategy's own cost, without the ledger, the broker and
+	// the records. 0 when no send call was made. With concurrency 1 nothing
+	// else of note runs during the call (AMQP heartbeats aside).
+	SendCPUMS float64 `json:"send_cpu_ms"`
 
 	// Fields added by worker-core (the keys above are the contract).
 

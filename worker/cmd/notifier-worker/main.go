@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 	"time"
 	_ "time/tzdata" // the image is FROM scratch: no zoneinfo on disk
@@ -54,6 +55,17 @@ func main() {
 }
 
 func run(ctx context.Context, cfg worker.Config) error {
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("create cpu profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("start cpu profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	return worker.Run(ctx, cfg)
 }
 
@@ -98,6 +110,7 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (wo
 	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "longest broker reconnect delay (backoff doubles from 250ms, jittered)")
 	fs.IntVar(&c.SummaryEvery, "summary-every", worker.DefaultSummaryEvery, "log an info summary line every N handled messages")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", worker.DefaultLogLevel), "debug | info | warn | error (debug logs one line per message) [env LOG_LEVEL]")
+	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile (pprof) of the whole run to `file`; empty = none")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
