@@ -2,6 +2,9 @@
 # run.sh: the one entry point of notifier-lab.
 #
 #   ./run.sh [KEY=VALUE...]   run the case study (default COUNT=1000 RTTS="3 10")
+#   ./run.sh SCENARIO=<name|all> [KEY=VALUE...]
+#                             run fault/race scenarios of scenarios/catalog
+#   ./run.sh list             list the scenarios, one line each
 #   ./run.sh test             run every test: unit (no Docker), then integration
 #   ./run.sh --help           explain every key
 #
@@ -59,6 +62,15 @@ case "${1:-}" in
   -h | --help | help)
     build_lab
     .lab/bin/lab help
+    ;;
+  list)
+    shift
+    if [ $# -gt 0 ]; then
+      say "error: 'list' takes no arguments (got: $*)"
+      exit 2
+    fi
+    build_lab
+    .lab/bin/lab list
     ;;
   test)
     shift

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,6 +54,9 @@ func IdleConnTimeout(keepalive time.Duration, rttMS int) time.Duration {
 	return keepalive - time.Duration(rttMS)*time.Millisecond - IdleConnMargin
 }
 
+// scenarioNameRE is the syntax of a scenario name (scenarios/fault).
+var scenarioNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+
 // Allowed values of the enumerated keys, in the order Usage prints them.
 var (
 	allowedModes     = []string{vendor.PerRequestName, vendor.PooledName}
@@ -87,6 +91,11 @@ type Config struct {
 	// CPUProfile "on" makes every worker write a Go CPU profile to
 	// OUT/pprof/worker-<mode>-<rtt>ms.pprof (CPU_PROFILE).
 	CPUProfile string
+	// Scenario is a fault or race scenario of scenarios/catalog to run
+	// instead of the bench (SCENARIO): a scenario's name or "all"; ""
+	// runs the bench. ParseArgs checks the syntax only; the lab command
+	// checks the name against the catalog (package scenarios/fault).
+	Scenario string
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -178,6 +187,15 @@ var keys = []key{
 	{"WORKER_STATE", "where the worker's ledger and records live during a run: tmpfs (/dev/shm) keeps disk fsync cost out of the client comparison; disk measures it", DefaultWorkerState,
 		"one of " + strings.Join(allowedStates, ", "),
 		func(c *Config, v string) (err error) { c.WorkerState, err = oneOf(v, allowedStates); return }},
+	{"SCENARIO", "run fault/race scenarios of scenarios/catalog instead of the bench (./run.sh list shows them); COUNT sets the idle race's sends per setting", "<none: the bench>",
+		"a scenario name from ./run.sh list, or all",
+		func(c *Config, v string) error {
+			if !scenarioNameRE.MatchString(v) {
+				return fmt.Errorf("not a scenario name")
+			}
+			c.Scenario = v
+			return nil
+		}},
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
@@ -255,6 +273,8 @@ func ParseArgs(args []string, getenv func(string) string) (Config, error) {
 func Usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
+       ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
+       ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 run unit and integration tests
        ./run.sh --help               this text
 

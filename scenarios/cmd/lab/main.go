@@ -1,7 +1,9 @@
 // Command lab runs the notifier-lab case study (./run.sh calls it).
 //
 //	lab check [KEY=VALUE...]   validate the arguments only (exit 2 on a bad one)
-//	lab run   [KEY=VALUE...]   run the lab: stack, both modes, every RTT, report
+//	lab run   [KEY=VALUE...]   run the lab: stack, both modes, every RTT, report;
+//	                           with SCENARIO=<name|all> the fault/race scenarios instead
+//	lab list                   list the scenarios of scenarios/catalog, one line each
 //	lab report OUT             rebuild OUT/summary.md and OUT/charts from OUT/bench-*.json
 //	lab help                   explain every key
 //
@@ -20,7 +22,40 @@ import (
 	"syscall"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 )
+
+// parseArgs is scenarios.ParseArgs plus the check of SCENARIO against the
+// catalog: an unknown scenario is a *scenarios.UsageError (exit 2,
+// nothing started) that lists the known names.
+func parseArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
+	cfg, err := scenarios.ParseArgs(args, getenv)
+	if err != nil || cfg.Scenario == "" {
+		return cfg, err
+	}
+	if err := fault.CheckName("", cfg.Scenario); err != nil {
+		return cfg, &scenarios.UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument", Msg: err.Error()}
+	}
+	return cfg, nil
+}
+
+// runScenarios runs SCENARIO on one stack (package scenarios/fault).
+func runScenarios(ctx context.Context, cfg scenarios.Config, stdout io.Writer) error {
+	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
+		if os.Getenv(k) == "" {
+			os.Setenv(k, v)
+		}
+	}
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		return fmt.Errorf("read images: %w", err)
+	}
+	return fault.Run(ctx, fault.Options{
+		Scenario: cfg.Scenario, Out: cfg.Out, Profile: cfg.Profile,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: cfg.Count, Images: images,
+	}, stdout)
+}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -33,7 +68,9 @@ func main() {
 const labHelp = `
 The Go command behind ./run.sh (scenarios/cmd/lab):
   lab check [KEY=VALUE...]   validate the arguments only (exit 2 on a bad one)
-  lab run   [KEY=VALUE...]   run the lab (needs Docker and LAB_IMAGE_* from .lab/images.env)
+  lab run   [KEY=VALUE...]   run the lab (needs Docker and LAB_IMAGE_* from .lab/images.env);
+                             SCENARIO=<name|all> runs scenarios of scenarios/catalog instead
+  lab list                   list the scenarios, one line each
   lab report OUT             rebuild OUT/summary.md and OUT/charts/ from OUT/bench-*.json
 `
 
@@ -43,18 +80,26 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, report or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, list, report or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
-		_, err := scenarios.ParseArgs(rest, getenv)
+		_, err := parseArgs(rest, getenv)
 		return err
 	case "run":
-		cfg, err := scenarios.ParseArgs(rest, getenv)
+		cfg, err := parseArgs(rest, getenv)
 		if err != nil {
 			return err
 		}
+		if cfg.Scenario != "" {
+			return runScenarios(ctx, cfg, stdout)
+		}
 		return scenarios.Run(ctx, cfg, stdout)
+	case "list":
+		if len(rest) != 0 {
+			return fmt.Errorf("%w: list takes no arguments", errUsage)
+		}
+		return fault.List("", stdout)
 	case "report":
 		if len(rest) != 1 {
 			return fmt.Errorf("%w: report takes one argument, the results directory (OUT)", errUsage)
@@ -67,7 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_, err := io.WriteString(stdout, labHelp)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q: want check, run, report or help", errUsage, cmd)
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, list, report or help", errUsage, cmd)
 	}
 }
 

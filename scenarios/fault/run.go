@@ -1,0 +1,195 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// DefaultCatalog is the scenario catalog's folder, relative to the
+// repository root.
+const DefaultCatalog = "scenarios/catalog"
+
+// ErrFailed is returned by Run when a scenario did not pass (its Verdict
+// says why); the results are written all the same.
+var ErrFailed = errors.New("scenario failed")
+
+// Options configure Run.
+type Options struct {
+	Scenario         string // a scenario name or "all"
+	Catalog          string // catalog folder; "" = DefaultCatalog (repo-relative)
+	Out              string // results folder
+	Profile          string // vendor profile folder
+	KeepaliveTimeout time.Duration
+	// Count overrides the idle race's sends per lane (0 = the file's).
+	Count   int
+	Images  vendormock.Images
+	WorkDir string // "" = <Out>/../.lab/faults/<time>
+}
+
+// ResolveCatalog finds the catalog folder: dir as given when it exists,
+// else relative to the repository root (the nearest parent with go.mod).
+func ResolveCatalog(dir string) (string, error) {
+	if dir == "" {
+		dir = DefaultCatalog
+	}
+	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+		return filepath.Abs(dir)
+	}
+	if !filepath.IsAbs(dir) {
+		if wd, err := os.Getwd(); err == nil {
+			for d := wd; ; d = filepath.Dir(d) {
+				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+					cand := filepath.Join(d, dir)
+					if st, err := os.Stat(cand); err == nil && st.IsDir() {
+						return cand, nil
+					}
+					break
+				}
+				if filepath.Dir(d) == d {
+					break
+				}
+			}
+		}
+	}
+	return "", fmt.Errorf("find catalog: %s is not a directory", dir)
+}
+
+// List writes one line per scenario of the catalog: name, kind/tool and
+// description.
+func List(catalog string, w io.Writer) error {
+	dir, err := ResolveCatalog(catalog)
+	if err != nil {
+		return err
+	}
+	scs, err := LoadCatalog(dir)
+	if err != nil {
+		return err
+	}
+	width := 0
+	for _, sc := range scs {
+		width = max(width, len(sc.Name))
+	}
+	for _, sc := range scs {
+		if _, err := fmt.Fprintf(w, "%-*s  %-9s  %-9s  %s\n", width, sc.Name, sc.Kind, sc.Tool, sc.Description); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckName loads the catalog and checks that name is "all" or a
+// scenario's name. Errors name the known scenarios.
+func CheckName(catalog, name string) error {
+	dir, err := ResolveCatalog(catalog)
+	if err != nil {
+		return err
+	}
+	scs, err := LoadCatalog(dir)
+	if err != nil {
+		return err
+	}
+	_, err = Select(scs, name)
+	return err
+}
+
+// Run runs the selected scenarios on one stack: the fault scenarios in
+// catalog order, then the idle race. It writes OUT/faults.json (+ .md) and
+// OUT/idle-race.json (+ .md, charts/idle-race.svg), adds their sections to
+// OUT/summary.md and prints the tables to w. Errors: ErrFailed when a
+// scenario did not pass (after writing everything), stack or Docker errors.
+func Run(ctx context.Context, o Options, w io.Writer) (err error) {
+	dir, err := ResolveCatalog(o.Catalog)
+	if err != nil {
+		return err
+	}
+	all, err := LoadCatalog(dir)
+	if err != nil {
+		return err
+	}
+	sel, err := Select(all, o.Scenario)
+	if err != nil {
+		return err
+	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	if o.WorkDir == "" {
+		o.WorkDir = filepath.Join(filepath.Dir(out), ".lab", "faults", time.Now().UTC().Format("20060102T150405"))
+	}
+	fmt.Fprintf(w, "[fault] %d scenario(s): %s; work dir %s\n", len(sel), names(sel), o.WorkDir)
+	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, KeepaliveTimeout: o.KeepaliveTimeout, WorkDir: o.WorkDir, Log: w})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if cerr := r.Close(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close stack: %w", cerr))
+		}
+	}()
+	var (
+		verdicts []Verdict
+		failed   []string
+	)
+	for _, sc := range sel {
+		if sc.Kind != KindFault {
+			continue
+		}
+		v, err := r.RunScenario(ctx, sc)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// One broken scenario must not hide the others' results.
+			v = Verdict{Name: sc.Name, Tool: sc.Tool, Fault: sc.Fault, Failures: []string{err.Error()},
+				Observed: map[string]int{}, Records: map[string]int{}}
+			fmt.Fprintf(w, "[fault] %s: ERROR: %v\n", sc.Name, err)
+		}
+		if !v.Pass {
+			failed = append(failed, sc.Name)
+		}
+		verdicts = append(verdicts, v)
+	}
+	if len(verdicts) > 0 {
+		if err := WriteFaults(out, verdicts, w); err != nil {
+			return err
+		}
+	}
+	for _, sc := range sel {
+		if sc.Kind != KindIdleRace {
+			continue
+		}
+		res, err := r.RunIdleRace(ctx, sc, o.Count)
+		if err != nil {
+			return fmt.Errorf("idle race %s: %w", sc.Name, err)
+		}
+		if err := WriteIdleRace(out, res, w); err != nil {
+			return err
+		}
+		if !res.Pass {
+			failed = append(failed, sc.Name)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s (see %s)", ErrFailed, strings.Join(failed, ", "), out)
+	}
+	return nil
+}
+
+func names(scs []*Scenario) string {
+	var ns []string
+	for _, sc := range scs {
+		ns = append(ns, sc.Name)
+	}
+	return strings.Join(ns, ", ")
+}

@@ -1,0 +1,430 @@
+package fault
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+// Check is one check_journal step's result.
+type Check struct {
+	Step int    `json:"step"` // index in steps
+	What string `json:"what"`
+	Want string `json:"want"`
+	Got  int    `json:"got"`
+	OK   bool   `json:"ok"`
+}
+
+// Expected is a scenario's Expect as written (counts as strings).
+type Expected struct {
+	Outcomes         map[string]Count `json:"outcomes"`
+	Records          map[string]Count `json:"records,omitempty"`
+	Journal          *Count           `json:"journal,omitempty"`
+	JournalByOutcome map[string]Count `json:"journal_by_outcome,omitempty"`
+	WindowCutoff     string           `json:"window_cutoff,omitempty"`
+}
+
+// Verdict is the result of one fault scenario, one entry of
+// results/faults.json. Pass is true when every expectation held, nothing
+// was lost, nothing reached the vendor twice and the reconciler found no
+// broken invariant.
+type Verdict struct {
+	Name     string   `json:"name"`
+	Tool     string   `json:"tool"`  // what produced the fault
+	Fault    string   `json:"fault"` // what goes wrong and what must follow
+	Expected Expected `json:"expected"`
+	// Observed counts where each published message ended (reconciler).
+	Observed map[string]int `json:"observed"`
+	// Records counts the worker's records (attempts) by outcome.
+	Records map[string]int `json:"records"`
+	// JournalCount is the POSTs of this scenario to the send path in
+	// WireMock's journal (every status), counted after Expect.settle.
+	JournalCount int `json:"journal_count"`
+	// JournalByOutcome sums the journal sends of the messages that ended
+	// in each outcome.
+	JournalByOutcome map[string]int `json:"journal_by_outcome"`
+	Duplicates       int            `json:"duplicates"`
+	Lost             int            `json:"lost"`
+	// Suppressed counts redeliveries the worker acked as DUPLICATE
+	// without sending.
+	Suppressed int      `json:"suppressed"`
+	Checks     []Check  `json:"checks,omitempty"`
+	Failures   []string `json:"failures,omitempty"`
+	Pass       bool     `json:"pass"`
+	DurationS  float64  `json:"duration_s"`
+	// Reconcile is the reconciler's full report.
+	Reconcile *reconcile.Report `json:"reconcile,omitempty"`
+}
+
+// Line is a one-line summary.
+func (v Verdict) Line() string {
+	s := fmt.Sprintf("%s: observed %s, journal %d, duplicates %d, lost %d", okWord(v.Pass), formatCounts(v.Observed), v.JournalCount, v.Duplicates, v.Lost)
+	if len(v.Failures) > 0 {
+		s += "; " + strings.Join(v.Failures, "; ")
+	}
+	return s
+}
+
+// evaluate compares what was observed with sc.Expect.
+func evaluate(sc *Scenario, rep *reconcile.Report, recs []worker.Record, journal []vendormock.JournalEntry, checks []Check, stepErr error) Verdict {
+	e := sc.Expect
+	v := Verdict{
+		Name: sc.Name, Tool: sc.Tool, Fault: strings.TrimSpace(sc.Fault),
+		Expected: Expected{Outcomes: e.Outcomes, Records: e.Records, Journal: e.Journal, JournalByOutcome: e.JournalByOutcome, WindowCutoff: e.WindowCutoff},
+		Observed: map[string]int{}, Records: map[string]int{}, JournalByOutcome: map[string]int{},
+		JournalCount: len(journal), Checks: checks, Reconcile: rep,
+	}
+	fail := func(format string, args ...any) { v.Failures = append(v.Failures, fmt.Sprintf(format, args...)) }
+	if stepErr != nil {
+		fail("%v", stepErr)
+	}
+	if rep != nil {
+		maps.Copy(v.Observed, rep.ByOutcome)
+		v.Duplicates, v.Lost, v.Suppressed = rep.Duplicates, rep.Lost, rep.Suppressed
+		if !rep.OK {
+			var vs []string
+			for i, x := range rep.Violations {
+				if i == 3 {
+					vs = append(vs, fmt.Sprintf("and %d more", len(rep.Violations)-3))
+					break
+				}
+				vs = append(vs, x.Rule+" "+x.RefKey+": "+x.Detail)
+			}
+			fail("reconciler: %s", strings.Join(vs, "; "))
+		}
+	}
+	if v.Duplicates > 0 {
+		fail("%d refkeys reached the vendor more than once", v.Duplicates)
+	}
+	if v.Lost > 0 {
+		fail("%d messages lost", v.Lost)
+	}
+	final := map[string]string{} // refkey -> last outcome that is not DUPLICATE
+	for _, r := range recs {
+		v.Records[r.Outcome]++
+		if r.Outcome != worker.OutcomeDuplicate && r.RefKey != "" {
+			final[r.RefKey] = r.Outcome
+		}
+	}
+	perKey := map[string]int{}
+	for _, j := range journal {
+		perKey[j.RefKey]++
+	}
+	for k, n := range perKey {
+		v.JournalByOutcome[cmpOr(final[k], "PENDING")] += n
+	}
+	for _, k := range sortedKeys(e.Outcomes) {
+		if got := v.Observed[k]; !e.Outcomes[k].Match(got) {
+			fail("%s: %d, want %s", k, got, e.Outcomes[k])
+		}
+	}
+	for k, n := range v.Observed {
+		if _, ok := e.Outcomes[k]; !ok && n > 0 {
+			fail("%s: %d, want none", k, n)
+		}
+	}
+	for _, k := range sortedKeys(e.Records) {
+		if got := v.Records[k]; !e.Records[k].Match(got) {
+			fail("records %s: %d, want %s", k, got, e.Records[k])
+		}
+	}
+	if e.Journal != nil && !e.Journal.Match(v.JournalCount) {
+		fail("journal: %d, want %s", v.JournalCount, *e.Journal)
+	}
+	for _, k := range sortedKeys(e.JournalByOutcome) {
+		if got := v.JournalByOutcome[k]; !e.JournalByOutcome[k].Match(got) {
+			fail("journal of %s messages: %d, want %s", k, got, e.JournalByOutcome[k])
+		}
+	}
+	for _, c := range checks {
+		if !c.OK {
+			fail("steps[%d] %s: %d, want %s", c.Step, c.What, c.Got, c.Want)
+		}
+	}
+	if e.WindowCutoff != "" {
+		for _, msg := range windowViolations(recs, e.WindowCutoff) {
+			fail("%s", msg)
+		}
+	}
+	if e.Reasons {
+		for _, r := range recs {
+			switch r.Outcome {
+			case worker.OutcomeInvalid, worker.OutcomeRejected, worker.OutcomeNotSent, worker.OutcomeUnknown:
+				if strings.TrimSpace(r.Error) == "" && r.Code == "" {
+					fail("record %d (%s) carries no reason", r.Seq, r.Outcome)
+				}
+			}
+		}
+	}
+	v.Pass = len(v.Failures) == 0
+	return v
+}
+
+// windowViolations checks the send-window cutoff on the worker's clock
+// (Record.Clock, in the worker's default window zone): no SENT at or after
+// it, no OUTSIDE_SEND_WINDOW before it (later than the window's opening).
+func windowViolations(recs []worker.Record, cutoff string) []string {
+	loc, err := time.LoadLocation(worker.DefaultWindowZone)
+	if err != nil {
+		return []string{"load window zone: " + err.Error()}
+	}
+	var hh, mm int
+	fmt.Sscanf(cutoff, "%d:%d", &hh, &mm)
+	var oh, om int
+	fmt.Sscanf(worker.DefaultWindowStart, "%d:%d", &oh, &om)
+	open := oh*60 + om
+	var out []string
+	for _, r := range recs {
+		if r.Clock.IsZero() {
+			continue
+		}
+		t := r.Clock.In(loc)
+		min := t.Hour()*60 + t.Minute()
+		after := min >= hh*60+mm
+		switch {
+		case r.Outcome == worker.OutcomeSent && after:
+			out = append(out, fmt.Sprintf("record %d SENT at %s, after the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
+		case r.Outcome == worker.OutcomeOutsideWindow && !after && min >= open:
+			out = append(out, fmt.Sprintf("record %d held at %s, before the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
+		}
+	}
+	if len(out) > 3 {
+		out = append(out[:3], fmt.Sprintf("and %d more window violations", len(out)-3))
+	}
+	return out
+}
+
+// FaultsFile is the content of results/faults.json.
+type FaultsFile struct {
+	Date   string    `json:"date"`
+	Faults []Verdict `json:"faults"`
+	// Pass is true when every fault passed.
+	Pass bool `json:"pass"`
+}
+
+// WriteFaults writes OUT/faults.json and OUT/faults.md, appends (or
+// replaces) a faults section in OUT/summary.md that links to them, and
+// prints the table to w. Faults of earlier runs with other names stay in
+// faults.json (a scenario run alone replaces its own entry only).
+func WriteFaults(out string, vs []Verdict, w io.Writer) error {
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("create results dir: %w", err)
+	}
+	path := filepath.Join(out, "faults.json")
+	merged := mergeVerdicts(path, vs)
+	f := FaultsFile{Date: time.Now().UTC().Format(time.RFC3339), Faults: merged, Pass: true}
+	for _, v := range merged {
+		f.Pass = f.Pass && v.Pass
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode faults: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write faults: %w", err)
+	}
+	var md strings.Builder
+	md.WriteString("# Fault scenarios\n\nEach fault of `scenarios/catalog/` run through the real RabbitMQ, Toxiproxy, nginx and WireMock, then reconciled (`./run.sh SCENARIO=all`). Observed: where each published message ended; journal: POSTs that reached WireMock.\n\n")
+	if err := WriteFaultsTable(&md, merged, true); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "faults.md"), []byte(md.String()), 0o644); err != nil {
+		return fmt.Errorf("write faults.md: %w", err)
+	}
+	if err := appendSection(filepath.Join(out, "summary.md"), "faults", faultsSection(merged)); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	return WriteFaultsTable(w, vs, false)
+}
+
+// mergeVerdicts keeps earlier verdicts of other scenarios from path.
+func mergeVerdicts(path string, vs []Verdict) []Verdict {
+	var old FaultsFile
+	if b, err := os.ReadFile(path); err == nil {
+		_ = json.Unmarshal(b, &old)
+	}
+	seen := map[string]bool{}
+	for _, v := range vs {
+		seen[v.Name] = true
+	}
+	var out []Verdict
+	for _, v := range old.Faults {
+		if !seen[v.Name] {
+			out = append(out, v)
+		}
+	}
+	out = append(out, vs...)
+	slices.SortStableFunc(out, func(a, b Verdict) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// WriteFaultsTable writes one row per fault: as a Markdown table when md,
+// else aligned text.
+func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
+	head := []string{"fault", "tool", "expected", "observed", "journal", "dup", "lost", "pass"}
+	rows := [][]string{}
+	for _, v := range vs {
+		exp := formatExpected(v.Expected.Outcomes)
+		if v.Expected.Journal != nil {
+			exp += ", journal " + v.Expected.Journal.String()
+		}
+		rows = append(rows, []string{v.Name, v.Tool, exp, formatCounts(v.Observed), fmt.Sprint(v.JournalCount),
+			fmt.Sprint(v.Duplicates), fmt.Sprint(v.Lost), passWord(v.Pass)})
+	}
+	if md {
+		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
+		for _, r := range rows {
+			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
+		}
+		for _, v := range vs {
+			if !v.Pass {
+				fmt.Fprintf(w, "\n%s failed: %s\n", v.Name, strings.Join(v.Failures, "; "))
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	pass := 0
+	for _, v := range vs {
+		if v.Pass {
+			pass++
+		} else {
+			fmt.Fprintf(w, "%s failed: %s\n", v.Name, strings.Join(v.Failures, "; "))
+		}
+	}
+	_, err := fmt.Fprintf(w, "%d of %d faults passed\n", pass, len(vs))
+	return err
+}
+
+func faultsSection(vs []Verdict) string {
+	pass, dup, lost := 0, 0, 0
+	for _, v := range vs {
+		if v.Pass {
+			pass++
+		}
+		dup += v.Duplicates
+		lost += v.Lost
+	}
+	return fmt.Sprintf("## Fault scenarios\n\n%d of %d faults passed; %d duplicates and %d lost across all of them. Per fault: [faults.md](faults.md), data: [faults.json](faults.json).\n", pass, len(vs), dup, lost)
+}
+
+// appendSection replaces the section between "<!-- name:begin -->" and
+// "<!-- name:end -->" in path (creating the file or appending the section
+// when absent), leaving the rest of the file as it was.
+func appendSection(path, name, body string) error {
+	begin, end := "<!-- "+name+":begin -->", "<!-- "+name+":end -->"
+	block := begin + "\n" + strings.TrimRight(body, "\n") + "\n" + end + "\n"
+	old, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	s := string(old)
+	if i := strings.Index(s, begin); i >= 0 {
+		if j := strings.Index(s[i:], end); j >= 0 {
+			s = s[:i] + block + strings.TrimPrefix(s[i+j+len(end):], "\n")
+		}
+	} else {
+		if s != "" && !strings.HasSuffix(s, "\n\n") {
+			s = strings.TrimRight(s, "\n") + "\n\n"
+		}
+		s += block
+	}
+	if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// formatCounts writes {"SENT": 3, "UNKNOWN": 1} as "SENT 3, UNKNOWN 1",
+// in Outcomes order; "none" when empty.
+func formatCounts(m map[string]int) string {
+	var parts []string
+	for _, k := range orderedOutcomes(m) {
+		if m[k] != 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", k, m[k]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+func formatExpected(m map[string]Count) string {
+	var parts []string
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	for _, k := range orderedOutcomes(keysToMap(keys)) {
+		parts = append(parts, k+" "+m[k].String())
+	}
+	return strings.Join(parts, ", ")
+}
+
+func keysToMap(ks []string) map[string]int {
+	m := map[string]int{}
+	for _, k := range ks {
+		m[k] = 1
+	}
+	return m
+}
+
+func orderedOutcomes(m map[string]int) []string {
+	var out []string
+	for _, k := range Outcomes {
+		if _, ok := m[k]; ok {
+			out = append(out, k)
+		}
+	}
+	var rest []string
+	for k := range m {
+		if !slices.Contains(Outcomes, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func passWord(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
