@@ -267,3 +267,13 @@ func readFileBytes(path string) ([]byte, error) {
 	}
 	return b, nil
 }
+
+// Validate checks one stub as LoadStubs does (method, exactly one URL
+// matcher, matchers, response). Errors wrap ErrInvalidStubs and name the
+// stub and key at fault.
+func (s StubSpec) Validate() error {
+	if errs := s.validate(); len(errs) > 0 {
+		return fmt.Errorf("%w: stub %q: %s", ErrInvalidStubs, s.Name, strings.Join(errs, "; "))
+	}
+	return nil
+}

@@ -91,6 +91,9 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 // MarshalYAML writes the Go duration string.
 func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
 
+// MarshalText writes the Go duration string (JSON).
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
@@ -376,9 +379,13 @@ func IdleTimeout(setting string, t time.Duration, rttMS int, margin time.Duratio
 	case "t_minus_rtt_margin":
 		return t - rtt - margin
 	default:
-		return vendor.DefaultIdleConnTimeout
+		return GoDefaultIdleConnTimeout
 	}
 }
+
+// GoDefaultIdleConnTimeout is net/http.DefaultTransport's IdleConnTimeout
+// (90 s), the "default" setting of the idle race.
+const GoDefaultIdleConnTimeout = 90 * time.Second
 
 var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
@@ -577,6 +584,11 @@ func (sc *Scenario) validate() []error {
 		bad("server.delay_ms", "%d: want 0..10000", d)
 	}
 	sc.Server.Nginx.check("server.nginx", bad)
+	for i, stub := range sc.Server.Stubs {
+		if err := stub.Validate(); err != nil {
+			bad(fmt.Sprintf("server.stubs[%d]", i), "%v", err)
+		}
+	}
 	if len(sc.Server.Stubs) > 0 {
 		if _, err := vendormock.BuildStubRules(sc.Server.Stubs, vendormock.StubVars{ClientID: "x", ClientSecret: "x", AccessToken: "x"}); err != nil {
 			bad("server.stubs", "%v", err)

@@ -1,0 +1,178 @@
+package fault
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+func mustParse(t *testing.T, y string) *Scenario {
+	t.Helper()
+	sc, err := Parse("x.yaml", []byte(y))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func TestEvaluate(t *testing.T) {
+	sc := mustParse(t, strings.Replace(minimal, "  outcomes: {SENT: 1}\n",
+		"  outcomes: {SENT: 1, UNKNOWN: 1}\n  journal: 2\n  journal_by_outcome: {UNKNOWN: 1}\n  records: {UNKNOWN: 1}\n  reasons: true\n", 1))
+	recs := []worker.Record{
+		{Seq: 1, RefKey: "k1", Outcome: "SENT"},
+		{Seq: 2, RefKey: "k2", Outcome: "UNKNOWN", Error: "read: EOF"},
+	}
+	journal := []vendormock.JournalEntry{{RefKey: "k1", Status: 200}, {RefKey: "k2", Status: 200}}
+	okRep := &reconcile.Report{OK: true, ByOutcome: map[string]int{"SENT": 1, "UNKNOWN": 1}}
+
+	tests := []struct {
+		name     string
+		rep      *reconcile.Report
+		recs     []worker.Record
+		journal  []vendormock.JournalEntry
+		checks   []Check
+		wantPass bool
+		wantFail string
+	}{
+		{"all as expected", okRep, recs, journal, nil, true, ""},
+		{"journal count off", okRep, recs, journal[:1], nil, false, "journal: 1, want 2"},
+		{"unexpected outcome", &reconcile.Report{OK: true, ByOutcome: map[string]int{"SENT": 1, "UNKNOWN": 1, "NOT_SENT": 1}}, recs, journal, nil, false, "NOT_SENT: 1, want none"},
+		{"duplicate", &reconcile.Report{OK: true, Duplicates: 1, ByOutcome: okRep.ByOutcome}, recs, journal, nil, false, "more than once"},
+		{"lost", &reconcile.Report{OK: true, Lost: 1, ByOutcome: okRep.ByOutcome}, recs, journal, nil, false, "1 messages lost"},
+		{"reconciler violation", &reconcile.Report{OK: false, ByOutcome: okRep.ByOutcome, Violations: []reconcile.Violation{{RefKey: "k2", Rule: "route", Detail: "wrong queue"}}}, recs, journal, nil, false, "route k2: wrong queue"},
+		{"failed check", okRep, recs, journal, []Check{{Step: 1, What: "journal sends so far", Want: "0", Got: 1}}, false, "steps[1] journal sends so far: 1, want 0"},
+		{"missing reason", okRep, []worker.Record{recs[0], {Seq: 2, RefKey: "k2", Outcome: "UNKNOWN"}}, journal, nil, false, "carries no reason"},
+		{"journal of unknown off", okRep, recs, []vendormock.JournalEntry{{RefKey: "k1"}, {RefKey: "k1"}}, nil, false, "journal of UNKNOWN messages: 0, want 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v := evaluate(sc, tt.rep, tt.recs, tt.journal, tt.checks, nil)
+			if v.Pass != tt.wantPass {
+				t.Errorf("Pass = %v; want %v (failures %q)", v.Pass, tt.wantPass, v.Failures)
+			}
+			if tt.wantFail != "" && !strings.Contains(strings.Join(v.Failures, "|"), tt.wantFail) {
+				t.Errorf("failures %q; want one containing %q", v.Failures, tt.wantFail)
+			}
+			if v.JournalCount != len(tt.journal) {
+				t.Errorf("JournalCount = %d; want %d", v.JournalCount, len(tt.journal))
+			}
+		})
+	}
+}
+
+func TestWindowViolations(t *testing.T) {
+	seoul, err := time.LoadLocation("Asia/Seoul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m, s int) time.Time { return time.Date(2026, 11, 30, h, m, s, 0, seoul) }
+	tests := []struct {
+		name string
+		recs []worker.Record
+		want int
+	}{
+		{"sent before, held after", []worker.Record{{Outcome: "SENT", Clock: at(20, 49, 59)}, {Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 50, 0)}}, 0},
+		{"sent after the cutoff", []worker.Record{{Outcome: "SENT", Clock: at(20, 50, 1)}}, 1},
+		{"held before the cutoff", []worker.Record{{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 49, 0)}}, 1},
+		{"held before the opening is fine", []worker.Record{{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(7, 0, 0)}}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := windowViolations(tt.recs, "20:50"); len(got) != tt.want {
+				t.Errorf("violations %q; want %d", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAppendSectionKeepsTheRest(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary.md")
+	bench := "# Bench\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+	if err := os.WriteFile(path, []byte(bench), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, body := range []string{"## Faults\n\nfirst\n", "## Faults\n\nsecond\n"} {
+		if err := appendSection(path, "faults", body); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, _ := os.ReadFile(path)
+	s := string(got)
+	if !strings.HasPrefix(s, bench) {
+		t.Errorf("bench table not kept:\n%s", s)
+	}
+	if strings.Contains(s, "first") || strings.Count(s, "## Faults") != 1 || !strings.Contains(s, "second") {
+		t.Errorf("section not replaced once:\n%s", s)
+	}
+}
+
+func TestWriteFaultsMergesAndWrites(t *testing.T) {
+	out := t.TempDir()
+	three := Exactly(3)
+	a := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[string]int{"UNKNOWN": 3}, Expected: Expected{Outcomes: map[string]Count{"UNKNOWN": three}}}
+	b := Verdict{Name: "b", Tool: "toxiproxy", Pass: false, Failures: []string{"journal: 1, want 0"}, Observed: map[string]int{"SENT": 1}}
+	var buf bytes.Buffer
+	if err := WriteFaults(out, []Verdict{a, b}, &buf); err != nil {
+		t.Fatal(err)
+	}
+	a.JournalCount = 7
+	if err := WriteFaults(out, []Verdict{a}, &buf); err != nil { // a run of one scenario keeps b
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		Pass   bool
+		Faults []map[string]any
+	}
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Faults) != 2 || f.Faults[0]["name"] != "a" || f.Faults[0]["journal_count"] != 7.0 || f.Pass {
+		t.Errorf("faults.json = %s", raw)
+	}
+	for _, k := range []string{"name", "expected", "observed", "journal_count", "duplicates", "lost", "pass"} {
+		if _, ok := f.Faults[0][k]; !ok {
+			t.Errorf("faults.json entry lacks %q", k)
+		}
+	}
+	if !strings.Contains(buf.String(), "b failed: journal: 1, want 0") || !strings.Contains(buf.String(), "1 of 2 faults passed") {
+		t.Errorf("printed table:\n%s", buf.String())
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	if !strings.Contains(string(md), "1 of 2 faults passed") || !strings.Contains(string(md), "(faults.md)") {
+		t.Errorf("summary.md:\n%s", md)
+	}
+}
+
+func TestRaceRowAndChart(t *testing.T) {
+	recs := []worker.Record{
+		{Outcome: "SENT", GotConns: 1, Reused: true},
+		{Outcome: "SENT", GotConns: 2},
+		{Outcome: "UNKNOWN", GotConns: 1, Reused: true},
+		{Outcome: "NOT_SENT", GotConns: 1},
+	}
+	row := raceRow(150, "default", 90*time.Second, 4, recs, 3, reconcile.Report{OK: true})
+	if row.Failures != 2 || row.FailuresPer1000 != 500 || row.Absorbed != 1 || row.NewConnections != 2 || row.ReachedVendor != 3 {
+		t.Errorf("row = %+v", row)
+	}
+	res := IdleRaceResult{KeepaliveTimeoutMS: 2000, Rows: []IdleRaceRow{row,
+		raceRow(150, "t_minus_rtt_margin", 1600*time.Millisecond, 4, recs[:2], 2, reconcile.Report{OK: true})}}
+	var svg bytes.Buffer
+	if err := WriteIdleRaceChart(&svg, res); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(svg.String(), "<svg") || !strings.Contains(svg.String(), "RTT 150 ms") {
+		t.Errorf("chart is not an SVG with the RTT legend")
+	}
+}
