@@ -152,8 +152,10 @@ func (s *Stack) AddStubs(ctx context.Context, specs []StubSpec) error {
 	if err != nil {
 		return fmt.Errorf("add stubs: %w", err)
 	}
-	if err := registerStubs(s.wm, rules); err != nil {
-		return fmt.Errorf("add stubs: %w", err)
+	for _, r := range rules { // registerStubs would clear the profile's
+		if err := s.wm.StubFor(r); err != nil {
+			return fmt.Errorf("add stubs: %w", err)
+		}
 	}
 	s.logf("%d extra stubs registered", len(rules))
 	return nil
@@ -167,10 +169,7 @@ func (s *Stack) ResetStubs(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("reset stubs: %w", err)
 	}
-	if err := s.wm.Clear(); err != nil {
-		return fmt.Errorf("reset stubs: %w", err)
-	}
-	if err := s.registerStubs(); err != nil {
+	if err := s.registerStubs(); err != nil { // clears every mapping first
 		return fmt.Errorf("reset stubs: %w", err)
 	}
 	return nil

@@ -98,14 +98,14 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 	res := IdleRaceResult{
 		Scenario: sc.Name, Date: time.Now().UTC().Format(time.RFC3339),
 		KeepaliveTimeoutMS: ms(t), Burst: spec.Burst,
-		PauseMinMS: ms(t - spec.Spread.D()), PauseMaxMS: ms(t + spec.Spread.D()),
+		PauseMinMS: ms(spec.PauseMin.D()), PauseMaxMS: ms(spec.PauseMax.D()),
 		MarginMS: ms(spec.Margin.D()), Seed: spec.Seed, SendsPerLane: spec.Count, ServerDelayMS: *spec.ServerDelayMS,
 		Expect: spec.Expect,
 		Note: "nginx keepalive_timeout has one parameter (no Keep-Alive hint to the client). Toxiproxy delays data, not the TCP handshake: " +
 			"a new connection costs one RTT less than on a real network. A failure is a send that was UNKNOWN or NOT_SENT; absorbed = the transport redialled before writing (got_conns > 1).",
 	}
 	r.logf("%s: nginx keepalive_timeout %s, RTTs %v ms, settings %v, %d sends per lane in bursts of %d, pauses uniform in [%s, %s], seed %d",
-		sc.Name, t, spec.RTTsMS, spec.Settings, spec.Count, spec.Burst, t-spec.Spread.D(), t+spec.Spread.D(), spec.Seed)
+		sc.Name, t, spec.RTTsMS, spec.Settings, spec.Count, spec.Burst, spec.PauseMin.D(), spec.PauseMax.D(), spec.Seed)
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
@@ -268,7 +268,7 @@ func (l *lane) run(ctx context.Context) (err error) {
 		return fmt.Errorf("lane %s: %w", l.name(), err)
 	}
 	r.logf("lane %s: idle timeout %s, worker up", l.name(), l.idle)
-	t, spread := l.spec.KeepaliveTimeout.D(), l.spec.Spread.D()
+	pmin, pmax := l.spec.PauseMin.D(), l.spec.PauseMax.D()
 	for done := 0; done < l.spec.Count; {
 		n := min(l.spec.Burst, l.spec.Count-done)
 		for range n {
@@ -285,7 +285,7 @@ func (l *lane) run(ctx context.Context) (err error) {
 			r.logf("lane %s: %d of %d sent, %s", l.name(), done, l.spec.Count, formatCounts(l.tail.counts()))
 		}
 		if done < l.spec.Count {
-			pause := t - spread + time.Duration(l.rng.Int64N(int64(2*spread)+1))
+			pause := pmin + time.Duration(l.rng.Int64N(int64(pmax-pmin)+1))
 			last := l.tail.recs[len(l.tail.recs)-1].End
 			if err := sleep(ctx, time.Until(last.Add(pause))); err != nil {
 				return err

@@ -353,9 +353,13 @@ type IdleRaceSpec struct {
 	Count            int      `yaml:"count"`             // sends per setting and RTT (default 1000; COUNT overrides)
 	Burst            int      `yaml:"burst"`             // sends per burst (default 10)
 	Spread           Duration `yaml:"pause_spread"`      // pauses uniform in [T-spread, T+spread] (default 500ms)
-	Seed             uint64   `yaml:"seed"`              // default 1
-	Margin           Duration `yaml:"margin"`            // of the T-RTT-margin setting (default 250ms)
-	ServerDelayMS    *int     `yaml:"server_delay_ms"`   // default 18
+	// PauseMin and PauseMax, when set, replace [T-spread, T+spread]: for
+	// example both at T - RTT/2 to aim every pause inside the race window.
+	PauseMin      Duration `yaml:"pause_min"`
+	PauseMax      Duration `yaml:"pause_max"`
+	Seed          uint64   `yaml:"seed"`            // default 1
+	Margin        Duration `yaml:"margin"`          // of the T-RTT-margin setting (default 250ms)
+	ServerDelayMS *int     `yaml:"server_delay_ms"` // default 18
 	// Settings are the client idle timeouts compared, by name: "default"
 	// (Go's 90s), "t_plus_1s", "t_minus_half_rtt", "t_minus_rtt_margin".
 	Settings []string `yaml:"settings"`
@@ -528,6 +532,9 @@ func (sc *Scenario) applyDefaults() {
 		}
 		if r.Spread == 0 {
 			r.Spread = Duration(500 * time.Millisecond)
+		}
+		if r.PauseMin == 0 && r.PauseMax == 0 {
+			r.PauseMin, r.PauseMax = r.KeepaliveTimeout-r.Spread, r.KeepaliveTimeout+r.Spread
 		}
 		if r.Seed == 0 {
 			r.Seed = 1
@@ -828,6 +835,9 @@ func (r *IdleRaceSpec) check(bad func(string, string, ...any)) {
 	}
 	if r.Spread < 0 || r.Spread.D() >= t {
 		bad("idle_race.pause_spread", "%s: want 0 <= spread < keepalive_timeout", r.Spread.D())
+	}
+	if (r.PauseMin != 0) != (r.PauseMax != 0) || r.PauseMin < 0 || r.PauseMax < r.PauseMin {
+		bad("idle_race.pause_min", "set both pause_min and pause_max, 0 < pause_min <= pause_max")
 	}
 	for i, s := range r.Settings {
 		if !slices.Contains(IdleSettings, s) {

@@ -184,8 +184,8 @@ func TestCatalog(t *testing.T) {
 			races++
 		}
 	}
-	if faults < 10 || races != 1 {
-		t.Errorf("catalog: %d faults, %d idle races; want >= 10 and 1", faults, races)
+	if faults < 10 || races < 1 {
+		t.Errorf("catalog: %d faults, %d idle races; want >= 10 and >= 1", faults, races)
 	}
 	for _, want := range []string{"business-rejection", "vendor-unreachable", "nginx-502", "nginx-504", "response-timeout",
 		"vendor-closes", "tls-stall", "token-expired", "malformed", "send-window", "broker-cut", "sigterm-restart", "idle-race"} {

@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
@@ -41,7 +42,7 @@ func parseArgs(args []string, getenv func(string) string) (scenarios.Config, err
 }
 
 // runScenarios runs SCENARIO on one stack (package scenarios/fault).
-func runScenarios(ctx context.Context, cfg scenarios.Config, stdout io.Writer) error {
+func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdout io.Writer) error {
 	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
 		if os.Getenv(k) == "" {
 			os.Setenv(k, v)
@@ -51,9 +52,15 @@ func runScenarios(ctx context.Context, cfg scenarios.Config, stdout io.Writer) e
 	if err != nil {
 		return fmt.Errorf("read images: %w", err)
 	}
+	// COUNT sets the idle race's sends per lane only when given: each
+	// scenario file has its own count otherwise.
+	count := 0
+	if countGiven(args, os.Getenv) {
+		count = cfg.Count
+	}
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: cfg.Profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: cfg.Count, Images: images,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images,
 	}, stdout)
 }
 
@@ -92,7 +99,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 		if cfg.Scenario != "" {
-			return runScenarios(ctx, cfg, stdout)
+			return runScenarios(ctx, cfg, rest, stdout)
 		}
 		return scenarios.Run(ctx, cfg, stdout)
 	case "list":
@@ -132,4 +139,14 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lab: %v\n", err)
 		return 1
 	}
+}
+
+// countGiven reports whether COUNT was set by a word or the environment.
+func countGiven(args []string, getenv func(string) string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, "COUNT=") {
+			return true
+		}
+	}
+	return getenv("COUNT") != ""
 }
