@@ -34,6 +34,13 @@ func TestRunExitCodes(t *testing.T) {
 		{"report without dir", []string{"report"}, nil, 2, "", "results directory"},
 		{"report of an empty dir", []string{"report", "EMPTY"}, nil, 1, "", "no bench-*.json"},
 		{"help", []string{"help"}, nil, 0, "KEEPALIVE_TIMEOUT", ""},
+		{"check a known scenario", []string{"check", "SCENARIO=nginx-502"}, nil, 0, "", ""},
+		{"check all scenarios", []string{"check", "SCENARIO=all"}, nil, 0, "", ""},
+		{"check an unknown scenario lists the known ones", []string{"check", "SCENARIO=nope"}, nil, 2, "", "known: all, broker-cut"},
+		{"run an unknown scenario starts nothing", []string{"run", "SCENARIO=nope"}, nil, 2, "", "nothing was started"},
+		{"bad scenario syntax", []string{"check", "SCENARIO=Bad Name"}, nil, 2, "", "SCENARIO"},
+		{"list", []string{"list"}, nil, 0, "idle-race ", ""},
+		{"list takes no arguments", []string{"list", "x"}, nil, 2, "", "no arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

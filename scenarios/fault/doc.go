@@ -1,0 +1,33 @@
+// Package fault runs the lab's fault and race scenarios (issue 4): each
+// scenario is a YAML file of scenarios/catalog/ (Scenario, Load,
+// LoadCatalog), run through the real stack of package vendormock against
+// the worker image, then reconciled (package scenarios/reconcile) and
+// judged against the file's expectations (Verdict, results/faults.json).
+//
+//	scenarios/catalog/*.yaml --LoadCatalog--> []*Scenario
+//	      |
+//	      v
+//	Runner (one vendormock.Stack per invocation, broker reached via Toxiproxy)
+//	      |  per scenario: own queues (queues.DefaultTopology("fault.<name>")),
+//	      |  own worker container, steps in order:
+//	      |    send (publish + wait for records) | wait | check_journal
+//	      |    toxic_add/remove, proxy_disable/enable   -> Toxiproxy (vendor or broker)
+//	      |    nginx variant + `nginx -s reload`         -> nginx
+//	      |    server_delay_ms, rotate_token, stubs      -> WireMock (business answers only)
+//	      |    restart_worker (SIGTERM, same ledger)     -> worker
+//	      v
+//	stop worker --> reconcile.Gather/Reconcile --> evaluate(Expect) --> Verdict
+//	      |
+//	      v
+//	WriteFaults: OUT/faults.json, OUT/faults.md, a section of OUT/summary.md
+//
+// The idle race (kind idle-race, RunIdleRace) runs one pooled worker per
+// (RTT, client idle-timeout setting) at once, each with its own queue and
+// each RTT on its own Toxiproxy proxy, against nginx reloaded with
+// keepalive_timeout T and no Keep-Alive hint; WriteIdleRace writes
+// OUT/idle-race.json, OUT/idle-race.md and OUT/charts/idle-race.svg.
+//
+// Transport failures come from Toxiproxy or nginx, never from WireMock's
+// faults, which nginx would turn into 502s; every scenario file names the
+// tool that produces its fault.
+package fault

@@ -1,0 +1,186 @@
+//go:build integration
+
+package fault
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// lineLog sends each complete line written to it to t.Log.
+type lineLog struct {
+	t   *testing.T
+	buf *bytes.Buffer
+}
+
+func (w lineLog) Write(b []byte) (int, error) {
+	w.buf.Write(b)
+	for {
+		line, err := w.buf.ReadString('\n')
+		if err != nil {
+			w.buf.Reset()
+			w.buf.WriteString(line)
+			return len(b), nil
+		}
+		w.t.Log(strings.TrimRight(line, "\n"))
+	}
+}
+
+// startRunner starts one stack for the test, removed at its end.
+func startRunner(t *testing.T) *Runner {
+	t.Helper()
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a (./run.sh test does both)", err)
+	}
+	if images.Worker == "" {
+		t.Fatal("LAB_IMAGE_WORKER is empty: run vendormock/images/ensure-images.sh, then load .lab/images.env")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	r, err := NewRunner(ctx, RunnerOptions{
+		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images,
+		WorkDir: t.TempDir(), Log: lineLog{t: t, buf: new(bytes.Buffer)},
+	})
+	if err != nil {
+		t.Fatalf("start runner: %v", err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer ccancel()
+		if err := r.Close(cctx); err != nil {
+			t.Errorf("close runner: %v", err)
+		}
+	})
+	return r
+}
+
+func catalog(t *testing.T) []*Scenario {
+	t.Helper()
+	scs, err := LoadCatalog(filepath.Join("..", "catalog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scs
+}
+
+// TestIntegrationFaults runs every fault scenario of the catalog through
+// the real stack, one stack for all, and checks each against its file's
+// expectations: outcome counts, journal counts, 0 duplicates, 0 lost, a
+// clean reconciler verdict. Then it writes faults.json and checks its shape.
+func TestIntegrationFaults(t *testing.T) {
+	r := startRunner(t)
+	var vs []Verdict
+	for _, sc := range catalog(t) {
+		if sc.Kind != KindFault {
+			continue
+		}
+		t.Run(sc.Name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			v, err := r.RunScenario(ctx, sc)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			vs = append(vs, v)
+			if v.Duplicates != 0 || v.Lost != 0 {
+				t.Errorf("duplicates %d, lost %d; want 0 and 0", v.Duplicates, v.Lost)
+			}
+			if v.Reconcile == nil || !v.Reconcile.OK {
+				t.Errorf("reconciler verdict not OK: %+v", v.Reconcile)
+			}
+			for k, want := range sc.Expect.Outcomes {
+				if !want.Match(v.Observed[k]) {
+					t.Errorf("%s: observed %d, want %s", k, v.Observed[k], want)
+				}
+			}
+			if sc.Expect.Journal != nil && !sc.Expect.Journal.Match(v.JournalCount) {
+				t.Errorf("journal %d, want %s", v.JournalCount, *sc.Expect.Journal)
+			}
+			if !v.Pass {
+				t.Errorf("verdict failed: %s", strings.Join(v.Failures, "; "))
+			}
+		})
+	}
+	out := t.TempDir()
+	var buf bytes.Buffer
+	if err := WriteFaults(out, vs, &buf); err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + buf.String())
+	raw, err := os.ReadFile(filepath.Join(out, "faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f FaultsFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if len(f.Faults) != len(vs) || len(vs) < 10 {
+		t.Errorf("faults.json holds %d faults; want %d (>= 10)", len(f.Faults), len(vs))
+	}
+}
+
+// TestIntegrationIdleRace runs the idle race at a small count (2 bursts
+// per lane: outcomes only, failures by chance are not asserted) and the
+// idle-race-window variant in full, whose pauses all fall inside the race
+// window: failures with Go's default and T + 1 s, none one RTT and a
+// margin below T, and never a duplicate or a lost message.
+func TestIntegrationIdleRace(t *testing.T) {
+	r := startRunner(t)
+	scs := catalog(t)
+	byName := map[string]*Scenario{}
+	for _, sc := range scs {
+		byName[sc.Name] = sc
+	}
+	for _, tc := range []struct {
+		name  string
+		count int
+		full  bool // the file's expectations must hold
+	}{
+		{"idle-race", 20, false},
+		{"idle-race-window", 0, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := byName[tc.name]
+			if sc == nil {
+				t.Fatalf("catalog lacks %s", tc.name)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			defer cancel()
+			res, err := r.RunIdleRace(ctx, sc, tc.count)
+			if err != nil {
+				t.Fatalf("run: %v", err)
+			}
+			var buf bytes.Buffer
+			WriteIdleRaceTable(&buf, res, false)
+			t.Log("\n" + buf.String())
+			want := len(sc.IdleRace.RTTsMS) * len(sc.IdleRace.Settings)
+			if len(res.Rows) != want {
+				t.Fatalf("%d rows; want %d", len(res.Rows), want)
+			}
+			for _, row := range res.Rows {
+				if row.Duplicates != 0 || row.Lost != 0 || !row.ReconcileOK {
+					t.Errorf("%s at %d ms: duplicates %d, lost %d, reconcile ok %v", row.Setting, row.RTTMS, row.Duplicates, row.Lost, row.ReconcileOK)
+				}
+				if row.Sends != res.SendsPerLane || row.Outcomes["SENT"]+row.Failures < row.Sends {
+					t.Errorf("%s at %d ms: %d sends, outcomes %v; want %d sends each ending somewhere", row.Setting, row.RTTMS, row.Sends, row.Outcomes, res.SendsPerLane)
+				}
+				if row.Setting == "t_minus_rtt_margin" && row.Failures != 0 {
+					t.Errorf("%s at %d ms: %d failures; a client idling out one RTT and a margin before nginx must see none", row.Setting, row.RTTMS, row.Failures)
+				}
+			}
+			if tc.full && !res.Pass {
+				t.Errorf("idle race failed: %s", strings.Join(res.Failures, "; "))
+			}
+		})
+	}
+}
