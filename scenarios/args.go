@@ -28,6 +28,7 @@ const (
 	DefaultProfile       = vendormock.DefaultProfileDir
 	DefaultWorkerState   = "tmpfs"
 	DefaultCPUProfile    = "off"
+	DefaultMalformed     = 0
 )
 
 // Limits of the lab's arguments, checked by ParseArgs.
@@ -87,6 +88,11 @@ type Config struct {
 	// CPUProfile "on" makes every worker write a Go CPU profile to
 	// OUT/pprof/worker-<mode>-<rtt>ms.pprof (CPU_PROFILE).
 	CPUProfile string
+	// Malformed is how many malformed messages (MALFORMED) are mixed among
+	// the measured ones of every run: each must be dead-lettered with its
+	// reason while every valid message is SENT (issue 3's check). Their
+	// handling time counts in wall_s and CPU per send.
+	Malformed int
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -178,6 +184,9 @@ var keys = []key{
 	{"WORKER_STATE", "where the worker's ledger and records live during a run: tmpfs (/dev/shm) keeps disk fsync cost out of the client comparison; disk measures it", DefaultWorkerState,
 		"one of " + strings.Join(allowedStates, ", "),
 		func(c *Config, v string) (err error) { c.WorkerState, err = oneOf(v, allowedStates); return }},
+	{"MALFORMED", "malformed messages mixed evenly among the measured ones; each must end in the dead-letter queue with a reason", strconv.Itoa(DefaultMalformed),
+		"a whole number >= 0",
+		func(c *Config, v string) (err error) { c.Malformed, err = parseInt(v, 0, 1_000_000); return }},
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
