@@ -52,9 +52,9 @@ prerequisites() {
 cleanup() {
   local ids
   command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 || return 0
-  ids=$(docker ps -aq --filter label=notifier-lab.stack 2>/dev/null || true)
+  ids=$(docker ps -aq --filter label=org.notifier-lab.run 2>/dev/null || true)
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
-  ids=$(docker network ls -q --filter label=notifier-lab.stack 2>/dev/null || true)
+  ids=$(docker network ls -q --filter label=org.notifier-lab.run 2>/dev/null || true)
   [ -n "$ids" ] && docker network rm $ids >/dev/null 2>&1 || true
 }
 

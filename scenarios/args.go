@@ -29,6 +29,7 @@ const (
 	DefaultProfile       = vendormock.DefaultProfileDir
 	DefaultWorkerState   = "tmpfs"
 	DefaultCPUProfile    = "off"
+	DefaultMalformed     = 0
 )
 
 // Limits of the lab's arguments, checked by ParseArgs.
@@ -96,6 +97,11 @@ type Config struct {
 	// runs the bench. ParseArgs checks the syntax only; the lab command
 	// checks the name against the catalog (package scenarios/fault).
 	Scenario string
+	// Malformed is how many malformed messages (MALFORMED) are mixed among
+	// the measured ones of every run: each must be dead-lettered with its
+	// reason while every valid message is SENT (issue 3's check). Their
+	// handling time counts in wall_s and CPU per send.
+	Malformed int
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -196,6 +202,9 @@ var keys = []key{
 			c.Scenario = v
 			return nil
 		}},
+	{"MALFORMED", "malformed messages mixed evenly among the measured ones; each must end in the dead-letter queue with a reason", strconv.Itoa(DefaultMalformed),
+		"a whole number >= 0",
+		func(c *Config, v string) (err error) { c.Malformed, err = parseInt(v, 0, 1_000_000); return }},
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},

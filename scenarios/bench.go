@@ -268,7 +268,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("publish", err)
 	}
 	topo := queues.DefaultTopology(queues.DefaultMain)
-	n := b.cfg.Warmup + b.cfg.Count
+	n := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed
 	published, err := b.publish(ctx, topo, mode, rtt, filepath.Join(runDir, publishedFile))
 	if err != nil {
 		return Result{}, fail("publish", err)
@@ -357,7 +357,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
 		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
 		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, CPUMSPerSend: m.CPUMSPerSend,
-		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState,
+		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState, Malformed: b.cfg.Malformed,
 		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
 		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
 		JournalCount: journalSends,
@@ -434,6 +434,26 @@ func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, 
 		published []reconcile.Published
 	)
 	now := time.Now()
+	send := func(id string, body []byte, p reconcile.Published) error {
+		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", topo.Names.Main, false, false, queues.Persistent(amqp.Publishing{
+			ContentType: "application/json",
+			MessageId:   id,
+			Timestamp:   now,
+			Body:        body,
+		}))
+		if err != nil {
+			return fmt.Errorf("publish message: %w", err)
+		}
+		pending = append(pending, dc)
+		p.Seq, p.MessageID, p.PublishedAt = len(published)+1, id, now
+		published = append(published, p)
+		return nil
+	}
+	// MALFORMED messages are spread evenly among the measured ones.
+	malformedAfter := func(measured int) int { // malformed messages due once `measured` measured ones went out
+		return measured * b.cfg.Malformed / b.cfg.Count
+	}
+	malformed := 0
 	for i := range b.cfg.Warmup + b.cfg.Count {
 		warm := i < b.cfg.Warmup
 		idx := i + 1
@@ -445,17 +465,16 @@ func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, 
 		if err != nil {
 			return nil, err
 		}
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", topo.Names.Main, false, false, queues.Persistent(amqp.Publishing{
-			ContentType: "application/json",
-			MessageId:   key,
-			Timestamp:   now,
-			Body:        body,
-		}))
-		if err != nil {
-			return nil, fmt.Errorf("publish message: %w", err)
+		if err := send(key, body, reconcile.Published{RefKey: key, Valid: true}); err != nil {
+			return nil, err
 		}
-		pending = append(pending, dc)
-		published = append(published, reconcile.Published{Seq: i + 1, RefKey: key, MessageID: key, Valid: true, PublishedAt: now})
+		for !warm && malformed < malformedAfter(idx) {
+			malformed++
+			id, body, refkey := malformedMessage(b.runID, mode, rtt, malformed, now)
+			if err := send(id, body, reconcile.Published{RefKey: refkey, Valid: false}); err != nil {
+				return nil, err
+			}
+		}
 	}
 	for _, dc := range pending {
 		ok, err := dc.WaitContext(ctx)
@@ -470,7 +489,7 @@ func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, 
 	if err != nil {
 		return nil, fmt.Errorf("inspect %s: %w", topo.Names.Main, err)
 	}
-	if want := b.cfg.Warmup + b.cfg.Count; q.Messages != want {
+	if want := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed; q.Messages != want {
 		return nil, fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, q.Messages, want)
 	}
 	if err := writePublished(publishedPath, published); err != nil {
@@ -511,6 +530,39 @@ func benchMessage(refKey string, i int, now time.Time) ([]byte, error) {
 		return nil, fmt.Errorf("encode message: %w", err)
 	}
 	return body, nil
+}
+
+// malformedKinds are the faults malformedMessage cycles through: each makes
+// message.Decode return an *InvalidError, none may ever be sent.
+var malformedKinds = []string{"not-json", "no-refkey", "bad-recipient", "bad-category", "trailing-data", "empty"}
+
+// malformedMessage returns the message id, body and refkey ("" when the body
+// has none) of the i-th (1-based) malformed message of a run. Refkeys use
+// the kind letter "x", so Metrics never counts them as warm-up or measured.
+func malformedMessage(runID, mode string, rtt, i int, now time.Time) (id string, body []byte, refkey string) {
+	id = fmt.Sprintf("%s-%s-%dms-x%04d", runID, mode, rtt, i)
+	kind := malformedKinds[(i-1)%len(malformedKinds)]
+	valid := func(mutate func(map[string]any)) []byte {
+		m := map[string]any{"refkey": id, "category": "info", "recipient": "+821000000000",
+			"template_code": benchTemplate, "text": "malformed " + kind, "created_at": now.UTC().Format(time.RFC3339)}
+		mutate(m)
+		b, _ := json.Marshal(m)
+		return b
+	}
+	switch kind {
+	case "not-json":
+		return id, []byte("this is not json " + id), ""
+	case "no-refkey":
+		return id, valid(func(m map[string]any) { delete(m, "refkey") }), ""
+	case "bad-recipient":
+		return id, valid(func(m map[string]any) { m["recipient"] = "not-a-phone" }), id
+	case "bad-category":
+		return id, valid(func(m map[string]any) { m["category"] = "spam" }), id
+	case "trailing-data":
+		return id, append(valid(func(map[string]any) {}), []byte(` {"again": true}`)...), id
+	default: // empty
+		return id, nil, ""
+	}
 }
 
 // waitWorker tails the records file for progress until the worker exits,

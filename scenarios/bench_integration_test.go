@@ -121,3 +121,45 @@ func TestBenchBothModes(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchMalformed mixes malformed messages among valid ones (MALFORMED,
+// issue 3's check at a small count): every malformed one must end INVALID in
+// the dead-letter queue with a reason (the reconciler's "invalid" rule),
+// every valid one SENT exactly once, and the worker must run to the end.
+func TestBenchMalformed(t *testing.T) {
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil || images.Worker == "" {
+		t.Fatalf("lab images: %v (LAB_IMAGE_WORKER %q)\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a (./run.sh test does both)", err, images.Worker)
+	}
+	const count, warmup, malformed = 40, 2, 40
+	cfg := DefaultConfig()
+	cfg.Count, cfg.Warmup, cfg.Malformed, cfg.RTTs = count, warmup, malformed, []int{3}
+	cfg.Modes = []string{vendor.PooledName}
+	cfg.Out = filepath.Join(t.TempDir(), "results")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := Run(ctx, cfg, newLogWriter(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	rs, err := ReadResults(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 1 {
+		t.Fatalf("results = %+v; want one", rs)
+	}
+	r := rs[0]
+	if r.Outcomes["SENT"] != count+warmup || r.Outcomes["INVALID"] != malformed || len(r.Outcomes) != 2 {
+		t.Errorf("outcomes %v; want SENT %d and INVALID %d only", r.Outcomes, count+warmup, malformed)
+	}
+	if r.JournalCount != count+warmup {
+		t.Errorf("journal_count %d; want %d (no malformed message reaches the vendor)", r.JournalCount, count+warmup)
+	}
+	if r.Reconcile == nil || !r.Reconcile.OK || r.Reconcile.Lost != 0 || r.Reconcile.Duplicates != 0 {
+		t.Fatalf("reconcile = %+v; want OK, 0 lost, 0 duplicates", r.Reconcile)
+	}
+	if got := r.Reconcile.ByOutcome["INVALID"]; got != malformed {
+		t.Errorf("reconcile by_outcome INVALID = %d; want %d dead-lettered with a reason", got, malformed)
+	}
+}

@@ -32,17 +32,7 @@ func (b *bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsP
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)
 	}
-	in.Journal = toReconcileJournal(journal)
+	in.Journal = journal
 	rep := reconcile.Reconcile(in)
 	return &rep, nil
-}
-
-// toReconcileJournal converts vendormock's journal entries to reconcile's
-// (reconcile does not import vendormock, which pulls in testcontainers).
-func toReconcileJournal(js []vendormock.JournalEntry) []reconcile.JournalEntry {
-	out := make([]reconcile.JournalEntry, len(js))
-	for i, j := range js {
-		out[i] = reconcile.JournalEntry{Method: j.Method, Path: j.Path, RefKey: j.RefKey, Status: j.Status, LoggedAt: j.LoggedAt}
-	}
-	return out
 }

@@ -330,3 +330,22 @@ func TestWaitWorker(t *testing.T) {
 		})
 	}
 }
+
+// TestMalformedMessages: every kind of MALFORMED message is refused by the
+// worker's decoder, and none of them looks like a warm-up or measured send.
+func TestMalformedMessages(t *testing.T) {
+	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+	for i := 1; i <= len(malformedKinds); i++ {
+		id, body, refkey := malformedMessage("run", "pooled", 3, i, now)
+		t.Run(malformedKinds[i-1], func(t *testing.T) {
+			_, err := message.Decode(body)
+			var inv *message.InvalidError
+			if !errors.As(err, &inv) || inv.Reason == "" {
+				t.Fatalf("Decode(%q) = %v; want an *InvalidError with a reason", body, err)
+			}
+			if IsMeasuredRefKey(id) || IsWarmupRefKey(id) || (refkey != "" && refkey != id) {
+				t.Errorf("id %q refkey %q: must be neither warm-up nor measured, refkey empty or the id", id, refkey)
+			}
+		})
+	}
+}

@@ -21,6 +21,9 @@ type Result struct {
 	Count         int    `json:"count"`           // measured sends asked for (COUNT)
 	Warmup        int    `json:"warmup"`          // warm-up sends before them (WARMUP)
 	ServerDelayMS int    `json:"server_delay_ms"` // WireMock fixed delay on a send, ms
+	// Malformed is how many malformed messages were mixed among the
+	// measured ones (MALFORMED); each must end INVALID in the dead-letter queue.
+	Malformed int `json:"malformed,omitempty"`
 	// TLSMax is the per-request client's highest TLS version ("1.2", "1.3");
 	// "" for pooled, which negotiates the highest both sides speak.
 	TLSMax string `json:"tls_max,omitempty"`

@@ -3,9 +3,9 @@ package vendormock
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 	"io"
 	"net/http"
 	"os"
@@ -397,99 +397,16 @@ func (s *Stack) ResetJournal(ctx context.Context) error {
 	return nil
 }
 
-// JournalEntry is one request WireMock received.
-type JournalEntry struct {
-	Method, Path string
-	RefKey       string // from the JSON body, "" when absent
-	Status       int
-	LoggedAt     time.Time
-}
-
-// journalJSON is the part of WireMock's GET /__admin/requests we read.
-type journalJSON struct {
-	Requests []struct {
-		Request struct {
-			URL        string `json:"url"`
-			Method     string `json:"method"`
-			Body       string `json:"body"`
-			LoggedDate int64  `json:"loggedDate"` // ms since the epoch
-		} `json:"request"`
-		Response struct {
-			Status int `json:"status"`
-		} `json:"response"`
-		ResponseDefinition struct {
-			Status int `json:"status"`
-		} `json:"responseDefinition"`
-	} `json:"requests"`
-	RequestJournalDisabled bool `json:"requestJournalDisabled"`
-}
+// JournalEntry is one request WireMock received (package journal's Entry,
+// shared with the reconciler).
+type JournalEntry = journal.Entry
 
 // Journal returns every request in WireMock's journal, oldest first; the
 // refkey comes from the JSON body field named by the profile's
-// api.refkey_field. Errors when the journal is disabled or unreadable.
+// api.refkey_field. Errors: journal.ErrDisabled, journal.ErrTruncated, an
+// unreadable answer.
 func (s *Stack) Journal(ctx context.Context) ([]JournalEntry, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.WireMockURL+"/__admin/requests", nil)
-	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
-	}
-	resp, err := s.adminHTTP.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("read journal: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("read journal: status %d", resp.StatusCode)
-	}
-	return parseJournal(resp.Body, s.Profile.API.RefKeyField)
-}
-
-// parseJournal decodes WireMock's journal JSON into entries, oldest first.
-func parseJournal(r io.Reader, refkeyField string) ([]JournalEntry, error) {
-	var j journalJSON
-	if err := json.NewDecoder(r).Decode(&j); err != nil {
-		return nil, fmt.Errorf("decode journal: %w", err)
-	}
-	if j.RequestJournalDisabled {
-		return nil, errors.New("read journal: WireMock's request journal is disabled")
-	}
-	out := make([]JournalEntry, 0, len(j.Requests))
-	// WireMock lists the newest first.
-	for i := len(j.Requests) - 1; i >= 0; i-- {
-		e := j.Requests[i]
-		status := e.Response.Status
-		if status == 0 {
-			status = e.ResponseDefinition.Status
-		}
-		path := e.Request.URL
-		if k := strings.IndexByte(path, '?'); k >= 0 {
-			path = path[:k]
-		}
-		out = append(out, JournalEntry{
-			Method:   e.Request.Method,
-			Path:     path,
-			RefKey:   refkeyFromBody(e.Request.Body, refkeyField),
-			Status:   status,
-			LoggedAt: time.UnixMilli(e.Request.LoggedDate).UTC(),
-		})
-	}
-	return out, nil
-}
-
-// refkeyFromBody returns the string field of a JSON object body, "" when
-// the body is not a JSON object or the field is absent or not a string.
-func refkeyFromBody(body, field string) string {
-	if !strings.HasPrefix(strings.TrimSpace(body), "{") {
-		return ""
-	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(body), &m) != nil {
-		return ""
-	}
-	var v string
-	if json.Unmarshal(m[field], &v) != nil {
-		return ""
-	}
-	return v
+	return journal.Read(ctx, s.adminHTTP, s.WireMockURL, s.Profile.API.RefKeyField)
 }
 
 // JournalCount counts the requests in WireMock's journal with this method

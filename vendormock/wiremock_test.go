@@ -1,7 +1,6 @@
 package vendormock
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -9,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 )
 
 // templateRE matches one WireMock Handlebars expression.
@@ -178,48 +176,5 @@ func TestLoadStubsInvalid(t *testing.T) {
 				t.Errorf("err = %v\nwant ErrInvalidStubs mentioning %q", err, tc.wantIn)
 			}
 		})
-	}
-}
-
-func TestParseJournalSample(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join(testdataDir, "journal.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := parseJournal(bytes.NewReader(b), "refkey")
-	if err != nil {
-		t.Fatalf("parseJournal: %v", err)
-	}
-	want := []JournalEntry{
-		{Method: "POST", Path: "/v1/token", RefKey: "", Status: 200, LoggedAt: time.UnixMilli(1796007303710).UTC()},
-		{Method: "POST", Path: "/v3/message", RefKey: "rk-0001", Status: 200, LoggedAt: time.UnixMilli(1796007304086).UTC()},
-		{Method: "POST", Path: "/v3/message", RefKey: "rk-0002", Status: 401, LoggedAt: time.UnixMilli(1796007304117).UTC()},
-	}
-	if len(got) != len(want) {
-		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("entry %d (oldest first):\n got %+v\nwant %+v", i, got[i], want[i])
-		}
-	}
-	if _, err := parseJournal(strings.NewReader(`{"requests": [], "requestJournalDisabled": true}`), "refkey"); err == nil {
-		t.Error("disabled journal: nil error")
-	}
-}
-
-func TestRefkeyFromBody(t *testing.T) {
-	for _, tc := range []struct{ body, want string }{
-		{`{"refkey":"a-1","text":"x"}`, "a-1"},
-		{` {"refkey": "b"}`, "b"},
-		{`{"refkey": 12}`, ""},
-		{`{"other": "x"}`, ""},
-		{`grant_type=client_credentials`, ""},
-		{``, ""},
-		{`{"refkey": "unterminated`, ""},
-	} {
-		if got := refkeyFromBody(tc.body, "refkey"); got != tc.want {
-			t.Errorf("refkeyFromBody(%q) = %q, want %q", tc.body, got, tc.want)
-		}
 	}
 }

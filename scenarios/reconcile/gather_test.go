@@ -71,26 +71,6 @@ func TestReadJournal(t *testing.T) {
 	}
 }
 
-func TestParseJournalErrors(t *testing.T) {
-	tests := []struct {
-		name, doc string
-		want      error
-	}{
-		{"disabled", `{"requests": [], "requestJournalDisabled": true}`, ErrJournalDisabled},
-		{"truncated", `{"requests": [], "meta": {"total": 3}}`, ErrJournalTruncated},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := ParseJournal(strings.NewReader(tt.doc), ""); !errors.Is(err, tt.want) {
-				t.Fatalf("err = %v, want %v", err, tt.want)
-			}
-		})
-	}
-	if _, err := ParseJournal(strings.NewReader(`<html>`), ""); err == nil {
-		t.Fatal("a non-JSON answer parsed without error")
-	}
-}
-
 func TestReadJournalStatus(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "admin API disabled", http.StatusForbidden)

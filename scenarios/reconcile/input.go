@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker"
@@ -51,17 +52,9 @@ func (m QueuedMessage) Header(name string) string {
 
 // JournalEntry is one request the vendor mock received, as in WireMock's
 // request journal (the ground truth for "what reached the vendor",
-// DESIGN.md "Vendor API"). It mirrors vendormock.JournalEntry without
-// importing vendormock (which pulls in testcontainers); convert with a loop
-// if you hold a *vendormock.Stack, or let ReadJournal read WireMock's admin
-// API directly.
-type JournalEntry struct {
-	Method   string    `json:"method"`
-	Path     string    `json:"path"`             // URL path, query string removed
-	RefKey   string    `json:"refkey,omitempty"` // "refkey" of the JSON body (or the X-Refkey header), "" when absent
-	Status   int       `json:"status"`           // HTTP status the mock answered
-	LoggedAt time.Time `json:"logged_at,omitzero"`
-}
+// DESIGN.md "Vendor API"): package vendormock/journal's Entry, the type
+// vendormock.Stack.Journal returns too.
+type JournalEntry = journal.Entry
 
 // DefaultSendPath is the vendor's send endpoint (DESIGN.md "Vendor API":
 // POST /v3/message); only POSTs to it count as sends.

@@ -115,6 +115,7 @@ ensure_offline() {
     if ! command -v debootstrap >/dev/null 2>&1; then
       if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         log "installing debootstrap (builds the offline images)"
+        apt-get update -qq >/dev/null || die "apt-get update failed: check the Debian archive is reachable"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
           die "apt-get install debootstrap failed"
       else
