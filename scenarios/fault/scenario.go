@@ -94,6 +94,16 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 // MarshalText writes the Go duration string (JSON).
 func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
 
+// UnmarshalText reads a Go duration string (JSON).
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return err
+	}
+	*d = Duration(v)
+	return nil
+}
+
 // D returns the time.Duration.
 func (d Duration) D() time.Duration { return time.Duration(d) }
 
@@ -166,6 +176,16 @@ func (c Count) MarshalYAML() (any, error) { return c.String(), nil }
 
 // MarshalText writes the count string (JSON).
 func (c Count) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// UnmarshalText reads a count string (JSON).
+func (c *Count) UnmarshalText(b []byte) error {
+	v, err := ParseCount(string(b))
+	if err != nil {
+		return err
+	}
+	*c = v
+	return nil
+}
 
 // Scenario is one file of the catalog (scenarios/catalog/<name>.yaml): a
 // named, declarative fault or race run through the real stack. Every

@@ -253,7 +253,9 @@ func WriteFaults(out string, vs []Verdict, w io.Writer) error {
 func mergeVerdicts(path string, vs []Verdict) []Verdict {
 	var old FaultsFile
 	if b, err := os.ReadFile(path); err == nil {
-		_ = json.Unmarshal(b, &old)
+		if json.Unmarshal(b, &old) != nil {
+			old = FaultsFile{} // unreadable: start afresh rather than keep half of it
+		}
 	}
 	seen := map[string]bool{}
 	for _, v := range vs {

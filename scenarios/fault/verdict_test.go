@@ -138,6 +138,13 @@ func TestWriteFaultsMergesAndWrites(t *testing.T) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
+	var typed FaultsFile
+	if err := json.Unmarshal(raw, &typed); err != nil {
+		t.Fatalf("faults.json does not read back: %v", err)
+	}
+	if got := typed.Faults[0].Expected.Outcomes["UNKNOWN"]; got != three {
+		t.Errorf("expected UNKNOWN read back as %v; want %v", got, three)
+	}
 	if len(f.Faults) != 2 || f.Faults[0]["name"] != "a" || f.Faults[0]["journal_count"] != 7.0 || f.Pass {
 		t.Errorf("faults.json = %s", raw)
 	}
