@@ -365,17 +365,19 @@ func raceRow(rtt int, setting string, idle time.Duration, sends int, recs []work
 	return row
 }
 
-// WriteIdleRace writes OUT/idle-race.json, OUT/charts/idle-race.svg and
-// OUT/idle-race.md, adds an idle-race section to OUT/summary.md, and
-// prints the table to w.
+// WriteIdleRace writes OUT/<scenario>.json, OUT/charts/<scenario>.svg and
+// OUT/<scenario>.md (idle-race.json for the catalog's idle-race), adds a
+// section named after the scenario to OUT/summary.md, and prints the
+// table to w.
 func WriteIdleRace(out string, res IdleRaceResult, w io.Writer) error {
+	name := cmpOr(res.Scenario, "idle-race")
 	if err := os.MkdirAll(filepath.Join(out, "charts"), 0o755); err != nil {
 		return fmt.Errorf("create results dir: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(out, "idle-race.json"), append(mustJSON(res), '\n'), 0o644); err != nil {
-		return fmt.Errorf("write idle-race.json: %w", err)
+	if err := os.WriteFile(filepath.Join(out, name+".json"), append(mustJSON(res), '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s.json: %w", name, err)
 	}
-	f, err := os.Create(filepath.Join(out, "charts", "idle-race.svg"))
+	f, err := os.Create(filepath.Join(out, "charts", name+".svg"))
 	if err != nil {
 		return fmt.Errorf("create chart: %w", err)
 	}
@@ -387,15 +389,16 @@ func WriteIdleRace(out string, res IdleRaceResult, w io.Writer) error {
 		return err
 	}
 	var md strings.Builder
-	fmt.Fprintf(&md, "# Idle race (stale keep-alive)\n\nnginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
-		res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
+	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\nnginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
+		name, res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
 	WriteIdleRaceTable(&md, res, true)
-	fmt.Fprintf(&md, "\n![failures per 1,000](charts/idle-race.svg)\n\n%s\n", res.Note)
-	if err := os.WriteFile(filepath.Join(out, "idle-race.md"), []byte(md.String()), 0o644); err != nil {
-		return fmt.Errorf("write idle-race.md: %w", err)
+	fmt.Fprintf(&md, "\n![failures per 1,000](charts/%s.svg)\n\n%s\n", name, res.Note)
+	if err := os.WriteFile(filepath.Join(out, name+".md"), []byte(md.String()), 0o644); err != nil {
+		return fmt.Errorf("write %s.md: %w", name, err)
 	}
-	sec := fmt.Sprintf("## Idle race\n\n%s. Table: [idle-race.md](idle-race.md), data: [idle-race.json](idle-race.json), chart: [charts/idle-race.svg](charts/idle-race.svg).\n", idleSummary(res))
-	if err := appendSection(filepath.Join(out, "summary.md"), "idle-race", sec); err != nil {
+	sec := fmt.Sprintf("## Idle race: %s\n\n%s. Table: [%[3]s.md](%[3]s.md), data: [%[3]s.json](%[3]s.json), chart: [charts/%[3]s.svg](charts/%[3]s.svg).\n",
+		name, idleSummary(res), name)
+	if err := appendSection(filepath.Join(out, "summary.md"), name, sec); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

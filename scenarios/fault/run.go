@@ -102,7 +102,7 @@ func CheckName(catalog, name string) error {
 
 // Run runs the selected scenarios on one stack: the fault scenarios in
 // catalog order, then the idle race. It writes OUT/faults.json (+ .md) and
-// OUT/idle-race.json (+ .md, charts/idle-race.svg), adds their sections to
+// OUT/<race>.json (+ .md, charts/<race>.svg; idle-race.json for idle-race), adds their sections to
 // OUT/summary.md and prints the tables to w. Errors: ErrFailed when a
 // scenario did not pass (after writing everything), stack or Docker errors.
 func Run(ctx context.Context, o Options, w io.Writer) (err error) {

@@ -183,3 +183,24 @@ func TestRaceRowAndChart(t *testing.T) {
 		t.Errorf("chart is not an SVG with the RTT legend")
 	}
 }
+
+func TestWriteIdleRaceNamesFilesAfterTheScenario(t *testing.T) {
+	out := t.TempDir()
+	var buf bytes.Buffer
+	for _, name := range []string{"idle-race", "idle-race-window"} {
+		res := IdleRaceResult{Scenario: name, KeepaliveTimeoutMS: 2000, Pass: true,
+			Rows: []IdleRaceRow{raceRow(10, "default", 90*time.Second, 10, nil, 10, reconcile.Report{OK: true})}}
+		if err := WriteIdleRace(out, res, &buf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"idle-race.json", "idle-race.md", "charts/idle-race.svg", "idle-race-window.json", "charts/idle-race-window.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
+	if strings.Count(string(md), "## Idle race: ") != 2 {
+		t.Errorf("summary.md should hold one section per race:\n%s", md)
+	}
+}
