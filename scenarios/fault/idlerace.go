@@ -444,16 +444,20 @@ func WriteIdleRaceTable(w io.Writer, res IdleRaceResult, md bool) {
 	_ = tw.Flush()
 }
 
-// WriteIdleRaceChart writes an SVG of failures per 1,000 sends against the
+// WriteIdleRaceChart writes an SVG of failures (UNKNOWN + NOT_SENT) per 1,000 sends against the
 // client idle timeout (log scale, s), one line per RTT, with nginx's
 // keepalive_timeout marked.
 func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Stale keep-alive: failures per 1,000 sends (nginx keepalive_timeout %.0f s)", res.KeepaliveTimeoutMS/1000)
+	p.Title.Text = fmt.Sprintf("Stale keep-alive failures vs client idle timeout (nginx T = %g s)", res.KeepaliveTimeoutMS/1000)
 	p.X.Label.Text = "client idle timeout, s (log scale)"
-	p.Y.Label.Text = "UNKNOWN + NOT_SENT per 1,000 sends"
+	p.Y.Label.Text = "failures per 1,000 sends"
 	p.X.Scale = plot.LogScale{}
-	p.X.Tick.Marker = plot.LogTicks{Prec: -1}
+	var ticks []plot.Tick
+	for _, v := range []float64{0.5, 1, 1.5, 2, 3, 5, 10, 20, 30, 60, 90} {
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Legend.Top = true
 	byRTT := map[int]plotter.XYs{}
 	var rtts []int
@@ -503,6 +507,11 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 		p.Legend.Add("nginx keepalive_timeout", ka)
 	}
 	p.Y.Min, p.Y.Max = 0, ymax*1.3
+	xmin, xmax := t, t
+	for _, r := range res.Rows {
+		xmin, xmax = math.Min(xmin, r.IdleConnTimeoutMS/1000), math.Max(xmax, r.IdleConnTimeoutMS/1000)
+	}
+	p.X.Min, p.X.Max = xmin*0.8, xmax*1.6 // room for the value labels
 	wt, err := p.WriterTo(18*vg.Centimeter, 11*vg.Centimeter, "svg")
 	if err != nil {
 		return fmt.Errorf("render idle race chart: %w", err)
