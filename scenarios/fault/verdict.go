@@ -275,14 +275,22 @@ func mergeVerdicts(path string, vs []Verdict) []Verdict {
 // WriteFaultsTable writes one row per fault: as a Markdown table when md,
 // else aligned text.
 func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
-	head := []string{"fault", "tool", "expected", "observed", "journal", "dup", "lost", "pass"}
+	head := []string{"fault", "tool", "expected", "observed", "journal", "checks", "dup", "lost", "pass"}
 	rows := [][]string{}
 	for _, v := range vs {
 		exp := formatExpected(v.Expected.Outcomes)
 		if v.Expected.Journal != nil {
 			exp += ", journal " + v.Expected.Journal.String()
 		}
-		rows = append(rows, []string{v.Name, v.Tool, exp, formatCounts(v.Observed), fmt.Sprint(v.JournalCount),
+		checks := "-"
+		var cs []string
+		for _, c := range v.Checks {
+			cs = append(cs, fmt.Sprintf("journal %d at step %d (want %s)", c.Got, c.Step, c.Want))
+		}
+		if len(cs) > 0 {
+			checks = strings.Join(cs, "; ")
+		}
+		rows = append(rows, []string{v.Name, v.Tool, exp, formatCounts(v.Observed), fmt.Sprint(v.JournalCount), checks,
 			fmt.Sprint(v.Duplicates), fmt.Sprint(v.Lost), passWord(v.Pass)})
 	}
 	if md {
