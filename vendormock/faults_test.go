@@ -1,0 +1,69 @@
+package vendormock
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestNginxConfVariants(t *testing.T) {
+	p, err := LoadProfile(DefaultProfileDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{Profile: p, KeepaliveTimeout: 75 * time.Second}
+	kaRE := regexp.MustCompile(`(?m)^\s*keepalive_timeout\s+([^;]*);`)
+	tests := []struct {
+		name      string
+		v         NginxVariant
+		wantKA    string
+		wantSend  bool
+		wantCount int // "location " blocks
+	}{
+		{"zero value is the stack's", NginxVariant{}, "75s", false, 2},
+		{"idle race keepalive", NginxVariant{KeepaliveTimeout: 2 * time.Second}, "2s", false, 2},
+		{"502 send location", NginxVariant{SendLocation: "proxy_pass http://127.0.0.1:9;"}, "75s", true, 3},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conf, err := s.NginxConf(tt.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := string(conf)
+			// The server block's client keepalive_timeout has one parameter:
+			// no "Keep-Alive: timeout=N" hint reaches the client.
+			var server string
+			for _, m := range kaRE.FindAllStringSubmatch(c, -1) {
+				server = m[1] // the last one is the server block's (the first is the upstream's)
+			}
+			if server != tt.wantKA {
+				t.Errorf("keepalive_timeout %q; want %q (one parameter)", server, tt.wantKA)
+			}
+			hasSend := strings.Contains(c, "location = "+p.API.SendPath+" {\n            proxy_pass http://127.0.0.1:9;")
+			if hasSend != tt.wantSend {
+				t.Errorf("send location present %v; want %v", hasSend, tt.wantSend)
+			}
+			if n := strings.Count(c, "location "); n != tt.wantCount {
+				t.Errorf("%d location blocks; want %d", n, tt.wantCount)
+			}
+			if strings.Count(c, "{") != strings.Count(c, "}") {
+				t.Error("unbalanced braces")
+			}
+		})
+	}
+}
+
+func TestStubSpecValidate(t *testing.T) {
+	good := StubSpec{Name: "ok", Request: RequestSpec{Method: "POST", URLPath: "/v3/message"}, Response: ResponseSpec{Status: 200}}
+	if err := good.Validate(); err != nil {
+		t.Errorf("valid stub: %v", err)
+	}
+	bad := StubSpec{Name: "bad", Request: RequestSpec{Method: "post"}, Response: ResponseSpec{Status: 200}}
+	err := bad.Validate()
+	if !errors.Is(err, ErrInvalidStubs) || !strings.Contains(err.Error(), `stub "bad"`) || !strings.Contains(err.Error(), "request.method") {
+		t.Errorf("Validate = %v; want ErrInvalidStubs naming the stub and request.method", err)
+	}
+}
