@@ -43,15 +43,20 @@ prerequisites() {
   set +a
 }
 
-# cleanup removes whatever containers and networks of the lab are left, on
-# every exit (Ctrl-C included). The Go code removes its own on a normal exit;
-# this is the safety net for a killed process.
+# One value per invocation: vendormock labels every container and network it
+# creates with org.notifier-lab.session=$LAB_SESSION.
+export LAB_SESSION="${LAB_SESSION:-run-$$-$(date +%s)}"
+
+# cleanup removes the containers and networks this invocation left, on every
+# exit (Ctrl-C included), and nothing of another run on the same machine. The
+# Go code removes its own on a normal exit; this is the safety net for a
+# killed process.
 cleanup() {
-  local ids
+  local ids filter="label=org.notifier-lab.session=$LAB_SESSION"
   command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 || return 0
-  ids=$(docker ps -aq --filter label=org.notifier-lab.run 2>/dev/null || true)
+  ids=$(docker ps -aq --filter "$filter" 2>/dev/null || true)
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
-  ids=$(docker network ls -q --filter label=org.notifier-lab.run 2>/dev/null || true)
+  ids=$(docker network ls -q --filter "$filter" 2>/dev/null || true)
   [ -n "$ids" ] && docker network rm $ids >/dev/null 2>&1 || true
 }
 

@@ -178,6 +178,15 @@ var keys = []key{
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")
 			}
+			// Load it now, so a missing or broken profile is a usage
+			// error (exit 2) before anything starts.
+			dir, err := resolveProfile(v)
+			if err != nil {
+				return err
+			}
+			if _, err := vendormock.LoadProfile(dir); err != nil {
+				return err
+			}
 			c.Profile = v
 			return nil
 		}},
