@@ -2,7 +2,10 @@
 # run.sh: the one entry point of notifier-lab.
 #
 #   ./run.sh [KEY=VALUE...]   run the case study (default COUNT=1000 RTTS="3 10")
-#   ./run.sh test             run every test: unit (no Docker), then integration
+#   ./run.sh test             run every test: lint, unit (no Docker), then integration
+#   ./run.sh test-unit        lint and unit tests only (no Docker)
+#   ./run.sh test-integration integration tests only (starts the real stack)
+#   ./run.sh lint             gofmt and go vet
 #   ./run.sh --help           explain every key
 #
 # The logic lives in Go (scenarios/cmd/lab); this script only checks the
@@ -65,21 +68,35 @@ case "${1:-}" in
     build_lab
     .lab/bin/lab help
     ;;
-  test)
+  test | test-unit | test-integration | lint)
+    target=$1
     shift
     if [ $# -gt 0 ]; then
-      say "error: 'test' takes no arguments (got: $*)"
+      say "error: '$target' takes no arguments (got: $*)"
       exit 2
     fi
     need_go
-    say "unit tests (no Docker): go vet ./... && go test ./..."
-    go vet ./...
-    go test -count=1 ./...
-    prerequisites
-    trap cleanup EXIT
-    trap 'exit 130' INT TERM
-    say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration ./..."
-    go test -tags integration -count=1 -p 1 -timeout 45m ./...
+    if [ "$target" = lint ] || [ "$target" = test ] || [ "$target" = test-unit ]; then
+      say "lint: gofmt -l and go vet (unit and integration build tags)"
+      unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+      if [ -n "$unformatted" ]; then
+        say "error: not gofmt-formatted: $unformatted"
+        exit 1
+      fi
+      go vet ./...
+      go vet -tags integration ./...
+    fi
+    if [ "$target" = test ] || [ "$target" = test-unit ]; then
+      say "unit tests (no Docker): go test ./..."
+      go test -count=1 ./...
+    fi
+    if [ "$target" = test ] || [ "$target" = test-integration ]; then
+      prerequisites
+      trap cleanup EXIT
+      trap 'exit 130' INT TERM
+      say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 ./..."
+      go test -tags integration -count=1 -p 1 -timeout 45m ./...
+    fi
     ;;
   *)
     build_lab

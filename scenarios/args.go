@@ -273,7 +273,10 @@ func ParseArgs(args []string, getenv func(string) string) (Config, error) {
 func Usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
-       ./run.sh test                 run unit and integration tests
+       ./run.sh test                 lint, unit and integration tests
+       ./run.sh test-unit            lint and unit tests (no Docker)
+       ./run.sh test-integration     integration tests (the real stack)
+       ./run.sh lint                 gofmt and go vet
        ./run.sh --help               this text
 
 Measures a per-request HTTP client against a shared pooled keep-alive client:
