@@ -5,7 +5,10 @@
 #   ./run.sh SCENARIO=<name|all> [KEY=VALUE...]
 #                             run fault/race scenarios of scenarios/catalog
 #   ./run.sh list             list the scenarios, one line each
-#   ./run.sh test             run every test: unit (no Docker), then integration
+#   ./run.sh test             run every test: lint, unit (no Docker), then integration
+#   ./run.sh test-unit        lint and unit tests only (no Docker)
+#   ./run.sh test-integration integration tests only (starts the real stack)
+#   ./run.sh lint             gofmt and go vet
 #   ./run.sh --help           explain every key
 #
 # The logic lives in Go (scenarios/cmd/lab); this script only checks the
@@ -46,15 +49,20 @@ prerequisites() {
   set +a
 }
 
-# cleanup removes whatever containers and networks of the lab are left, on
-# every exit (Ctrl-C included). The Go code removes its own on a normal exit;
-# this is the safety net for a killed process.
+# One value per invocation: vendormock labels every container and network it
+# creates with org.notifier-lab.session=$LAB_SESSION.
+export LAB_SESSION="${LAB_SESSION:-run-$$-$(date +%s)}"
+
+# cleanup removes the containers and networks this invocation left, on every
+# exit (Ctrl-C included), and nothing of another run on the same machine. The
+# Go code removes its own on a normal exit; this is the safety net for a
+# killed process.
 cleanup() {
-  local ids
+  local ids filter="label=org.notifier-lab.session=$LAB_SESSION"
   command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 || return 0
-  ids=$(docker ps -aq --filter label=org.notifier-lab.run 2>/dev/null || true)
+  ids=$(docker ps -aq --filter "$filter" 2>/dev/null || true)
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
-  ids=$(docker network ls -q --filter label=org.notifier-lab.run 2>/dev/null || true)
+  ids=$(docker network ls -q --filter "$filter" 2>/dev/null || true)
   [ -n "$ids" ] && docker network rm $ids >/dev/null 2>&1 || true
 }
 
@@ -72,21 +80,35 @@ case "${1:-}" in
     build_lab
     .lab/bin/lab list
     ;;
-  test)
+  test | test-unit | test-integration | lint)
+    target=$1
     shift
     if [ $# -gt 0 ]; then
-      say "error: 'test' takes no arguments (got: $*)"
+      say "error: '$target' takes no arguments (got: $*)"
       exit 2
     fi
     need_go
-    say "unit tests (no Docker): go vet ./... && go test ./..."
-    go vet ./...
-    go test -count=1 ./...
-    prerequisites
-    trap cleanup EXIT
-    trap 'exit 130' INT TERM
-    say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration ./..."
-    go test -tags integration -count=1 -p 1 -timeout 45m ./...
+    if [ "$target" = lint ] || [ "$target" = test ] || [ "$target" = test-unit ]; then
+      say "lint: gofmt -l and go vet (unit and integration build tags)"
+      unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+      if [ -n "$unformatted" ]; then
+        say "error: not gofmt-formatted: $unformatted"
+        exit 1
+      fi
+      go vet ./...
+      go vet -tags integration ./...
+    fi
+    if [ "$target" = test ] || [ "$target" = test-unit ]; then
+      say "unit tests (no Docker): go test ./..."
+      go test -count=1 ./...
+    fi
+    if [ "$target" = test ] || [ "$target" = test-integration ]; then
+      prerequisites
+      trap cleanup EXIT
+      trap 'exit 130' INT TERM
+      say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 ./..."
+      go test -tags integration -count=1 -p 1 -timeout 45m ./...
+    fi
     ;;
   *)
     build_lab

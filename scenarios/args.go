@@ -187,6 +187,15 @@ var keys = []key{
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")
 			}
+			// Load it now, so a missing or broken profile is a usage
+			// error (exit 2) before anything starts.
+			dir, err := resolveProfile(v)
+			if err != nil {
+				return err
+			}
+			if _, err := vendormock.LoadProfile(dir); err != nil {
+				return err
+			}
 			c.Profile = v
 			return nil
 		}},
@@ -284,7 +293,10 @@ func Usage(w io.Writer) error {
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
        ./run.sh list                 list the scenarios, one line each
-       ./run.sh test                 run unit and integration tests
+       ./run.sh test                 lint, unit and integration tests
+       ./run.sh test-unit            lint and unit tests (no Docker)
+       ./run.sh test-integration     integration tests (the real stack)
+       ./run.sh lint                 gofmt and go vet
        ./run.sh --help               this text
 
 Measures a per-request HTTP client against a shared pooled keep-alive client:

@@ -137,7 +137,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		return err
 	}
 	runID := newRunID()
-	workDir := filepath.Join(filepath.Dir(out), ".lab", "runs", runID)
+	workDir := filepath.Join(repoRoot(), ".lab", "runs", runID)
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
@@ -661,6 +661,24 @@ func ReadRecords(path string) ([]worker.Record, error) {
 // resolveProfile finds the profile directory: as given when it exists,
 // else relative to the module root (the nearest parent with go.mod), so
 // tests running in scenarios/ find the default profile too.
+// repoRoot returns the nearest folder at or above the working directory
+// that holds go.mod (the repository root; run.sh runs from there), else the
+// working directory.
+func repoRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return wd
+		}
+	}
+}
+
 func resolveProfile(p string) (string, error) {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return filepath.Abs(p)

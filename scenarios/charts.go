@@ -119,11 +119,14 @@ func (c Chart) Plot(rs []Result) (*plot.Plot, error) {
 	}
 	p := plot.New()
 	p.Title.Text = c.Title
+	p.Title.Padding = vg.Points(8)
 	p.Y.Label.Text = c.YLabel
 	p.X.Label.Text = "RTT"
 	p.Y.Min = 0
 	p.Legend.Top = true
 	p.Legend.Left = true
+	p.Legend.XOffs = vg.Points(12) // clear of the y axis and its ticks
+	p.Legend.YOffs = -vg.Points(4)
 	names := make([]string, len(groups))
 	for i, g := range groups {
 		names[i] = strconv.Itoa(g) + " ms"

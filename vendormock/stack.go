@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -70,9 +71,28 @@ const (
 const ProxyName = "vendor"
 
 // LabelRun is the Docker label (value: the run id) on every container and
-// network a Stack creates, for scripts that clean up after a killed run:
-// docker rm -f $(docker ps -aq --filter label=org.notifier-lab.run).
+// network a Stack creates.
 const LabelRun = "org.notifier-lab.run"
+
+// LabelSession is the Docker label whose value is the environment variable
+// EnvSession, set by run.sh to one value per invocation, on every container
+// and network a Stack creates while it is set. run.sh's exit trap removes
+// what carries its own value after a killed run, and nothing of another
+// invocation: docker rm -f $(docker ps -aq --filter
+// label=org.notifier-lab.session=$LAB_SESSION).
+const LabelSession = "org.notifier-lab.session"
+
+// EnvSession names the environment variable read for LabelSession.
+const EnvSession = "LAB_SESSION"
+
+// labels returns the labels of this stack's containers and network.
+func (s *Stack) labels() map[string]string {
+	l := map[string]string{LabelRun: s.RunID}
+	if v := os.Getenv(EnvSession); v != "" {
+		l[LabelSession] = v
+	}
+	return l
+}
 
 // DefaultReadyTimeout bounds each service's readiness wait.
 const DefaultReadyTimeout = 90 * time.Second
@@ -176,7 +196,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		}
 	}()
 
-	s.nw, err = network.New(ctx, network.WithLabels(map[string]string{LabelRun: s.RunID}))
+	s.nw, err = network.New(ctx, network.WithLabels(s.labels()))
 	if err != nil {
 		return s, fmt.Errorf("create network: %w", err)
 	}
@@ -306,7 +326,7 @@ func (s *Stack) run(ctx context.Context, name string, aliases []string, req test
 	if req.Labels == nil {
 		req.Labels = map[string]string{}
 	}
-	req.Labels[LabelRun] = s.RunID
+	maps.Copy(req.Labels, s.labels())
 	req.Networks = []string{s.nw.Name}
 	req.NetworkAliases = map[string][]string{s.nw.Name: aliases}
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})

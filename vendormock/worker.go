@@ -79,7 +79,7 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 			Name:           fmt.Sprintf("lab-%s-%s", s.RunID, name),
 			Cmd:            o.Args,
 			Env:            o.Env,
-			Labels:         map[string]string{LabelRun: s.RunID},
+			Labels:         s.labels(),
 			Networks:       []string{s.nw.Name},
 			NetworkAliases: map[string][]string{s.nw.Name: {name}},
 			HostConfigModifier: func(hc *container.HostConfig) {

@@ -142,8 +142,25 @@ ensure_offline() {
     log "$base up to date"
   fi
 
-  # The WireMock jar from the npm package (the registry this machine reaches).
-  jar_dir="$build/wiremock"
+  for svc in rabbitmq nginx wiremock; do
+    local ctx="$here/offline/$svc" tag
+    hash=$(hash_str "$base_hash $(hash_of "$here/offline/$svc/"*)")
+    case $svc in
+      rabbitmq) tag="notifier-lab/rabbitmq-offline:$hash" ; RABBITMQ_IMAGE=$tag ;;
+      nginx)    tag="notifier-lab/nginx-offline:$hash"    ; NGINX_IMAGE=$tag ;;
+      wiremock) hash=$(hash_str "$hash wiremock@$WIREMOCK_VERSION")
+                tag="notifier-lab/wiremock-offline:$hash" ; WIREMOCK_IMAGE=$tag
+                if [ "$(image_label "$tag")" != "$hash" ]; then ctx=$(wiremock_context); fi ;;
+    esac
+    build_image "$tag" "$hash" "$ctx" --build-arg "BASE=$base"
+  done
+}
+
+# wiremock_context prints a build folder with the WireMock jar from the npm
+# package wiremock@$WIREMOCK_VERSION (fetched once into .lab/build/wiremock)
+# and the offline WireMock Dockerfile and entrypoint.
+wiremock_context() {
+  local jar_dir="$build/wiremock"
   mkdir -p "$jar_dir"
   if [ ! -s "$jar_dir/wiremock-standalone.jar" ]; then
     command -v npm >/dev/null 2>&1 || die "npm is needed to fetch the WireMock jar (npm pack wiremock@$WIREMOCK_VERSION): install Node.js and npm"
@@ -151,24 +168,12 @@ ensure_offline() {
     (cd "$jar_dir" && npm pack -q "wiremock@$WIREMOCK_VERSION" >/dev/null 2>"$build/npm.err") ||
       { cat "$build/npm.err" >&2; die "npm pack wiremock@$WIREMOCK_VERSION failed"; }
     tar -xzf "$jar_dir/wiremock-$WIREMOCK_VERSION.tgz" -C "$jar_dir" \
-      "package/build/wiremock-standalone-$WIREMOCK_VERSION.jar"
+      "package/build/wiremock-standalone-$WIREMOCK_VERSION.jar" >&2
     mv "$jar_dir/package/build/wiremock-standalone-$WIREMOCK_VERSION.jar" "$jar_dir/wiremock-standalone.jar"
     rm -rf "$jar_dir/package" "$jar_dir/wiremock-$WIREMOCK_VERSION.tgz"
   fi
   cp "$here/offline/wiremock/Dockerfile" "$here/offline/wiremock/docker-entrypoint.sh" "$jar_dir/"
-
-  for svc in rabbitmq nginx wiremock; do
-    local ctx="$here/offline/$svc" tag
-    [ "$svc" = wiremock ] && ctx="$jar_dir"
-    hash=$(hash_str "$base_hash $(hash_of "$here/offline/$svc/"*)")
-    [ "$svc" = wiremock ] && hash=$(hash_str "$hash $(sha256sum "$jar_dir/wiremock-standalone.jar" | cut -c1-16)")
-    case $svc in
-      rabbitmq) tag="notifier-lab/rabbitmq-offline:$hash" ; RABBITMQ_IMAGE=$tag ;;
-      nginx)    tag="notifier-lab/nginx-offline:$hash"    ; NGINX_IMAGE=$tag ;;
-      wiremock) tag="notifier-lab/wiremock-offline:$hash" ; WIREMOCK_IMAGE=$tag ;;
-    esac
-    build_image "$tag" "$hash" "$ctx" --build-arg "BASE=$base"
-  done
+  printf '%s\n' "$jar_dir"
 }
 
 case $kind in

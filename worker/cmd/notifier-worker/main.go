@@ -83,6 +83,17 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (wo
 	var clockStart string
 	fs := flag.NewFlagSet("notifier-worker", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `notifier-worker: consume notifications from RabbitMQ (one consumer,
+prefetch 1), send each to the messaging vendor over HTTPS, and route it to
+exactly one place: acked (SENT), failed, retry, unknown, held or dead-letter
+queue. The vendor secret is read only from VENDOR_CLIENT_SECRET.
+
+Usage: notifier-worker [flags]
+
+`)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&c.AMQPURL, "amqp-url", env("AMQP_URL", worker.DefaultAMQPURL), "RabbitMQ `URL` [env AMQP_URL]")
 	fs.StringVar(&c.Queue, "queue", worker.DefaultQueue, "main queue; .retry .unknown .held .failed .dead derive from it")
 	fs.DurationVar(&c.RetryDelay, "retry-delay", worker.DefaultRetryDelay, "retry queue TTL before a NOT_SENT message comes back (must match the declared topology)")
