@@ -459,6 +459,12 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Legend.Top = true
+	// Inside the plot, clear of the right edge: the text is right-aligned
+	// to the thumbnails, which would otherwise sit on the canvas border.
+	p.Legend.XOffs = -vg.Points(12)
+	p.Legend.YOffs = -vg.Points(4)
+	p.Legend.Padding = vg.Points(6) // between a label and its line sample
+	p.Title.Padding = vg.Points(8)
 	byRTT := map[int]plotter.XYs{}
 	var rtts []int
 	ymax := 1.0
@@ -506,7 +512,7 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 		p.Add(ka)
 		p.Legend.Add("nginx keepalive_timeout", ka)
 	}
-	p.Y.Min, p.Y.Max = 0, ymax*1.3
+	p.Y.Min, p.Y.Max = 0, ymax*1.5
 	xmin, xmax := t, t
 	for _, r := range res.Rows {
 		xmin, xmax = math.Min(xmin, r.IdleConnTimeoutMS/1000), math.Max(xmax, r.IdleConnTimeoutMS/1000)

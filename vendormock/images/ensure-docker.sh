@@ -38,8 +38,9 @@ fi
 if ! command -v dockerd >/dev/null 2>&1; then
   log "no Docker engine: installing Debian's docker.io (apt-get, about 15 s)"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >/dev/null || die "apt-get update failed: check the Debian archive is reachable"
-  apt-get install -y -qq docker.io >/dev/null || die "apt-get install docker.io failed"
+  aptlog=${LAB_APT_LOG:-/var/log/notifier-lab-apt.log}
+  apt-get update -qq >"$aptlog" 2>&1 || { tail -n 20 "$aptlog" >&2; die "apt-get update failed: check the Debian archive is reachable"; }
+  apt-get install -y -qq docker.io >>"$aptlog" 2>&1 || { tail -n 20 "$aptlog" >&2; die "apt-get install docker.io failed (log: $aptlog)"; }
 fi
 
 logfile=${LAB_DOCKERD_LOG:-/var/log/notifier-lab-dockerd.log}

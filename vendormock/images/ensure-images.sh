@@ -115,9 +115,10 @@ ensure_offline() {
     if ! command -v debootstrap >/dev/null 2>&1; then
       if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
         log "installing debootstrap (builds the offline images)"
-        apt-get update -qq >/dev/null || die "apt-get update failed: check the Debian archive is reachable"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >/dev/null ||
-          die "apt-get install debootstrap failed"
+        apt-get update -qq >"$build/apt.log" 2>&1 ||
+          { tail -n 20 "$build/apt.log" >&2; die "apt-get update failed: check the Debian archive is reachable"; }
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq debootstrap >>"$build/apt.log" 2>&1 ||
+          { tail -n 20 "$build/apt.log" >&2; die "apt-get install debootstrap failed (log: $build/apt.log)"; }
       else
         die "the offline images need debootstrap: install it (apt-get install debootstrap) or set LAB_IMAGES=official on a machine that reaches Docker Hub"
       fi
