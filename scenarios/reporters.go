@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -342,13 +343,26 @@ func thousands(n int) string {
 // WriteReport writes OUT/summary.md and OUT/charts/*.svg for rs and the
 // text summary to w. It is the end of Run and the whole of `lab report`.
 func WriteReport(out string, rs []Result, w io.Writer) error {
-	f, err := os.Create(filepath.Join(out, "summary.md"))
+	path := filepath.Join(out, "summary.md")
+	// Sections other reports own (the fault scenarios, the idle race) are
+	// kept: they sit between "<!-- name:begin -->" and "<!-- name:end -->".
+	var kept []byte
+	if old, err := os.ReadFile(path); err == nil {
+		kept = markedSections(old)
+	}
+	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("create summary: %w", err)
 	}
 	if err := NewMarkdownReporter(rs)(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write summary: %w", err)
+	}
+	if len(kept) > 0 {
+		if _, err := f.Write(append([]byte("\n"), kept...)); err != nil {
+			f.Close()
+			return fmt.Errorf("write summary: %w", err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("write summary: %w", err)
@@ -378,4 +392,34 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// markedSections returns every "<!-- name:begin -->" ... "<!-- name:end -->"
+// block of a summary, markers included, in order, each followed by a blank
+// line; nil when there is none. A begin marker without its end is dropped.
+func markedSections(md []byte) []byte {
+	var out []byte
+	rest := md
+	for {
+		i := bytes.Index(rest, []byte("<!-- "))
+		if i < 0 {
+			return out
+		}
+		rest = rest[i:]
+		j := bytes.Index(rest, []byte(":begin -->"))
+		nl := bytes.IndexByte(rest, '\n')
+		if j < 0 || (nl >= 0 && j > nl) {
+			rest = rest[len("<!-- "):]
+			continue
+		}
+		name := rest[len("<!-- "):j]
+		end := []byte("<!-- " + string(name) + ":end -->")
+		k := bytes.Index(rest, end)
+		if k < 0 {
+			return out
+		}
+		out = append(out, rest[:k+len(end)]...)
+		out = append(out, "\n\n"...)
+		rest = rest[k+len(end):]
+	}
 }

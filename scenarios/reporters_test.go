@@ -272,3 +272,36 @@ func TestReport(t *testing.T) {
 }
 
 func sprintf(format string, v float64) string { return fmt.Sprintf(format, v) }
+
+// TestWriteReportKeepsMarkedSections: rewriting the bench summary keeps the
+// sections the fault scenarios and the idle race wrote, and nothing else of
+// the old file.
+func TestWriteReportKeepsMarkedSections(t *testing.T) {
+	out := t.TempDir()
+	old := "# old bench table\n\nstale row\n\n<!-- faults:begin -->\n## Fault scenarios\n| a | b |\n<!-- faults:end -->\n\n" +
+		"<!-- idle-race:begin -->\n## Idle race\n<!-- idle-race:end -->\n\n<!-- broken:begin -->\nno end\n"
+	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := ReadResults(fixtureDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteReport(out, rs, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"<!-- faults:begin -->\n## Fault scenarios\n| a | b |\n<!-- faults:end -->", "<!-- idle-race:begin -->\n## Idle race\n<!-- idle-race:end -->", "| RTT | client |"} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, got)
+		}
+	}
+	for _, gone := range []string{"stale row", "no end"} {
+		if strings.Contains(string(got), gone) {
+			t.Errorf("summary.md keeps %q from the old file", gone)
+		}
+	}
+}
