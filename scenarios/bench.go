@@ -113,11 +113,7 @@ func WorkerTimeout(n, rttMS, serverDelayMS int) time.Duration {
 // a *RunError; a per-send failure is not an error (it is data: outcomes,
 // errors in the result).
 func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
+	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil {
 		return fmt.Errorf("read images: %w", err)

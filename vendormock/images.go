@@ -110,7 +110,7 @@ func imagesFrom(get func(string) string) (Images, error) {
 // never tries a pull (it pulls only when the tag is absent). The error wraps
 // ErrImagesMissing and names every absent image with its variable.
 func CheckImages(ctx context.Context, im Images) error {
-	ensureTestcontainersEnv()
+	EnsureTestcontainersEnv()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return fmt.Errorf("check images: connect to docker: %w", err)
@@ -139,13 +139,13 @@ func CheckImages(ctx context.Context, im Images) error {
 	return nil
 }
 
-// ensureTestcontainersEnv applies the lab's testcontainers settings unless
+// EnsureTestcontainersEnv applies the lab's testcontainers settings unless
 // the user set them (ENVIRONMENT.md "Docker"): the Docker host is
 // 127.0.0.1 (testcontainers' guess, the default gateway, sends traffic off
 // the machine) and Ryuk is off (its image needs a registry); the lab removes
 // its containers and networks itself. testcontainers reads these once, at
 // its first use in the process.
-func ensureTestcontainersEnv() {
+func EnsureTestcontainersEnv() {
 	for k, v := range map[string]string{
 		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",
 		"TESTCONTAINERS_RYUK_DISABLED": "true",

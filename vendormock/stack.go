@@ -169,7 +169,7 @@ type Stack struct {
 // Docker errors.
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	t0 := time.Now()
-	ensureTestcontainersEnv()
+	EnsureTestcontainersEnv()
 	s = &Stack{
 		log:        opts.Log,
 		containers: map[string]testcontainers.Container{},

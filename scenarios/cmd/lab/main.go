@@ -43,11 +43,7 @@ func parseArgs(args []string, getenv func(string) string) (scenarios.Config, err
 
 // runScenarios runs SCENARIO on one stack (package scenarios/fault).
 func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdout io.Writer) error {
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			os.Setenv(k, v)
-		}
-	}
+	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil {
 		return fmt.Errorf("read images: %w", err)
