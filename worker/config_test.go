@@ -75,8 +75,8 @@ func TestRedact(t *testing.T) {
 		mustNot       []string
 		must          []string
 	}{
-		{"post to +821012345678 failed", "+821012345678", []string{"+821012345678", "1012"}, []string{"5678"}},
-		{"bad phone 010-1234-5678 in body", "", []string{"010-1234"}, []string{"5678"}},
+		{"post to +821000005678 failed", "+821000005678", []string{"+821000005678", "10000"}, []string{"5678"}},
+		{"bad phone 010-0000-5678 in body", "", []string{"010-0000"}, []string{"5678"}},
 		{"Authorization: Bearer abc.def-ghi rejected", "", []string{"abc.def-ghi"}, []string{"Bearer <redacted>"}},
 		{`{"accesstoken":"tok123","type":"Bearer"}`, "", []string{"tok123"}, []string{"<redacted>"}},
 		{"client_secret=hunter2&x=1", "", []string{"hunter2"}, []string{"<redacted>"}},

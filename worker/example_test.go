@@ -12,7 +12,7 @@ import (
 
 // Redact makes an error text fit for a header, a log line or a record.
 func ExampleRedact() {
-	fmt.Println(worker.Redact("POST for +821012345678 failed: Authorization: Bearer eyJ.abc", "+821012345678"))
+	fmt.Println(worker.Redact("POST for +821000005678 failed: Authorization: Bearer eyJ.abc", "+821000005678"))
 	// Output: POST for +82******5678 failed: Authorization: Bearer <redacted>
 }
 

@@ -184,7 +184,7 @@ func body(t *testing.T, refkey string, cat message.Category) []byte {
 	return b
 }
 
-const testRecipient = "+821012345678"
+const testRecipient = "+821000005678"
 
 // delivery returns a delivery acked through a.
 func delivery(a amqp.Acknowledger, tag uint64, b []byte, headers amqp.Table) amqp.Delivery {

@@ -172,7 +172,7 @@ func publishN(t *testing.T, url, queue, prefix string, n int) {
 	defer cancel()
 	for i := 1; i <= n; i++ {
 		b, err := message.Notification{
-			RefKey: fmt.Sprintf("%s-%d", prefix, i), Category: message.Info, Recipient: "+821012345678",
+			RefKey: fmt.Sprintf("%s-%d", prefix, i), Category: message.Info, Recipient: "+821000005678",
 			TemplateCode: "SHIP_01", Text: "shipped", CreatedAt: time.Now(),
 		}.Encode()
 		if err != nil {
@@ -490,7 +490,7 @@ func TestIntegrationBinary(t *testing.T) {
 		if recs := readRecordFile(t, records); len(recs) != 5 {
 			t.Errorf("%d records, want 5", len(recs))
 		}
-		if strings.Contains(out.String(), "lab-secret") || strings.Contains(out.String(), "+821012345678") {
+		if strings.Contains(out.String(), "lab-secret") || strings.Contains(out.String(), "+821000005678") {
 			t.Errorf("output shows the secret or a recipient in clear")
 		}
 	})
@@ -517,7 +517,7 @@ func TestIntegrationBinary(t *testing.T) {
 		if !strings.Contains(out.String(), `"msg":"stopped"`) {
 			t.Errorf("no stopped line: %s", out)
 		}
-		if strings.Contains(out.String(), "lab-secret") || strings.Contains(out.String(), "+821012345678") {
+		if strings.Contains(out.String(), "lab-secret") || strings.Contains(out.String(), "+821000005678") {
 			t.Errorf("output shows the secret or a recipient in clear")
 		}
 	})

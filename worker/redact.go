@@ -39,7 +39,7 @@ func Redact(s, recipient string) string {
 }
 
 // MaskDigits keeps the last 4 digits of s and replaces every earlier digit
-// with '*' ("+821012345678" -> "+8*******5678").
+// with '*' ("+821000005678" -> "+8*******5678").
 func MaskDigits(s string) string {
 	b := []byte(s)
 	keep := 4

@@ -135,7 +135,7 @@ func newFake() *fakeChannel {
 	}
 	f.queues[n.Dead] = []amqp.Delivery{
 		{MessageId: "bad-1", Body: []byte("{not json"), Headers: amqp.Table{queues.HeaderOutcome: "INVALID", queues.HeaderReason: "body is not JSON"}, DeliveryTag: 1},
-		{MessageId: "m-c", Body: []byte(`{"refkey":"c","recipient":"+821012345678"}`), Headers: amqp.Table{queues.HeaderOutcome: "NOT_SENT", queues.HeaderAttempt: int32(5)}, DeliveryTag: 2, Redelivered: true},
+		{MessageId: "m-c", Body: []byte(`{"refkey":"c","recipient":"+821000005678"}`), Headers: amqp.Table{queues.HeaderOutcome: "NOT_SENT", queues.HeaderAttempt: int32(5)}, DeliveryTag: 2, Redelivered: true},
 	}
 	f.queues[n.Unknown] = []amqp.Delivery{{Body: []byte(`{"refkey":"u"}`), DeliveryTag: 3}}
 	return f

@@ -113,7 +113,7 @@ func TestGatherIntegration(t *testing.T) {
 	}
 	publish := func(queue, refkey, msgID, outcome, reason, expiration string) {
 		t.Helper()
-		body := fmt.Sprintf(`{"refkey":%q,"category":"info","recipient":"+821012345678"}`, refkey)
+		body := fmt.Sprintf(`{"refkey":%q,"category":"info","recipient":"+821000005678"}`, refkey)
 		if refkey == "" {
 			body = "{not json"
 		}

@@ -17,7 +17,7 @@
 //	refkey         yes       1-100 of [A-Za-z0-9._:-]; the sender's unique
 //	                         reference, the de-duplication key of the ledger
 //	category       yes       "info" (any hour) or "ad" (send window only)
-//	recipient      yes       E.164: "+821012345678"; national forms refused
+//	recipient      yes       E.164: "+821000005678"; national forms refused
 //	template_code  yes       1-64 of [A-Za-z0-9._-], the vendor template
 //	text           yes       1-1000 characters (runes), not only white space
 //	created_at     yes       RFC 3339 with offset: "2026-11-30T10:00:00+09:00"

@@ -48,8 +48,8 @@ const (
 	// RefKeyPattern: 1 to 100 of A-Z a-z 0-9 . _ : -
 	RefKeyPattern = `^[A-Za-z0-9._:-]{1,100}$`
 	// RecipientPattern: E.164, a "+", a country code that does not start
-	// with 0, then 8 to 15 digits in all ("+821012345678" for the Korean
-	// mobile 010-1234-5678). National formats ("010-1234-5678") are refused:
+	// with 0, then 8 to 15 digits in all ("+821000005678" for the Korean
+	// mobile 010-0000-5678). National formats ("010-0000-5678") are refused:
 	// one canonical form keeps de-duplication and masking simple and works
 	// for every country the vendor serves.
 	RecipientPattern = `^\+[1-9][0-9]{7,14}$`
@@ -94,7 +94,7 @@ var OptionalFields = []string{FieldSenderKey}
 // JSON shape (all keys lower snake case):
 //
 //	{"refkey": "order-123-shipped", "category": "info",
-//	 "recipient": "+821012345678", "template_code": "SHIP_01",
+//	 "recipient": "+821000005678", "template_code": "SHIP_01",
 //	 "text": "...", "created_at": "2026-11-30T10:00:00+09:00",
 //	 "sender_key": "..."}   // sender_key optional
 type Notification struct {
@@ -326,7 +326,7 @@ func (n Notification) Equal(o Notification) bool {
 }
 
 // MaskedRecipient returns the recipient with all but the last 4 digits
-// masked, for logs ("+821012345678" -> "+82******5678"). The leading "+"
+// masked, for logs ("+821000005678" -> "+82******5678"). The leading "+"
 // and the first two digits (a country code hint) stay when the value has at
 // least 10 characters; the last 4 stay when it has at least 8; every other
 // character becomes "*". Safe on invalid values: a short one is all "*".

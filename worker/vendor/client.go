@@ -35,7 +35,7 @@ const DefaultMaxResponseBytes = 64 << 10
 
 // messageRequest is the JSON body of POST /v3/message:
 //
-//	{"refkey": "order-123-shipped", "recipient": "+821012345678",
+//	{"refkey": "order-123-shipped", "recipient": "+821000005678",
 //	 "template_code": "SHIP_01", "text": "...", "category": "info"}
 //
 // refkey is the sender's unique reference (the lab's stubs match on

@@ -56,7 +56,7 @@ func ExampleNewClient() {
 
 	for _, ref := range []string{"order-1-shipped", "order-2-shipped"} {
 		res, err := client.Send(context.Background(), message.Notification{
-			RefKey: ref, Category: message.Info, Recipient: "+821012345678",
+			RefKey: ref, Category: message.Info, Recipient: "+821000005678",
 			TemplateCode: "SHIP_01", Text: "Your order shipped",
 		})
 		fmt.Println(vendor.ClassOf(err), res.Code, res.MessageKey, "reused:", res.Trace.Reused, res.Trace.TLSVersion)

@@ -42,7 +42,7 @@ const vendorHost = "api.vendor.test"
 const (
 	testClientID = "lab-client"
 	testSecret   = "s3cr3t-never-printed"
-	testPhone    = "+821012345678"
+	testPhone    = "+821000005678"
 )
 
 var testCreds = Credentials{ClientID: testClientID, ClientSecret: testSecret}
