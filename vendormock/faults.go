@@ -216,17 +216,8 @@ func (s *Stack) AddProxy(ctx context.Context, name string, port int, upstream st
 	if err != nil {
 		return nil, fmt.Errorf("add proxy %s: %w", name, err)
 	}
-	down, up := SplitRTT(rttMS)
-	for _, t := range []struct {
-		name, stream string
-		ms           int
-	}{{ToxicLatencyDown, "downstream", down}, {ToxicLatencyUp, "upstream", up}} {
-		if t.ms == 0 {
-			continue
-		}
-		if _, err := p.AddToxic(t.name, "latency", t.stream, 1.0, toxiproxy.Attributes{"latency": t.ms, "jitter": 0}); err != nil {
-			return nil, fmt.Errorf("add proxy %s: add %s: %w", name, t.name, err)
-		}
+	if err := addLatencyToxics(p, rttMS); err != nil {
+		return nil, fmt.Errorf("add proxy %s: %w", name, err)
 	}
 	// Check the toxics are really there: numbers measured through a proxy
 	// whose latency silently failed to apply would be wrong.

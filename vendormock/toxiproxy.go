@@ -61,16 +61,8 @@ func (s *Stack) SetRTT(ctx context.Context, rttMS int) error {
 		return nil
 	}
 	down, up := SplitRTT(rttMS)
-	for _, t := range []struct {
-		name, stream string
-		ms           int
-	}{{ToxicLatencyDown, "downstream", down}, {ToxicLatencyUp, "upstream", up}} {
-		if t.ms == 0 {
-			continue
-		}
-		if _, err := s.proxy.AddToxic(t.name, "latency", t.stream, 1.0, toxiproxy.Attributes{"latency": t.ms, "jitter": 0}); err != nil {
-			return fmt.Errorf("set rtt: add %s: %w", t.name, err)
-		}
+	if err := addLatencyToxics(s.proxy, rttMS); err != nil {
+		return fmt.Errorf("set rtt: %w", err)
 	}
 	s.logf("rtt %d ms: latency %d ms downstream + %d ms upstream", rttMS, down, up)
 	return nil
@@ -144,4 +136,23 @@ func (s *Stack) probeOnce(ctx context.Context) (time.Duration, error) {
 		return 0, err
 	}
 	return probe()
+}
+
+// addLatencyToxics adds the latency toxics of one RTT to p: SplitRTT's
+// downstream and upstream halves as ToxicLatencyDown and ToxicLatencyUp, no
+// jitter; a zero half adds nothing.
+func addLatencyToxics(p *toxiproxy.Proxy, rttMS int) error {
+	down, up := SplitRTT(rttMS)
+	for _, t := range []struct {
+		name, stream string
+		ms           int
+	}{{ToxicLatencyDown, "downstream", down}, {ToxicLatencyUp, "upstream", up}} {
+		if t.ms == 0 {
+			continue
+		}
+		if _, err := p.AddToxic(t.name, "latency", t.stream, 1.0, toxiproxy.Attributes{"latency": t.ms, "jitter": 0}); err != nil {
+			return fmt.Errorf("add %s: %w", t.name, err)
+		}
+	}
+	return nil
 }

@@ -223,15 +223,8 @@ func (l *lane) run(ctx context.Context) (err error) {
 	}
 	_ = os.Chmod(l.dir, 0o777)
 	l.tail = &tail{path: filepath.Join(l.dir, recordsFile)}
-	ch, err := r.conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open channel: %w", err)
-	}
-	for _, q := range l.topo.Names.All() {
-		_, _ = ch.QueueDelete(q, false, false, false)
-	}
-	_ = ch.Close()
-	if l.pub, err = newPublisher(r.conn, l.topo); err != nil {
+	// A scenario of the same name may have run before on this broker.
+	if l.pub, err = freshPublisher(r.conn, l.topo); err != nil {
 		return err
 	}
 	defer l.pub.ch.Close()

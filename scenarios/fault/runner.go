@@ -241,16 +241,9 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 			return err
 		}
 	}
-	ch, err := r.conn.Channel()
-	if err != nil {
-		return fmt.Errorf("open channel: %w", err)
-	}
 	// A scenario of the same name may have run before on this broker.
-	for _, q := range s.topo.Names.All() {
-		_, _ = ch.QueueDelete(q, false, false, false)
-	}
-	_ = ch.Close()
-	if s.pub, err = newPublisher(r.conn, s.topo); err != nil {
+	var err error
+	if s.pub, err = freshPublisher(r.conn, s.topo); err != nil {
 		return err
 	}
 	if err := s.startWorker(ctx); err != nil {
@@ -650,6 +643,21 @@ type publisher struct {
 	published []reconcile.Published
 	n         int
 	now       time.Time
+}
+
+// freshPublisher deletes topo's queues (a run of the same name may have
+// left messages on this broker; a missing queue is fine) and returns a
+// publisher that declares them anew (newPublisher).
+func freshPublisher(conn *amqp.Connection, topo queues.Topology) (*publisher, error) {
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, fmt.Errorf("open channel: %w", err)
+	}
+	for _, q := range topo.Names.All() {
+		_, _ = ch.QueueDelete(q, false, false, false)
+	}
+	_ = ch.Close()
+	return newPublisher(conn, topo)
 }
 
 func newPublisher(conn *amqp.Connection, topo queues.Topology) (*publisher, error) {
