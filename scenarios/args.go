@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Defaults of the lab's arguments. They reproduce the case of DESIGN.md
@@ -21,7 +21,7 @@ const (
 	DefaultCount         = 1000
 	DefaultWarmup        = 50
 	DefaultRTTs          = "3 10"
-	DefaultModes         = vendor.PerRequestName + " " + vendor.PooledName
+	DefaultModes         = vendorapi.PerRequestName + " " + vendorapi.PooledName
 	DefaultServerDelayMS = 18
 	DefaultPerRequestTLS = "1.2"
 	DefaultOut           = "results"
@@ -60,7 +60,7 @@ var scenarioNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
 // Allowed values of the enumerated keys, in the order Usage prints them.
 var (
-	allowedModes     = []string{vendor.PerRequestName, vendor.PooledName}
+	allowedModes     = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 	allowedTLS       = []string{"1.2", "1.3"}
 	allowedLabImages = []string{"official", "offline", "auto"}
 	allowedStates    = []string{"tmpfs", "disk"}
@@ -73,7 +73,7 @@ type Config struct {
 	Count         int      // COUNT: measured sends per (mode, RTT), >= 1
 	Warmup        int      // WARMUP: warm-up sends before them, excluded from stats, >= 0
 	RTTs          []int    // RTTS: round trips to run at, ms, each 0..MaxRTTMS, in the given order, no duplicates
-	Modes         []string // MODES: client strategies, vendor.PerRequestName / vendor.PooledName
+	Modes         []string // MODES: client strategies, vendorapi.PerRequestName / vendorapi.PooledName
 	ServerDelayMS int      // SERVER_DELAY_MS: WireMock fixed delay on a send, ms
 	PerRequestTLS string   // PER_REQUEST_TLS: highest TLS version of the per-request client, "1.2" or "1.3"
 	Out           string   // OUT: results directory

@@ -25,7 +25,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Sentinel errors of a bench run; a *RunError wraps them with where it
@@ -345,7 +345,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if repeated > 0 {
 		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}
-	if m.Outcomes[string(vendor.Sent)] != n {
+	if m.Outcomes[string(vendorapi.Sent)] != n {
 		logf(b.w, "%s: WARNING: not every message was SENT: %s; first errors: %q", label, formatCounts(m.Outcomes), m.Errors)
 	}
 
@@ -361,7 +361,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		Environment: b.env,
 		Reconcile:   verdict,
 	}
-	if mode == vendor.PerRequestName {
+	if mode == vendorapi.PerRequestName {
 		r.TLSMax = b.cfg.PerRequestTLS
 	} else {
 		r.IdleConnTimeoutS = idle.Seconds()
@@ -391,9 +391,9 @@ func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]str
 	}
 	var idle time.Duration
 	switch mode {
-	case vendor.PerRequestName:
+	case vendorapi.PerRequestName:
 		args = append(args, "-tls-max", b.cfg.PerRequestTLS)
-	case vendor.PooledName:
+	case vendorapi.PooledName:
 		idle = IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
 		if idle <= 0 {
 			return nil, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)

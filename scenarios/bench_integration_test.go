@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // logWriter sends each complete line to t.Log (the text reporter writes
@@ -52,7 +52,7 @@ func TestBenchBothModes(t *testing.T) {
 	const count, warmup, rtt, delay = 60, 5, 10, 18
 	cfg := DefaultConfig()
 	cfg.Count, cfg.Warmup, cfg.RTTs, cfg.ServerDelayMS = count, warmup, []int{rtt}, delay
-	cfg.Modes = []string{vendor.PerRequestName, vendor.PooledName}
+	cfg.Modes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 	cfg.Out = filepath.Join(t.TempDir(), "results")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -69,7 +69,7 @@ func TestBenchBothModes(t *testing.T) {
 	for _, r := range rs {
 		byMode[r.Mode] = r
 	}
-	pr, po := byMode[vendor.PerRequestName], byMode[vendor.PooledName]
+	pr, po := byMode[vendorapi.PerRequestName], byMode[vendorapi.PooledName]
 	if len(rs) != 2 || pr.Mode == "" || po.Mode == "" {
 		t.Fatalf("results = %+v; want one per mode", rs)
 	}
@@ -134,7 +134,7 @@ func TestBenchMalformed(t *testing.T) {
 	const count, warmup, malformed = 40, 2, 40
 	cfg := DefaultConfig()
 	cfg.Count, cfg.Warmup, cfg.Malformed, cfg.RTTs = count, warmup, malformed, []int{3}
-	cfg.Modes = []string{vendor.PooledName}
+	cfg.Modes = []string{vendorapi.PooledName}
 	cfg.Out = filepath.Join(t.TempDir(), "results")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

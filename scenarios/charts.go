@@ -14,7 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Chart describes one grouped bar chart of the results: one group per RTT,
@@ -60,9 +60,9 @@ var barWidth = vg.Points(22)
 // seriesColor gives each mode a hue; the case's bars are a lighter shade.
 func seriesColor(mode string, isCase bool) color.Color {
 	switch {
-	case mode == vendor.PerRequestName && !isCase:
+	case mode == vendorapi.PerRequestName && !isCase:
 		return color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff}
-	case mode == vendor.PerRequestName:
+	case mode == vendorapi.PerRequestName:
 		return color.RGBA{R: 0xe8, G: 0xa8, B: 0xa0, A: 0xff}
 	case !isCase:
 		return color.RGBA{R: 0x2c, G: 0x6f, B: 0xbb, A: 0xff}

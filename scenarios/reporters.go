@@ -11,7 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Reporter writes one report of a set of results, in the manner of
@@ -38,10 +38,10 @@ type CaseFigure struct {
 
 // caseFigures is DESIGN.md's table, row by row.
 var caseFigures = []CaseFigure{
-	{3, vendor.PerRequestName, 39.9, 24.6, 30.0, 7.96, 25.0, 1000, 1050},
-	{3, vendor.PooledName, 42.2, 23.3, 29.8, 5.47, 23.7, 1000, 1},
-	{10, vendor.PerRequestName, 15.6, 63.7, 74.4, 11.75, 64.0, 1000, 1050},
-	{10, vendor.PooledName, 27.9, 35.5, 41.3, 6.28, 35.8, 1000, 1},
+	{3, vendorapi.PerRequestName, 39.9, 24.6, 30.0, 7.96, 25.0, 1000, 1050},
+	{3, vendorapi.PooledName, 42.2, 23.3, 29.8, 5.47, 23.7, 1000, 1},
+	{10, vendorapi.PerRequestName, 15.6, 63.7, 74.4, 11.75, 64.0, 1000, 1050},
+	{10, vendorapi.PooledName, 27.9, 35.5, 41.3, 6.28, 35.8, 1000, 1},
 }
 
 // CaseFigures returns a copy of the case's published table (see
@@ -78,8 +78,8 @@ type Comparison struct {
 func Compare(rs []Result) []Comparison {
 	var out []Comparison
 	for _, rtt := range rtts(rs) {
-		pr, okPR := find(rs, rtt, vendor.PerRequestName)
-		po, okPO := find(rs, rtt, vendor.PooledName)
+		pr, okPR := find(rs, rtt, vendorapi.PerRequestName)
+		po, okPO := find(rs, rtt, vendorapi.PooledName)
 		if !okPR || !okPO {
 			continue
 		}
@@ -88,8 +88,8 @@ func Compare(rs []Result) []Comparison {
 		if pr.SendsPerS > 0 {
 			c.SendsRatio = po.SendsPerS / pr.SendsPerS
 		}
-		cpr, ok1 := CaseFigureFor(rtt, vendor.PerRequestName)
-		cpo, ok2 := CaseFigureFor(rtt, vendor.PooledName)
+		cpr, ok1 := CaseFigureFor(rtt, vendorapi.PerRequestName)
+		cpo, ok2 := CaseFigureFor(rtt, vendorapi.PooledName)
 		if ok1 && ok2 {
 			c.HasCase = true
 			c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS

@@ -16,7 +16,7 @@ import (
 // tools read (issue 2 §5): keep them, add freely. Latencies and CPU are
 // milliseconds, durations seconds.
 type Result struct {
-	Mode          string `json:"mode"`            // vendor.PerRequestName or vendor.PooledName
+	Mode          string `json:"mode"`            // vendorapi.PerRequestName or vendorapi.PooledName
 	RTTMS         int    `json:"rtt_ms"`          // RTT added by Toxiproxy, ms
 	Count         int    `json:"count"`           // measured sends asked for (COUNT)
 	Warmup        int    `json:"warmup"`          // warm-up sends before them (WARMUP)

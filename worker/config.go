@@ -13,7 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Defaults for Config, reused as the command's flag defaults.
@@ -24,7 +24,7 @@ const (
 	// (queues.NamesFor).
 	DefaultQueue = queues.DefaultMain
 	// DefaultStrategy is the shared keep-alive client (the case's fix).
-	DefaultStrategy = vendor.PooledName
+	DefaultStrategy = vendorapi.PooledName
 	// DefaultTLSMax caps the per-request strategy at TLS 1.3, i.e. no cap.
 	// The lab passes "1.2" to reproduce the case's old engine, which could
 	// not speak TLS 1.3 (DESIGN.md). The pooled strategy is never capped.
@@ -69,10 +69,10 @@ const (
 
 // Vendor client defaults, re-exported from package vendor for the flags.
 const (
-	DefaultIdleConnTimeout     = vendor.DefaultIdleConnTimeout
-	DefaultResponseTimeout     = vendor.DefaultResponseTimeout
-	DefaultDialTimeout         = vendor.DefaultDialTimeout
-	DefaultTLSHandshakeTimeout = vendor.DefaultTLSHandshakeTimeout
+	DefaultIdleConnTimeout     = vendorapi.DefaultIdleConnTimeout
+	DefaultResponseTimeout     = vendorapi.DefaultResponseTimeout
+	DefaultDialTimeout         = vendorapi.DefaultDialTimeout
+	DefaultTLSHandshakeTimeout = vendorapi.DefaultTLSHandshakeTimeout
 )
 
 // ErrConfig is wrapped by every error Config.Validate returns.
@@ -107,7 +107,7 @@ type Config struct {
 	// ClientID and ClientSecret authenticate the token call.
 	ClientID     string
 	ClientSecret string
-	// Strategy is a name from vendor.Strategies(): "per-request" or
+	// Strategy is a name from vendorapi.Strategies(): "per-request" or
 	// "pooled".
 	Strategy string
 	// TLSMax is "1.2" or "1.3": the highest TLS version of the
@@ -310,10 +310,10 @@ func RedactURL(raw string) string {
 	return u.Redacted()
 }
 
-// StrategyNames returns the names of vendor.Strategies(), sorted.
+// StrategyNames returns the names of vendorapi.Strategies(), sorted.
 func StrategyNames() []string {
 	var names []string
-	for name := range vendor.Strategies() {
+	for name := range vendorapi.Strategies() {
 		names = append(names, name)
 	}
 	slices.Sort(names)

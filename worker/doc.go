@@ -15,7 +15,7 @@
 //	     |                 --Unresolved------------------> unknown queue + ack
 //	     |                 --Proceed
 //	     v
-//	 Sender (vendor.Client): SENT ---------------------> ledger SENT + ack
+//	 Sender (vendorapi.Client): SENT ---------------------> ledger SENT + ack
 //	                         REJECTED -----------------> failed queue + ack
 //	                         NOT_SENT -----------------> retry queue (attempt+1) or dead queue + ack
 //	                         UNKNOWN ------------------> unknown queue + ack (never re-sent)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // fakeAcker captures acks and nacks by delivery tag.
@@ -83,7 +83,7 @@ func (p *fakePublisher) Publish(ctx context.Context, queue string, msg amqp.Publ
 // call's start, and when release is set it waits for it before answering.
 type fakeSender struct {
 	mu      sync.Mutex
-	res     vendor.Result
+	res     vendorapi.Result
 	err     error
 	sent    []message.Notification
 	started chan struct{}
@@ -93,7 +93,7 @@ type fakeSender struct {
 	closed  bool
 }
 
-func (s *fakeSender) Send(ctx context.Context, n message.Notification) (vendor.Result, error) {
+func (s *fakeSender) Send(ctx context.Context, n message.Notification) (vendorapi.Result, error) {
 	if s.started != nil {
 		s.started <- struct{}{}
 	}
@@ -192,9 +192,9 @@ func delivery(a amqp.Acknowledger, tag uint64, b []byte, headers amqp.Table) amq
 		ContentType: "application/json", MessageId: "m-1"}
 }
 
-// sendErr returns a *vendor.SendError of class c.
-func sendErr(c vendor.Class, code string, err error) error {
-	return &vendor.SendError{Class: c, Op: "send", Code: code, Err: err}
+// sendErr returns a *vendorapi.SendError of class c.
+func sendErr(c vendorapi.Class, code string, err error) error {
+	return &vendorapi.SendError{Class: c, Op: "send", Code: code, Err: err}
 }
 
 var errBoom = errors.New("boom")

@@ -13,17 +13,17 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
 // Outcome names written to Record.Outcome and the HeaderOutcome header.
-// The first four are vendor.Class values.
+// The first four are vendorapi.Class values.
 const (
-	OutcomeSent          = string(vendor.Sent)
-	OutcomeRejected      = string(vendor.Rejected)
-	OutcomeNotSent       = string(vendor.NotSent)
-	OutcomeUnknown       = string(vendor.Unknown)
+	OutcomeSent          = string(vendorapi.Sent)
+	OutcomeRejected      = string(vendorapi.Rejected)
+	OutcomeNotSent       = string(vendorapi.NotSent)
+	OutcomeUnknown       = string(vendorapi.Unknown)
 	OutcomeOutsideWindow = "OUTSIDE_SEND_WINDOW"
 	OutcomeInvalid       = "INVALID"
 	// OutcomeDuplicate is a redelivered or re-published message whose
@@ -43,10 +43,10 @@ type Publisher interface {
 	Publish(ctx context.Context, queue string, p amqp.Publishing) error
 }
 
-// Sender sends one notification to the vendor. *vendor.Client satisfies it.
-// A nil error means SENT; otherwise the class comes from vendor.ClassOf.
+// Sender sends one notification to the vendor. *vendorapi.Client satisfies it.
+// A nil error means SENT; otherwise the class comes from vendorapi.ClassOf.
 type Sender interface {
-	Send(ctx context.Context, n message.Notification) (vendor.Result, error)
+	Send(ctx context.Context, n message.Notification) (vendorapi.Result, error)
 	Close() error
 }
 
@@ -63,7 +63,7 @@ type Window interface {
 }
 
 var (
-	_ Sender = (*vendor.Client)(nil)
+	_ Sender = (*vendorapi.Client)(nil)
 	_ Ledger = (*ledger.Ledger)(nil)
 	_ Window = window.Window{}
 )
@@ -199,8 +199,8 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}
 	rec.setTrace(res.Trace)
-	class := vendor.ClassOf(serr)
-	var se *vendor.SendError
+	class := vendorapi.ClassOf(serr)
+	var se *vendorapi.SendError
 	if errors.As(serr, &se) {
 		rec.Code = se.Code
 	}
@@ -216,7 +216,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 	rec.Attempt = attempts
 
 	switch class {
-	case vendor.Sent:
+	case vendorapi.Sent:
 		rec.Outcome = OutcomeSent
 		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
 			// It was sent: ack it regardless, then stop (the ledger is broken).
@@ -225,7 +225,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 		}
 		h.ack(d, &rec)
 		return rec, nil
-	case vendor.Rejected:
+	case vendorapi.Rejected:
 		detail := "code " + rec.Code + ": " + errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: OutcomeRejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
@@ -234,7 +234,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
 			},
 		})
-	case vendor.NotSent:
+	case vendorapi.NotSent:
 		finish := func() error {
 			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
 		}
@@ -250,7 +250,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 			r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
 		}
 		return rec, h.route(ctx, d, &rec, r)
-	default: // vendor.Unknown and anything unexpected: the conservative class.
+	default: // vendorapi.Unknown and anything unexpected: the conservative class.
 		detail := errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: OutcomeUnknown, queue: h.c.Names.Unknown,

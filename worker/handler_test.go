@@ -15,7 +15,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
@@ -64,7 +64,7 @@ type rig struct {
 
 func newRig(t *testing.T, led ledgerGetter, now time.Time) *rig {
 	t.Helper()
-	r := &rig{pub: &fakePublisher{}, send: &fakeSender{res: vendor.Result{Code: "1000", MessageKey: "mk-1"}}, led: led, logBuf: &bytes.Buffer{}}
+	r := &rig{pub: &fakePublisher{}, send: &fakeSender{res: vendorapi.Result{Code: "1000", MessageKey: "mk-1"}}, led: led, logBuf: &bytes.Buffer{}}
 	if r.led == nil {
 		r.led = openLedger(t)
 	}
@@ -99,7 +99,7 @@ func TestHandleRouting(t *testing.T) {
 		headers    amqp.Table
 		now        time.Time
 		prepare    func(t *testing.T, r *rig)
-		sendRes    vendor.Result
+		sendRes    vendorapi.Result
 		sendErr    error
 		wantOut    string
 		wantQueue  string // "" = acked without re-publish
@@ -177,7 +177,7 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "rejected goes to failed with the vendor code", body: body(t, "r-rej", message.Info), now: inWindow,
-			sendErr: sendErr(vendor.Rejected, "3016", errors.New("template mismatch")),
+			sendErr: sendErr(vendorapi.Rejected, "3016", errors.New("template mismatch")),
 			wantOut: OutcomeRejected, wantQueue: names.Failed, wantSent: 1, wantState: ledger.Rejected, wantCode: "3016",
 			wantAttHdr: 0,
 			check: func(t *testing.T, r *rig, rec Record, p *published) {
@@ -188,13 +188,13 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "not sent goes to retry with attempt 1", body: body(t, "r-ns", message.Info), now: inWindow,
-			sendErr: sendErr(vendor.NotSent, "", vendor.ErrClientClosed),
+			sendErr: sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed),
 			wantOut: OutcomeNotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
 		},
 		{
 			name: "not sent at the last attempt goes to dead", body: body(t, "r-ns-last", message.Info), now: inWindow,
 			headers: amqp.Table{queues.HeaderAttempt: int32(4)},
-			sendErr: sendErr(vendor.NotSent, "", errors.New("dial tcp: connection refused")),
+			sendErr: sendErr(vendorapi.NotSent, "", errors.New("dial tcp: connection refused")),
 			wantOut: OutcomeNotSent, wantQueue: names.Dead, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 5,
 			check: func(t *testing.T, r *rig, rec Record, p *published) {
 				if reason, _ := p.p.Headers[queues.HeaderReason].(string); !strings.Contains(reason, "exhausted") {
@@ -204,7 +204,7 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "unknown goes to unknown", body: body(t, "r-unk", message.Info), now: inWindow,
-			sendErr: sendErr(vendor.Unknown, "", errors.New("read: connection reset by peer")),
+			sendErr: sendErr(vendorapi.Unknown, "", errors.New("read: connection reset by peer")),
 			wantOut: OutcomeUnknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
 		},
 		{
@@ -214,7 +214,7 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "error text is redacted", body: body(t, "r-redact", message.Info), now: inWindow,
-			sendErr: sendErr(vendor.NotSent, "", tokenErr),
+			sendErr: sendErr(vendorapi.NotSent, "", tokenErr),
 			wantOut: OutcomeNotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
 			check: func(t *testing.T, r *rig, rec Record, p *published) {
 				hdr, _ := p.p.Headers[queues.HeaderError].(string)
@@ -232,8 +232,8 @@ func TestHandleRouting(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			r := newRig(t, nil, tc.now)
-			r.send.res, r.send.err = vendor.Result{Code: "1000", MessageKey: "mk-1"}, tc.sendErr
-			if tc.sendRes != (vendor.Result{}) {
+			r.send.res, r.send.err = vendorapi.Result{Code: "1000", MessageKey: "mk-1"}, tc.sendErr
+			if tc.sendRes != (vendorapi.Result{}) {
 				r.send.res = tc.sendRes
 			}
 			if tc.prepare != nil {
@@ -407,9 +407,9 @@ func TestPublishFailureRequeues(t *testing.T) {
 		wantSends    int
 		wantRedQueue string
 	}{
-		{"rejected", sendErr(vendor.Rejected, "3016", errBoom), ledger.Attempting, OutcomeUnknown, 1, names.Unknown},
-		{"unknown", sendErr(vendor.Unknown, "", errBoom), ledger.Attempting, OutcomeUnknown, 1, names.Unknown},
-		{"not sent", sendErr(vendor.NotSent, "", vendor.ErrClientClosed), ledger.NotSent, OutcomeSent, 2, ""},
+		{"rejected", sendErr(vendorapi.Rejected, "3016", errBoom), ledger.Attempting, OutcomeUnknown, 1, names.Unknown},
+		{"unknown", sendErr(vendorapi.Unknown, "", errBoom), ledger.Attempting, OutcomeUnknown, 1, names.Unknown},
+		{"not sent", sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed), ledger.NotSent, OutcomeSent, 2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -490,7 +490,7 @@ func TestLedgerFailure(t *testing.T) {
 		led := newMemLedger()
 		led.finishErr = errors.New("disk full")
 		r := newRig(t, led, inWindow)
-		r.send.err = sendErr(vendor.Unknown, "", errBoom)
+		r.send.err = sendErr(vendorapi.Unknown, "", errBoom)
 		ack := &fakeAcker{}
 		_, err := r.h.Handle(context.Background(), delivery(ack, 9, body(t, "r-lf3", message.Info), nil))
 		if !errors.Is(err, ErrLedger) {
@@ -522,7 +522,7 @@ func TestHandleSendIgnoresCancel(t *testing.T) {
 // recipient either.
 func TestHandleLogsNoRecipient(t *testing.T) {
 	r := newRig(t, nil, inWindow)
-	r.send.err = sendErr(vendor.Unknown, "", errors.New("reset sending to "+testRecipient))
+	r.send.err = sendErr(vendorapi.Unknown, "", errors.New("reset sending to "+testRecipient))
 	r.pub.err = errors.New("publish to x: " + testRecipient)
 	if _, err := r.h.Handle(context.Background(), delivery(&fakeAcker{}, 1, body(t, "r-log", message.Info), nil)); err != nil {
 		t.Fatal(err)
@@ -545,7 +545,7 @@ func BenchmarkHandleSent(b *testing.B) {
 	}
 	defer l.Close()
 	h := NewHandler(HandlerConfig{
-		Publisher: &fakePublisher{}, Sender: &fakeSender{res: vendor.Result{Code: "1000"}}, Ledger: l,
+		Publisher: &fakePublisher{}, Sender: &fakeSender{res: vendorapi.Result{Code: "1000"}}, Ledger: l,
 		Window: window.Default(), Clock: fixedClock{inWindow}, Names: names,
 	})
 	t := &testing.T{}

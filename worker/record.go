@@ -3,7 +3,7 @@ package worker
 import (
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Record is one handled message, written by the worker as one JSON line
@@ -72,7 +72,7 @@ type Record struct {
 	recipient string // masked, for the debug log line only
 }
 
-func (r *Record) setTrace(t vendor.Trace) {
+func (r *Record) setTrace(t vendorapi.Trace) {
 	r.TotalMS = t.TotalMS
 	r.ConnectMS = t.ConnectMS
 	r.TLSHandshakeMS = t.TLSHandshakeMS

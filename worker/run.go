@@ -12,7 +12,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
@@ -108,13 +108,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 // named strategy, the CA file as the only roots, the TLS cap for the
 // per-request strategy, the timeouts and the headers. Errors: unknown
 // strategy (naming the known ones), unreadable or empty CA file.
-func NewVendorClient(cfg Config) (*vendor.Client, error) {
-	strategies := vendor.Strategies()
+func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
+	strategies := vendorapi.Strategies()
 	newStrategy, ok := strategies[cfg.Strategy]
 	if !ok {
 		return nil, fmt.Errorf("%w: strategy %q: known strategies: %v", ErrConfig, cfg.Strategy, StrategyNames())
 	}
-	vc := vendor.Config{
+	vc := vendorapi.Config{
 		DialTimeout:         cfg.DialTimeout,
 		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
 		ResponseTimeout:     cfg.ResponseTimeout,
@@ -132,7 +132,7 @@ func NewVendorClient(cfg Config) (*vendor.Client, error) {
 		}
 		vc.RootCAs = pool
 	}
-	if cfg.Strategy == vendor.PerRequestName {
+	if cfg.Strategy == vendorapi.PerRequestName {
 		v, err := ParseTLSVersion(cfg.TLSMax)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tls max: %w", ErrConfig, err)
@@ -146,10 +146,10 @@ func NewVendorClient(cfg Config) (*vendor.Client, error) {
 			return d.DialContext(ctx, network, addr)
 		}
 	}
-	opts := []vendor.Option{vendor.WithCorrelationHeader(cfg.CorrelationHeader)}
+	opts := []vendorapi.Option{vendorapi.WithCorrelationHeader(cfg.CorrelationHeader)}
 	if cfg.IdempotencyHeader != "" {
-		opts = append(opts, vendor.WithIdempotencyHeader(cfg.IdempotencyHeader))
+		opts = append(opts, vendorapi.WithIdempotencyHeader(cfg.IdempotencyHeader))
 	}
-	creds := vendor.Credentials{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret}
-	return vendor.NewClient(cfg.VendorURL, creds, newStrategy(vc), opts...), nil
+	creds := vendorapi.Credentials{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret}
+	return vendorapi.NewClient(cfg.VendorURL, creds, newStrategy(vc), opts...), nil
 }

@@ -27,7 +27,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // raceProxyPort is the first Toxiproxy port of the idle race's per-RTT
@@ -237,7 +237,7 @@ func (l *lane) run(ctx context.Context) (err error) {
 		"-vendor-addr", st.VendorHost + ":" + strconv.Itoa(l.port),
 		"-ca-file", vendormock.WorkerCAPath,
 		"-client-id", st.ClientID,
-		"-strategy", vendor.PooledName,
+		"-strategy", vendorapi.PooledName,
 		"-idle-conn-timeout", l.idle.String(),
 		"-records", vendormock.WorkerOutDir + "/" + recordsFile,
 		"-ledger", vendormock.WorkerOutDir + "/" + ledgerFile,

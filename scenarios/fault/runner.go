@@ -21,7 +21,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Sentinel errors of a run. A failed expectation is not an error: it is a
@@ -366,7 +366,7 @@ func (s *scenarioRun) workerArgs() []string {
 		"-reconnect-max", "1s",
 		"-summary-every", "1000",
 	}
-	if c.Strategy == vendor.PerRequestName {
+	if c.Strategy == vendorapi.PerRequestName {
 		args = append(args, "-tls-max", "1.2")
 	} else {
 		idle := c.IdleConnTimeout.D()

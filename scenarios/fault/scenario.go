@@ -18,7 +18,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Kinds of scenario.
@@ -509,7 +509,7 @@ func (sc *Scenario) applyDefaults() {
 		sc.Server.DelayMS = &d
 	}
 	if sc.Client.Strategy == "" {
-		sc.Client.Strategy = vendor.PooledName
+		sc.Client.Strategy = vendorapi.PooledName
 	}
 	if sc.Client.RetryDelay == 0 {
 		sc.Client.RetryDelay = Duration(2 * time.Second)
@@ -621,8 +621,8 @@ func (sc *Scenario) validate() []error {
 			bad("server.stubs", "%v", err)
 		}
 	}
-	if !slices.Contains([]string{vendor.PooledName, vendor.PerRequestName}, sc.Client.Strategy) {
-		bad("client.strategy", "%q: want %s or %s", sc.Client.Strategy, vendor.PooledName, vendor.PerRequestName)
+	if !slices.Contains([]string{vendorapi.PooledName, vendorapi.PerRequestName}, sc.Client.Strategy) {
+		bad("client.strategy", "%q: want %s or %s", sc.Client.Strategy, vendorapi.PooledName, vendorapi.PerRequestName)
 	}
 	for field, d := range map[string]Duration{"client.idle_conn_timeout": sc.Client.IdleConnTimeout, "client.response_timeout": sc.Client.ResponseTimeout,
 		"client.tls_handshake_timeout": sc.Client.TLSHandshakeTimeout, "client.dial_timeout": sc.Client.DialTimeout, "client.retry_delay": sc.Client.RetryDelay} {

@@ -33,7 +33,7 @@ type Entry struct {
 const DefaultRefKeyField = "refkey"
 
 // DefaultRefKeyHeader is the correlation header the worker sends with the
-// refkey (worker/vendor DefaultCorrelationHeader); Read falls back to
+// refkey (worker/vendorapi DefaultCorrelationHeader); Read falls back to
 // it when the body has no refkey.
 const DefaultRefKeyHeader = "X-Refkey"
 

@@ -1,4 +1,4 @@
-package vendor
+package vendorapi
 
 import (
 	"bytes"
@@ -197,7 +197,7 @@ func (c *Client) String() string {
 	if c.strategy != nil {
 		name = c.strategy.Name()
 	}
-	return fmt.Sprintf("vendor.Client{%s, strategy %s, %v}", c.messageURL, name, c.creds)
+	return fmt.Sprintf("vendorapi.Client{%s, strategy %s, %v}", c.messageURL, name, c.creds)
 }
 
 // Send POSTs n to /v3/message, fetching or refreshing the bearer token as

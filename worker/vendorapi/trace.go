@@ -1,4 +1,4 @@
-package vendor
+package vendorapi
 
 import (
 	"crypto/tls"

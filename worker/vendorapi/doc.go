@@ -115,4 +115,4 @@
 // Nothing here logs. Error strings never contain the client secret, the
 // token, the recipient or the vendor's description text;
 // Credentials.String, Credentials.GoString and Client.String redact.
-package vendor
+package vendorapi

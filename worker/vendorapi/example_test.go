@@ -1,4 +1,4 @@
-package vendor_test
+package vendorapi_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
-	"github.com/notifier-lab/notifier-lab/worker/vendor"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // A vendor speaking the API of DESIGN.md, with its own test certificate.
@@ -46,12 +46,12 @@ func ExampleNewClient() {
 	roots.AddCert(srv.Certificate()) // the lab passes its run-time CA here
 
 	// One pooled keep-alive client for the worker's life.
-	strategy := vendor.Strategies()[vendor.PooledName](vendor.Config{
+	strategy := vendorapi.Strategies()[vendorapi.PooledName](vendorapi.Config{
 		RootCAs:         roots,
 		MaxTLSVersion:   tls.VersionTLS13,
 		IdleConnTimeout: 60 * time.Second, // below the vendor's keep-alive timeout by more than one RTT
 	})
-	client := vendor.NewClient(srv.URL, vendor.Credentials{ClientID: "lab-client", ClientSecret: "example-secret"}, strategy)
+	client := vendorapi.NewClient(srv.URL, vendorapi.Credentials{ClientID: "lab-client", ClientSecret: "example-secret"}, strategy)
 	defer client.Close()
 
 	for _, ref := range []string{"order-1-shipped", "order-2-shipped"} {
@@ -59,13 +59,13 @@ func ExampleNewClient() {
 			RefKey: ref, Category: message.Info, Recipient: "+821000005678",
 			TemplateCode: "SHIP_01", Text: "Your order shipped",
 		})
-		fmt.Println(vendor.ClassOf(err), res.Code, res.MessageKey, "reused:", res.Trace.Reused, res.Trace.TLSVersion)
+		fmt.Println(vendorapi.ClassOf(err), res.Code, res.MessageKey, "reused:", res.Trace.Reused, res.Trace.TLSVersion)
 	}
 
 	// After Close nothing is dialled: NOT_SENT, for the retry queue.
 	client.Close()
 	_, err := client.Send(context.Background(), message.Notification{RefKey: "order-3-shipped"})
-	fmt.Println(vendor.ClassOf(err), err)
+	fmt.Println(vendorapi.ClassOf(err), err)
 	// Output:
 	// SENT 1000 mk-order-1-shipped reused: true TLS 1.3
 	// SENT 1000 mk-order-2-shipped reused: true TLS 1.3

@@ -1,4 +1,4 @@
-package vendor
+package vendorapi
 
 import (
 	"context"
@@ -39,7 +39,7 @@ type Credentials struct{ ClientID, ClientSecret string }
 func (c Credentials) String() string { return c.ClientID + ":<redacted>" }
 
 // GoString returns the same redacted form as String.
-func (c Credentials) GoString() string { return "vendor.Credentials{" + c.String() + "}" }
+func (c Credentials) GoString() string { return "vendorapi.Credentials{" + c.String() + "}" }
 
 // cachedToken is a bearer token and the time to fetch the next one.
 type cachedToken struct {
