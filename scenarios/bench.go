@@ -22,9 +22,9 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -627,22 +627,22 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 	}
 }
 
-// ReadRecords reads a worker records file (one worker.Record JSON object
+// ReadRecords reads a worker records file (one records.Record JSON object
 // per line). A line that does not parse is an error naming its number.
-func ReadRecords(path string) ([]worker.Record, error) {
+func ReadRecords(path string) ([]records.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open records: %w", err)
 	}
 	defer f.Close()
-	var recs []worker.Record
+	var recs []records.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := 1; sc.Scan(); line++ {
 		if len(strings.TrimSpace(sc.Text())) == 0 {
 			continue
 		}
-		var r worker.Record
+		var r records.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			return nil, fmt.Errorf("parse records line %d: %w", line, err)
 		}

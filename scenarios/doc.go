@@ -21,7 +21,7 @@
 // Where each number comes from:
 //
 //   - latency, sends/s, wall time, CPU per send and connection reuse come
-//     from the worker's own records (worker.Record: httptrace per send,
+//     from the worker's own records (records.Record: httptrace per send,
 //     getrusage CPU after each message), measured sends only;
 //   - TCP connections and TLS versions come from nginx's access log (the
 //     server's truth: distinct $connection values carrying sends, warm-up

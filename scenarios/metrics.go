@@ -13,7 +13,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // SendPath is the vendor's send endpoint (DESIGN.md, "Vendor API"); only
@@ -75,11 +75,11 @@ type Metrics struct {
 	totals, connects, handshakes, ttfbs []float64
 	sendCPU                             float64
 	first, last                         time.Time
-	lastWarm, firstMeas, lastMeas       *worker.Record
+	lastWarm, firstMeas, lastMeas       *records.Record
 }
 
 // Add accumulates one record.
-func (m *Metrics) Add(r worker.Record) {
+func (m *Metrics) Add(r records.Record) {
 	if m.Outcomes == nil {
 		m.Outcomes = map[string]int{}
 		m.ClientTLS = map[string]int{}

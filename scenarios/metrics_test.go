@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 func TestPercentile(t *testing.T) {
@@ -74,12 +73,12 @@ func TestRefKey(t *testing.T) {
 // records makes warm+meas SENT records handled back to back, each taking
 // stepMS of wall time and cpuMS of CPU; total_ms of measured record i
 // (1-based) is float64(i).
-func records(warm, meas int, stepMS, cpuMS float64) []worker.Record {
+func records(warm, meas int, stepMS, cpuMS float64) []records.Record {
 	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	step := time.Duration(stepMS * float64(time.Millisecond))
-	var rs []worker.Record
+	var rs []records.Record
 	for i := 0; i < warm+meas; i++ {
-		r := worker.Record{
+		r := records.Record{
 			Seq: i + 1, Outcome: "SENT",
 			Start: t0.Add(time.Duration(i) * step), End: t0.Add(time.Duration(i+1) * step),
 			CPUMS: 100 + cpuMS*float64(i+1), TLSVersion: "TLS 1.3",
@@ -103,7 +102,7 @@ func records(warm, meas int, stepMS, cpuMS float64) []worker.Record {
 func TestMetrics(t *testing.T) {
 	tests := []struct {
 		name     string
-		recs     []worker.Record
+		recs     []records.Record
 		shuffle  bool
 		wantMeas int
 		wantWall float64
@@ -124,7 +123,7 @@ func TestMetrics(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			recs := tt.recs
 			if tt.shuffle {
-				recs = append([]worker.Record(nil), recs...)
+				recs = append([]records.Record(nil), recs...)
 				for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
 					recs[i], recs[j] = recs[j], recs[i]
 				}
@@ -163,7 +162,7 @@ func TestMetrics(t *testing.T) {
 func TestMetricsOutcomesAndErrors(t *testing.T) {
 	var m Metrics
 	for i, o := range []string{"SENT", "UNKNOWN", "SENT", "INVALID", "NOT_SENT"} {
-		r := worker.Record{Seq: i + 1, Outcome: o, RefKey: RefKey("r", "pooled", 3, false, i+1)}
+		r := records.Record{Seq: i + 1, Outcome: o, RefKey: RefKey("r", "pooled", 3, false, i+1)}
 		if o != "SENT" {
 			r.Error = "failed: " + o
 		}
@@ -172,7 +171,7 @@ func TestMetricsOutcomesAndErrors(t *testing.T) {
 		}
 		m.Add(r)
 	}
-	m.Add(worker.Record{Seq: 6, Outcome: "UNKNOWN", Error: "failed: UNKNOWN", RefKey: RefKey("r", "pooled", 3, false, 6)})
+	m.Add(records.Record{Seq: 6, Outcome: "UNKNOWN", Error: "failed: UNKNOWN", RefKey: RefKey("r", "pooled", 3, false, 6)})
 	m.Close()
 	want := map[string]int{"SENT": 2, "UNKNOWN": 2, "INVALID": 1, "NOT_SENT": 1}
 	if !reflect.DeepEqual(m.Outcomes, want) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 	"io"
 	"net/http"
 	"os"
@@ -13,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 
 	"github.com/wiremock/go-wiremock"
 	"go.yaml.in/yaml/v3"

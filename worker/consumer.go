@@ -11,7 +11,10 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // ErrStaleDelivery is returned by the ack, nack or reject of a delivery
@@ -88,7 +91,7 @@ type consumer struct {
 	cfg      Config
 	log      *slog.Logger
 	handler  *Handler
-	records  *RecordWriter
+	records  *records.Writer
 	topology queues.Topology
 	gens     generations
 	stats    stats
@@ -120,7 +123,7 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			}
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
 			rec, herr := h.Handle(ctx, d)
-			c.account(ctx, &rec)
+			c.account(ctx, &rec, d.Body)
 			if herr != nil {
 				return false, herr
 			}
@@ -160,7 +163,7 @@ func (c *consumer) requeuePause(n int) time.Duration {
 
 // account writes the Record of a handled message (not of a requeued one)
 // and logs it.
-func (c *consumer) account(ctx context.Context, rec *Record) {
+func (c *consumer) account(ctx context.Context, rec *records.Record, body []byte) {
 	rec.CPUMS = ProcessCPUMS()
 	if rec.Requeued {
 		c.log.Warn("message requeued", "refkey", rec.RefKey, "outcome", rec.Outcome,
@@ -173,8 +176,11 @@ func (c *consumer) account(ctx context.Context, rec *Record) {
 		c.log.Error("write record", "seq", rec.Seq, "refkey", rec.RefKey, "error", err)
 	}
 	if c.log.Enabled(ctx, slog.LevelDebug) {
-		c.log.Debug("handled", "seq", rec.Seq, "refkey", rec.RefKey, "recipient", rec.recipient,
-			"outcome", rec.Outcome, "queue", rec.Queue, "code", rec.Code, "error", rec.Error,
+		var recipient string // masked; never in clear
+		if n, err := message.Decode(body); err == nil {
+			recipient = n.MaskedRecipient()
+		}
+		c.log.Debug("handled", "seq", rec.Seq, "refkey", rec.RefKey, "recipient", recipient, "outcome", rec.Outcome, "queue", rec.Queue, "code", rec.Code, "error", rec.Error,
 			"total_ms", rec.TotalMS, "reused", rec.Reused, "tls", rec.TLSVersion,
 			"redelivered", rec.Redelivered, "attempt", rec.Attempt, "ack_error", rec.AckError)
 	}
@@ -186,15 +192,15 @@ func (c *consumer) account(ctx context.Context, rec *Record) {
 // stats aggregates handled messages for the summary log line.
 type stats struct {
 	handled   int
-	byOutcome map[string]int
+	byOutcome map[outcome.Outcome]int
 	first     time.Time
 	sendMS    float64
 	sends     int
 }
 
-func (s *stats) add(r *Record) {
+func (s *stats) add(r *records.Record) {
 	if s.byOutcome == nil {
-		s.byOutcome = map[string]int{}
+		s.byOutcome = map[outcome.Outcome]int{}
 		s.first = r.Start
 	}
 	s.handled++
@@ -219,9 +225,9 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 		mean = s.sendMS / float64(s.sends)
 	}
 	args := []any{"handled", s.handled, "per_s", round2(rate), "send_mean_ms", round2(mean), "cpu_ms", round2(ProcessCPUMS())}
-	for _, o := range []string{OutcomeSent, OutcomeRejected, OutcomeNotSent, OutcomeUnknown, OutcomeOutsideWindow, OutcomeInvalid, OutcomeDuplicate} {
+	for _, o := range outcome.All {
 		if n := s.byOutcome[o]; n > 0 {
-			args = append(args, o, n)
+			args = append(args, string(o), n)
 		}
 	}
 	l.Info("summary", args...)

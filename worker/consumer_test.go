@@ -15,6 +15,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // newTestConsumer returns a consumer writing records to recs and logs to
@@ -24,7 +26,7 @@ func newTestConsumer(r *rig, recs, logs *bytes.Buffer, maxMessages int) *consume
 		cfg:     Config{MaxMessages: maxMessages, SummaryEvery: 2},
 		log:     newTestLogger(logs),
 		handler: r.h,
-		records: NewRecordWriter(recs),
+		records: records.NewWriter(recs),
 		now:     time.Now,
 	}
 }
@@ -55,12 +57,12 @@ func waitServe(t *testing.T, ch <-chan serveResult) serveResult {
 	}
 }
 
-func readRecords(t *testing.T, b *bytes.Buffer) []Record {
+func readRecords(t *testing.T, b *bytes.Buffer) []records.Record {
 	t.Helper()
-	var out []Record
+	var out []records.Record
 	sc := bufio.NewScanner(bytes.NewReader(b.Bytes()))
 	for sc.Scan() {
-		var r Record
+		var r records.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("record line %q: %v", sc.Text(), err)
 		}
@@ -109,7 +111,7 @@ func TestShutdownFinishesInFlight(t *testing.T) {
 		t.Errorf("sends %d, want 1", r.send.calls())
 	}
 	rs := readRecords(t, &recs)
-	if len(rs) != 1 || rs[0].RefKey != "r-inflight" || rs[0].Outcome != OutcomeSent || rs[0].Seq != 1 {
+	if len(rs) != 1 || rs[0].RefKey != "r-inflight" || rs[0].Outcome != outcome.Sent || rs[0].Seq != 1 {
 		t.Fatalf("records %+v, want one SENT record of r-inflight with seq 1", rs)
 	}
 	if len(deliveries) != 1 {
@@ -184,7 +186,7 @@ func TestConnectionLostMidSend(t *testing.T) {
 		t.Errorf("a stale channel was acked: %v", ack1.acks)
 	}
 	rs := readRecords(t, &recs)
-	if len(rs) != 1 || rs[0].Outcome != OutcomeSent || !strings.Contains(rs[0].AckError, "lost channel") {
+	if len(rs) != 1 || rs[0].Outcome != outcome.Sent || !strings.Contains(rs[0].AckError, "lost channel") {
 		t.Fatalf("records %+v, want one SENT record with a stale-ack error", rs)
 	}
 
@@ -208,7 +210,7 @@ func TestConnectionLostMidSend(t *testing.T) {
 		t.Errorf("vendor saw %d sends, want 1", r.send.calls())
 	}
 	rs = readRecords(t, &recs)
-	if len(rs) != 2 || rs[1].Outcome != OutcomeDuplicate || rs[1].Seq != 2 {
+	if len(rs) != 2 || rs[1].Outcome != outcome.Duplicate || rs[1].Seq != 2 {
 		t.Errorf("second record %+v, want DUPLICATE seq 2", rs[len(rs)-1])
 	}
 }
@@ -237,7 +239,7 @@ func TestMaxMessagesAndRecords(t *testing.T) {
 	if len(rs) != 2 {
 		t.Fatalf("%d records, want 2", len(rs))
 	}
-	for i, want := range []string{OutcomeSent, OutcomeInvalid} {
+	for i, want := range []outcome.Outcome{outcome.Sent, outcome.Invalid} {
 		if rs[i].Seq != i+1 || rs[i].Outcome != want {
 			t.Errorf("record %d: seq %d outcome %q, want %d %q", i, rs[i].Seq, rs[i].Outcome, i+1, want)
 		}
@@ -282,8 +284,8 @@ func (f *failOnce) Publish(ctx context.Context, queue string, p amqp.Publishing)
 // TestRecordJSONKeys pins the Record contract keys the lab reads.
 func TestRecordJSONKeys(t *testing.T) {
 	var buf bytes.Buffer
-	w := NewRecordWriter(&buf)
-	if err := w.Write(Record{Seq: 1, RefKey: "r", Outcome: OutcomeSent}); err != nil {
+	w := records.NewWriter(&buf)
+	if err := w.Write(records.Record{Seq: 1, RefKey: "r", Outcome: outcome.Sent}); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.HasSuffix(buf.Bytes(), []byte("\n")) || bytes.Count(buf.Bytes(), []byte("\n")) != 1 {
@@ -375,7 +377,7 @@ func TestRequeuePause(t *testing.T) {
 // records file continues the numbering.
 func TestOpenRecordsContinuesSeq(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "records.jsonl")
-	w, err := OpenRecords(path)
+	w, err := records.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +385,7 @@ func TestOpenRecordsContinuesSeq(t *testing.T) {
 		t.Errorf("new file: last seq %d, want 0", w.LastSeq())
 	}
 	for i := 1; i <= 3; i++ {
-		if err := w.Write(Record{Seq: i, Outcome: OutcomeSent}); err != nil {
+		if err := w.Write(records.Record{Seq: i, Outcome: outcome.Sent}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -391,7 +393,7 @@ func TestOpenRecordsContinuesSeq(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	_, _ = f.WriteString(`{"seq":4,"outc`) // torn line from a crash
 	_ = f.Close()
-	w, err = OpenRecords(path)
+	w, err = records.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,12 +401,12 @@ func TestOpenRecordsContinuesSeq(t *testing.T) {
 	if w.LastSeq() != 3 {
 		t.Errorf("reopened: last seq %d, want 3", w.LastSeq())
 	}
-	if err := w.Write(Record{Seq: 4, Outcome: OutcomeSent}); err != nil {
+	if err := w.Write(records.Record{Seq: 4, Outcome: outcome.Sent}); err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
-	var r Record
+	var r records.Record
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &r); err != nil || r.Seq != 4 {
 		t.Errorf("record after a torn line: %q (%v)", lines[len(lines)-1], err)
 	}

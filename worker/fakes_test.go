@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -139,7 +140,7 @@ func (l *memLedger) Begin(refkey string, now time.Time) (ledger.Decision, ledger
 	switch {
 	case ok && e.State == ledger.Attempting:
 		return ledger.Unresolved, e, nil
-	case ok && e.State != ledger.State(OutcomeNotSent):
+	case ok && e.State != ledger.State(outcome.NotSent):
 		return ledger.Duplicate, e, nil
 	}
 	e = ledger.Entry{RefKey: refkey, State: ledger.Attempting, Attempts: e.Attempts + 1, UpdatedAt: now}

@@ -12,23 +12,11 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
-)
-
-// Outcome names written to Record.Outcome and the HeaderOutcome header.
-// The first four are vendorapi.Class values.
-const (
-	OutcomeSent          = string(vendorapi.Sent)
-	OutcomeRejected      = string(vendorapi.Rejected)
-	OutcomeNotSent       = string(vendorapi.NotSent)
-	OutcomeUnknown       = string(vendorapi.Unknown)
-	OutcomeOutsideWindow = "OUTSIDE_SEND_WINDOW"
-	OutcomeInvalid       = "INVALID"
-	// OutcomeDuplicate is a redelivered or re-published message whose
-	// refkey already has a final outcome in the ledger: acked, not sent.
-	OutcomeDuplicate = "DUPLICATE"
 )
 
 // ErrLedger is wrapped by Handle's error when the ledger could not be
@@ -131,10 +119,10 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 // The error is nil except when the worker must stop: it wraps ErrLedger
 // (the ledger could not be written). When the ledger failed before a send,
 // nothing was sent and d was nacked with requeue.
-func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err error) {
+func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := h.c.Clock.Now()
-	rec = Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
+	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
 	defer func() { rec.End = time.Now() }()
 
 	n, derr := h.c.Decode(d.Body)
@@ -142,18 +130,17 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 		rec.RefKey = refKeyOf(d.Body)
 		reason := Redact(derr.Error(), "")
 		rec.Error = reason
-		h.route(ctx, d, &rec, route{outcome: OutcomeInvalid, queue: h.c.Names.Dead, reason: reason})
+		h.route(ctx, d, &rec, route{outcome: outcome.Invalid, queue: h.c.Names.Dead, reason: reason})
 		return rec, nil
 	}
 	rec.RefKey = n.RefKey
 	rec.Category = string(n.Category)
-	rec.recipient = n.MaskedRecipient()
 
 	if n.Category == message.Ad && !h.c.Window.Allowed(now) {
 		next := h.c.Window.NextOpen(now)
 		rec.HeldUntil = next
 		h.route(ctx, d, &rec, route{
-			outcome:    OutcomeOutsideWindow,
+			outcome:    outcome.OutsideSendWindow,
 			queue:      h.c.Names.Held,
 			reason:     "outside send window; opens at " + next.Format(time.RFC3339),
 			expiration: queues.Expiration(next.Sub(now)),
@@ -172,7 +159,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 	}
 	switch decision {
 	case ledger.Duplicate:
-		rec.Outcome = OutcomeDuplicate
+		rec.Outcome = outcome.Duplicate
 		rec.Error = "already " + string(entry.State)
 		h.ack(d, &rec)
 		return rec, nil
@@ -180,7 +167,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 		reason := "an earlier attempt has no recorded outcome (ledger " + string(entry.State) + "); may have reached the vendor"
 		rec.Error = reason
 		ferr := h.route(ctx, d, &rec, route{
-			outcome: OutcomeUnknown, queue: h.c.Names.Unknown, reason: reason,
+			outcome: outcome.Unknown, queue: h.c.Names.Unknown, reason: reason,
 			finish: func() error {
 				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, reason, h.c.Clock.Now())
 			},
@@ -198,7 +185,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 	if cpu0 >= 0 {
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}
-	rec.setTrace(res.Trace)
+	setTrace(&rec, res.Trace)
 	class := vendorapi.ClassOf(serr)
 	var se *vendorapi.SendError
 	if errors.As(serr, &se) {
@@ -217,7 +204,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 
 	switch class {
 	case vendorapi.Sent:
-		rec.Outcome = OutcomeSent
+		rec.Outcome = outcome.Sent
 		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
 			// It was sent: ack it regardless, then stop (the ledger is broken).
 			h.ack(d, &rec)
@@ -228,7 +215,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 	case vendorapi.Rejected:
 		detail := "code " + rec.Code + ": " + errText
 		return rec, h.route(ctx, d, &rec, route{
-			outcome: OutcomeRejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
+			outcome: outcome.Rejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
 			errText: errText, code: rec.Code,
 			finish: func() error {
 				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
@@ -239,7 +226,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
 		}
 		r := route{
-			outcome: OutcomeNotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
+			outcome: outcome.NotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			// Provably not sent: record it even when the re-publish fails,
 			// so the redelivery of the requeued original is sent again.
@@ -253,7 +240,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 	default: // vendorapi.Unknown and anything unexpected: the conservative class.
 		detail := errText
 		return rec, h.route(ctx, d, &rec, route{
-			outcome: OutcomeUnknown, queue: h.c.Names.Unknown,
+			outcome: outcome.Unknown, queue: h.c.Names.Unknown,
 			reason:  "may have reached the vendor; never re-sent automatically",
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			finish: func() error {
@@ -265,10 +252,11 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec Record, err 
 
 // route is where one outcome sends a message.
 type route struct {
-	outcome, queue, reason, errText, code string
-	expiration                            string // held queue TTL, ms
-	attempt                               int
-	setAttempt                            bool
+	outcome                      outcome.Outcome
+	queue, reason, errText, code string
+	expiration                   string // held queue TTL, ms
+	attempt                      int
+	setAttempt                   bool
 	// finish records the outcome in the ledger after the re-publish was
 	// confirmed (before the ack). A failure stops the worker.
 	finish func() error
@@ -282,7 +270,7 @@ type route struct {
 // was confirmed: if the re-publish fails the ledger keeps Attempting and the
 // redelivery goes to the unknown queue, never nowhere. It returns an error
 // wrapping ErrLedger only when the ledger write failed.
-func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *Record, r route) error {
+func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *records.Record, r route) error {
 	rec.Outcome = r.outcome
 	rec.Queue = r.queue
 	p := republish(d, r)
@@ -317,7 +305,7 @@ func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *Record, r rou
 	return ferr
 }
 
-func (h *Handler) ack(d amqp.Delivery, rec *Record) {
+func (h *Handler) ack(d amqp.Delivery, rec *records.Record) {
 	if err := d.Ack(false); err != nil {
 		rec.AckError = err.Error()
 		h.c.Logger.Warn("ack failed; the broker will redeliver it and the ledger suppresses a second send",
@@ -332,7 +320,7 @@ func republish(d amqp.Delivery, r route) amqp.Publishing {
 	for k, v := range d.Headers {
 		h[k] = v
 	}
-	h[queues.HeaderOutcome] = r.outcome
+	h[queues.HeaderOutcome] = string(r.outcome) // amqp tables take plain strings only
 	h[queues.HeaderReason] = r.reason
 	if r.errText != "" {
 		h[queues.HeaderError] = r.errText

@@ -14,7 +14,9 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
@@ -101,30 +103,30 @@ func TestHandleRouting(t *testing.T) {
 		prepare    func(t *testing.T, r *rig)
 		sendRes    vendorapi.Result
 		sendErr    error
-		wantOut    string
+		wantOut    outcome.Outcome
 		wantQueue  string // "" = acked without re-publish
 		wantSent   int
 		wantState  ledger.State
 		wantAttHdr int // expected HeaderAttempt on the re-publish; 0 = absent
 		wantCode   string
-		check      func(t *testing.T, r *rig, rec Record, p *published)
+		check      func(t *testing.T, r *rig, rec records.Record, p *published)
 	}{
 		{
 			name: "sent", body: body(t, "r-sent", message.Info), now: inWindow,
-			wantOut: OutcomeSent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
+			wantOut: outcome.Sent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
 		},
 		{
 			name: "info outside window is sent", body: body(t, "r-info-night", message.Info), now: outWindow,
-			wantOut: OutcomeSent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
+			wantOut: outcome.Sent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
 		},
 		{
 			name: "ad inside window is sent", body: body(t, "r-ad-day", message.Ad), now: inWindow,
-			wantOut: OutcomeSent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
+			wantOut: outcome.Sent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
 		},
 		{
 			name: "invalid body", body: []byte(strings.Replace(string(body(t, "r-bad", message.Info)), `"info"`, `"promo"`, 1)), now: inWindow,
-			wantOut: OutcomeInvalid, wantQueue: names.Dead, wantSent: 0, wantState: "",
-			check: func(t *testing.T, r *rig, rec Record, p *published) {
+			wantOut: outcome.Invalid, wantQueue: names.Dead, wantSent: 0, wantState: "",
+			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				reason, _ := p.p.Headers[queues.HeaderReason].(string)
 				if !strings.Contains(reason, "category") {
 					t.Errorf("reason header %q does not name the bad field", reason)
@@ -136,8 +138,8 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "unparsable body", body: []byte(`not json at all`), now: inWindow,
-			wantOut: OutcomeInvalid, wantQueue: names.Dead,
-			check: func(t *testing.T, r *rig, rec Record, p *published) {
+			wantOut: outcome.Invalid, wantQueue: names.Dead,
+			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				if rec.RefKey != "" {
 					t.Errorf("record refkey %q, want empty", rec.RefKey)
 				}
@@ -148,8 +150,8 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "ad outside window is held", body: body(t, "r-ad-night", message.Ad), now: outWindow,
-			wantOut: OutcomeOutsideWindow, wantQueue: names.Held, wantSent: 0, wantState: "",
-			check: func(t *testing.T, r *rig, rec Record, p *published) {
+			wantOut: outcome.OutsideSendWindow, wantQueue: names.Held, wantSent: 0, wantState: "",
+			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				// 21:00 -> 08:00 next day = 11 h.
 				if want := fmt.Sprint((11 * time.Hour).Milliseconds()); p.p.Expiration != want {
 					t.Errorf("expiration %q ms, want %s", p.p.Expiration, want)
@@ -164,7 +166,7 @@ func TestHandleRouting(t *testing.T) {
 			prepare: func(t *testing.T, r *rig) {
 				beginFinish(t, r.led, "r-dup", ledger.Sent)
 			},
-			wantOut: OutcomeDuplicate, wantSent: 0, wantState: ledger.Sent,
+			wantOut: outcome.Duplicate, wantSent: 0, wantState: ledger.Sent,
 		},
 		{
 			name: "unresolved attempt goes to unknown", body: body(t, "r-unres", message.Info), now: inWindow,
@@ -173,14 +175,14 @@ func TestHandleRouting(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			wantOut: OutcomeUnknown, wantQueue: names.Unknown, wantSent: 0, wantState: ledger.Unknown,
+			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 0, wantState: ledger.Unknown,
 		},
 		{
 			name: "rejected goes to failed with the vendor code", body: body(t, "r-rej", message.Info), now: inWindow,
 			sendErr: sendErr(vendorapi.Rejected, "3016", errors.New("template mismatch")),
-			wantOut: OutcomeRejected, wantQueue: names.Failed, wantSent: 1, wantState: ledger.Rejected, wantCode: "3016",
+			wantOut: outcome.Rejected, wantQueue: names.Failed, wantSent: 1, wantState: ledger.Rejected, wantCode: "3016",
 			wantAttHdr: 0,
-			check: func(t *testing.T, r *rig, rec Record, p *published) {
+			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				if got := p.p.Headers[queues.HeaderCode]; got != "3016" {
 					t.Errorf("code header %v, want 3016", got)
 				}
@@ -189,14 +191,14 @@ func TestHandleRouting(t *testing.T) {
 		{
 			name: "not sent goes to retry with attempt 1", body: body(t, "r-ns", message.Info), now: inWindow,
 			sendErr: sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed),
-			wantOut: OutcomeNotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
+			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
 		},
 		{
 			name: "not sent at the last attempt goes to dead", body: body(t, "r-ns-last", message.Info), now: inWindow,
 			headers: amqp.Table{queues.HeaderAttempt: int32(4)},
 			sendErr: sendErr(vendorapi.NotSent, "", errors.New("dial tcp: connection refused")),
-			wantOut: OutcomeNotSent, wantQueue: names.Dead, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 5,
-			check: func(t *testing.T, r *rig, rec Record, p *published) {
+			wantOut: outcome.NotSent, wantQueue: names.Dead, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 5,
+			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				if reason, _ := p.p.Headers[queues.HeaderReason].(string); !strings.Contains(reason, "exhausted") {
 					t.Errorf("reason %q does not say attempts are exhausted", reason)
 				}
@@ -205,18 +207,18 @@ func TestHandleRouting(t *testing.T) {
 		{
 			name: "unknown goes to unknown", body: body(t, "r-unk", message.Info), now: inWindow,
 			sendErr: sendErr(vendorapi.Unknown, "", errors.New("read: connection reset by peer")),
-			wantOut: OutcomeUnknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
+			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
 		},
 		{
 			name: "unclassified error is unknown", body: body(t, "r-plain", message.Info), now: inWindow,
 			sendErr: errors.New("something odd"),
-			wantOut: OutcomeUnknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
+			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
 		},
 		{
 			name: "error text is redacted", body: body(t, "r-redact", message.Info), now: inWindow,
 			sendErr: sendErr(vendorapi.NotSent, "", tokenErr),
-			wantOut: OutcomeNotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
-			check: func(t *testing.T, r *rig, rec Record, p *published) {
+			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
+			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				hdr, _ := p.p.Headers[queues.HeaderError].(string)
 				for _, s := range []string{hdr, rec.Error} {
 					if strings.Contains(s, testRecipient) || strings.Contains(s, "secret-token") || strings.Contains(s, "eyJhbGciOi") {
@@ -298,7 +300,7 @@ func TestHandleRouting(t *testing.T) {
 			if p.p.Headers["x-origin"] != "driver" {
 				t.Errorf("original header lost: %v", p.p.Headers)
 			}
-			if p.p.Headers[queues.HeaderOutcome] != tc.wantOut {
+			if p.p.Headers[queues.HeaderOutcome] != string(tc.wantOut) {
 				t.Errorf("outcome header %v, want %s", p.p.Headers[queues.HeaderOutcome], tc.wantOut)
 			}
 			if reason, _ := p.p.Headers[queues.HeaderReason].(string); reason == "" {
@@ -308,7 +310,7 @@ func TestHandleRouting(t *testing.T) {
 				t.Errorf("attempt header %v, want %d", p.p.Headers[queues.HeaderAttempt], tc.wantAttHdr)
 			}
 			if tc.wantAttHdr == 0 && tc.headers[queues.HeaderAttempt] == nil {
-				if _, ok := p.p.Headers[queues.HeaderAttempt]; ok && tc.wantOut != OutcomeUnknown && tc.wantOut != OutcomeNotSent {
+				if _, ok := p.p.Headers[queues.HeaderAttempt]; ok && tc.wantOut != outcome.Unknown && tc.wantOut != outcome.NotSent {
 					t.Errorf("unexpected attempt header %v", p.p.Headers[queues.HeaderAttempt])
 				}
 			}
@@ -340,7 +342,7 @@ func TestRedeliveryOfSentIsNotSentAgain(t *testing.T) {
 	b := body(t, "r-once", message.Info)
 	lost := &fakeAcker{err: errors.New("channel/connection is not open")}
 	rec1, err := r.h.Handle(context.Background(), delivery(lost, 1, b, nil))
-	if err != nil || rec1.Outcome != OutcomeSent || rec1.AckError == "" {
+	if err != nil || rec1.Outcome != outcome.Sent || rec1.AckError == "" {
 		t.Fatalf("first delivery: outcome %q ack error %q err %v; want SENT with a failed ack", rec1.Outcome, rec1.AckError, err)
 	}
 	ack := &fakeAcker{}
@@ -350,7 +352,7 @@ func TestRedeliveryOfSentIsNotSentAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rec2.Outcome != OutcomeDuplicate || !rec2.Redelivered {
+	if rec2.Outcome != outcome.Duplicate || !rec2.Redelivered {
 		t.Errorf("redelivery outcome %q redelivered %v, want DUPLICATE true", rec2.Outcome, rec2.Redelivered)
 	}
 	if n := r.send.calls(); n != 1 {
@@ -373,7 +375,7 @@ func TestCrashMidSendBecomesUnknown(t *testing.T) {
 	if dec, _, err := r.led.Begin("r-crash", inWindow); err != nil || dec != ledger.Proceed {
 		t.Fatalf("begin: %v %v", dec, err)
 	}
-	for i, want := range []string{OutcomeUnknown, OutcomeDuplicate} {
+	for i, want := range []outcome.Outcome{outcome.Unknown, outcome.Duplicate} {
 		ack := &fakeAcker{}
 		d := delivery(ack, uint64(i+1), b, nil)
 		d.Redelivered = true
@@ -403,13 +405,13 @@ func TestPublishFailureRequeues(t *testing.T) {
 		name         string
 		sendErr      error
 		wantState    ledger.State
-		wantRedeliv  string
+		wantRedeliv  outcome.Outcome
 		wantSends    int
 		wantRedQueue string
 	}{
-		{"rejected", sendErr(vendorapi.Rejected, "3016", errBoom), ledger.Attempting, OutcomeUnknown, 1, names.Unknown},
-		{"unknown", sendErr(vendorapi.Unknown, "", errBoom), ledger.Attempting, OutcomeUnknown, 1, names.Unknown},
-		{"not sent", sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed), ledger.NotSent, OutcomeSent, 2, ""},
+		{"rejected", sendErr(vendorapi.Rejected, "3016", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
+		{"unknown", sendErr(vendorapi.Unknown, "", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
+		{"not sent", sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed), ledger.NotSent, outcome.Sent, 2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -482,7 +484,7 @@ func TestLedgerFailure(t *testing.T) {
 		if !errors.Is(err, ErrLedger) {
 			t.Fatalf("error %v, want ErrLedger", err)
 		}
-		if acks, _ := ack.counts(); acks != 1 || rec.Outcome != OutcomeSent {
+		if acks, _ := ack.counts(); acks != 1 || rec.Outcome != outcome.Sent {
 			t.Errorf("acks %d outcome %q, want the sent message acked", acks, rec.Outcome)
 		}
 	})
@@ -509,7 +511,7 @@ func TestHandleSendIgnoresCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rec, err := r.h.Handle(ctx, delivery(&fakeAcker{}, 1, body(t, "r-cancel", message.Info), nil))
-	if err != nil || rec.Outcome != OutcomeSent {
+	if err != nil || rec.Outcome != outcome.Sent {
 		t.Fatalf("outcome %q err %v", rec.Outcome, err)
 	}
 	if r.send.ctxErr != nil {

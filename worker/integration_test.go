@@ -25,7 +25,9 @@ import (
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // These tests start a real RabbitMQ (image from LAB_IMAGE_RABBITMQ, see
@@ -203,7 +205,7 @@ func queueDepth(t *testing.T, url, queue string) int {
 	return q.Messages
 }
 
-func readRecordFile(t *testing.T, path string) []Record {
+func readRecordFile(t *testing.T, path string) []records.Record {
 	t.Helper()
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -213,10 +215,10 @@ func readRecordFile(t *testing.T, path string) []Record {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []Record
+	var out []records.Record
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var r Record
+		var r records.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("record %q: %v", sc.Text(), err)
 		}
@@ -301,7 +303,7 @@ func TestIntegrationPublishN(t *testing.T) {
 			}
 			reused := 0
 			for i, r := range recs {
-				if r.Outcome != OutcomeSent || r.Seq != i+1 || r.TLSVersion == "" {
+				if r.Outcome != outcome.Sent || r.Seq != i+1 || r.TLSVersion == "" {
 					t.Errorf("record %d: %+v", i, r)
 				}
 				if r.Reused {
@@ -357,7 +359,7 @@ func TestIntegrationConnectionDrop(t *testing.T) {
 	defer cancel()
 	done := runAsync(ctx, cfg)
 
-	waitRecords := func(n int) []Record {
+	waitRecords := func(n int) []records.Record {
 		t.Helper()
 		deadline := time.Now().Add(60 * time.Second)
 		for {
@@ -395,14 +397,14 @@ func TestIntegrationConnectionDrop(t *testing.T) {
 	cancel()
 	waitRun(t, done, 30*time.Second)
 
-	var a5 []Record
+	var a5 []records.Record
 	for _, r := range recs {
 		if r.RefKey == "a-5" {
 			a5 = append(a5, r)
 		}
 	}
-	if len(a5) != 2 || a5[0].Outcome != OutcomeSent || a5[0].AckError == "" ||
-		a5[1].Outcome != OutcomeDuplicate || !a5[1].Redelivered {
+	if len(a5) != 2 || a5[0].Outcome != outcome.Sent || a5[0].AckError == "" ||
+		a5[1].Outcome != outcome.Duplicate || !a5[1].Redelivered {
 		t.Errorf("a-5 records %+v, want SENT with an ack error, then a redelivered DUPLICATE", a5)
 	}
 	counts := v.counts()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
@@ -63,7 +64,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			err = fmt.Errorf("close ledger: %w", cerr)
 		}
 	}()
-	recs, err := OpenRecords(cfg.RecordsPath)
+	recs, err := records.Open(cfg.RecordsPath)
 	if err != nil {
 		return err
 	}

@@ -24,9 +24,9 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -329,18 +329,18 @@ func (l *lane) judge(ctx context.Context, all []vendormock.JournalEntry) (IdleRa
 }
 
 // raceRow counts one lane's records.
-func raceRow(rtt int, setting string, idle time.Duration, sends int, recs []worker.Record, reached int, rep reconcile.Report) IdleRaceRow {
+func raceRow(rtt int, setting string, idle time.Duration, sends int, recs []records.Record, reached int, rep reconcile.Report) IdleRaceRow {
 	row := IdleRaceRow{RTTMS: rtt, Setting: setting, IdleConnTimeoutMS: ms(idle), Sends: sends, Outcomes: map[string]int{},
 		ReachedVendor: reached, Duplicates: rep.Duplicates, Lost: rep.Lost, ReconcileOK: rep.OK}
 	for _, r := range recs {
 		row.Outcomes[r.Outcome]++
 		switch r.Outcome {
-		case worker.OutcomeUnknown:
+		case worker.outcome.Unknown:
 			row.Unknown++
-		case worker.OutcomeNotSent:
+		case worker.outcome.NotSent:
 			row.NotSent++
 		}
-		if r.GotConns > 1 && r.Outcome == worker.OutcomeSent {
+		if r.GotConns > 1 && r.Outcome == worker.outcome.Sent {
 			row.Absorbed++
 		}
 		if r.GotConns > 0 && !r.Reused {

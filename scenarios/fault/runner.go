@@ -18,9 +18,9 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -759,7 +759,7 @@ type tail struct {
 	path    string
 	off     int64
 	partial []byte
-	recs    []worker.Record
+	recs    []records.Record
 }
 
 // poll reads the lines appended since the last poll; a missing file is

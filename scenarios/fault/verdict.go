@@ -15,6 +15,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // Check is one check_journal step's result.
@@ -77,7 +78,7 @@ func (v Verdict) Line() string {
 }
 
 // evaluate compares what was observed with sc.Expect.
-func evaluate(sc *Scenario, rep *reconcile.Report, recs []worker.Record, journal []vendormock.JournalEntry, checks []Check, stepErr error) Verdict {
+func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journal []vendormock.JournalEntry, checks []Check, stepErr error) Verdict {
 	e := sc.Expect
 	v := Verdict{
 		Name: sc.Name, Tool: sc.Tool, Fault: strings.TrimSpace(sc.Fault),
@@ -113,7 +114,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []worker.Record, journal
 	final := map[string]string{} // refkey -> last outcome that is not DUPLICATE
 	for _, r := range recs {
 		v.Records[r.Outcome]++
-		if r.Outcome != worker.OutcomeDuplicate && r.RefKey != "" {
+		if r.Outcome != worker.outcome.Duplicate && r.RefKey != "" {
 			final[r.RefKey] = r.Outcome
 		}
 	}
@@ -160,7 +161,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []worker.Record, journal
 	if e.Reasons {
 		for _, r := range recs {
 			switch r.Outcome {
-			case worker.OutcomeInvalid, worker.OutcomeRejected, worker.OutcomeNotSent, worker.OutcomeUnknown:
+			case worker.outcome.Invalid, worker.outcome.Rejected, worker.outcome.NotSent, worker.outcome.Unknown:
 				if strings.TrimSpace(r.Error) == "" && r.Code == "" {
 					fail("record %d (%s) carries no reason", r.Seq, r.Outcome)
 				}
@@ -174,7 +175,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []worker.Record, journal
 // windowViolations checks the send-window cutoff on the worker's clock
 // (Record.Clock, in the worker's default window zone): no SENT at or after
 // it, no OUTSIDE_SEND_WINDOW before it (later than the window's opening).
-func windowViolations(recs []worker.Record, cutoff string) []string {
+func windowViolations(recs []records.Record, cutoff string) []string {
 	loc, err := time.LoadLocation(worker.DefaultWindowZone)
 	if err != nil {
 		return []string{"load window zone: " + err.Error()}
@@ -193,7 +194,7 @@ func windowViolations(recs []worker.Record, cutoff string) []string {
 		min := t.Hour()*60 + t.Minute()
 		after := min >= hh*60+mm
 		switch {
-		case r.Outcome == worker.OutcomeSent && after:
+		case r.Outcome == worker.outcome.Sent && after:
 			out = append(out, fmt.Sprintf("record %d SENT at %s, after the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
 		case r.Outcome == worker.OutcomeOutsideWindow && !after && min >= open:
 			out = append(out, fmt.Sprintf("record %d held at %s, before the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))

@@ -11,7 +11,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 func mustParse(t *testing.T, y string) *Scenario {
@@ -26,7 +26,7 @@ func mustParse(t *testing.T, y string) *Scenario {
 func TestEvaluate(t *testing.T) {
 	sc := mustParse(t, strings.Replace(minimal, "  outcomes: {SENT: 1}\n",
 		"  outcomes: {SENT: 1, UNKNOWN: 1}\n  journal: 2\n  journal_by_outcome: {UNKNOWN: 1}\n  records: {UNKNOWN: 1}\n  reasons: true\n", 1))
-	recs := []worker.Record{
+	recs := []records.Record{
 		{Seq: 1, RefKey: "k1", Outcome: "SENT"},
 		{Seq: 2, RefKey: "k2", Outcome: "UNKNOWN", Error: "read: EOF"},
 	}
@@ -36,7 +36,7 @@ func TestEvaluate(t *testing.T) {
 	tests := []struct {
 		name     string
 		rep      *reconcile.Report
-		recs     []worker.Record
+		recs     []records.Record
 		journal  []vendormock.JournalEntry
 		checks   []Check
 		wantPass bool
@@ -49,7 +49,7 @@ func TestEvaluate(t *testing.T) {
 		{"lost", &reconcile.Report{OK: true, Lost: 1, ByOutcome: okRep.ByOutcome}, recs, journal, nil, false, "1 messages lost"},
 		{"reconciler violation", &reconcile.Report{OK: false, ByOutcome: okRep.ByOutcome, Violations: []reconcile.Violation{{RefKey: "k2", Rule: "route", Detail: "wrong queue"}}}, recs, journal, nil, false, "route k2: wrong queue"},
 		{"failed check", okRep, recs, journal, []Check{{Step: 1, What: "journal sends so far", Want: "0", Got: 1}}, false, "steps[1] journal sends so far: 1, want 0"},
-		{"missing reason", okRep, []worker.Record{recs[0], {Seq: 2, RefKey: "k2", Outcome: "UNKNOWN"}}, journal, nil, false, "carries no reason"},
+		{"missing reason", okRep, []records.Record{recs[0], {Seq: 2, RefKey: "k2", Outcome: "UNKNOWN"}}, journal, nil, false, "carries no reason"},
 		{"journal of unknown off", okRep, recs, []vendormock.JournalEntry{{RefKey: "k1"}, {RefKey: "k1"}}, nil, false, "journal of UNKNOWN messages: 0, want 1"},
 	}
 	for _, tt := range tests {
@@ -76,13 +76,13 @@ func TestWindowViolations(t *testing.T) {
 	at := func(h, m, s int) time.Time { return time.Date(2026, 11, 30, h, m, s, 0, seoul) }
 	tests := []struct {
 		name string
-		recs []worker.Record
+		recs []records.Record
 		want int
 	}{
-		{"sent before, held after", []worker.Record{{Outcome: "SENT", Clock: at(20, 49, 59)}, {Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 50, 0)}}, 0},
-		{"sent after the cutoff", []worker.Record{{Outcome: "SENT", Clock: at(20, 50, 1)}}, 1},
-		{"held before the cutoff", []worker.Record{{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 49, 0)}}, 1},
-		{"held before the opening is fine", []worker.Record{{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(7, 0, 0)}}, 0},
+		{"sent before, held after", []records.Record{{Outcome: "SENT", Clock: at(20, 49, 59)}, {Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 50, 0)}}, 0},
+		{"sent after the cutoff", []records.Record{{Outcome: "SENT", Clock: at(20, 50, 1)}}, 1},
+		{"held before the cutoff", []records.Record{{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 49, 0)}}, 1},
+		{"held before the opening is fine", []records.Record{{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(7, 0, 0)}}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestWriteFaultsMergesAndWrites(t *testing.T) {
 }
 
 func TestRaceRowAndChart(t *testing.T) {
-	recs := []worker.Record{
+	recs := []records.Record{
 		{Outcome: "SENT", GotConns: 1, Reused: true},
 		{Outcome: "SENT", GotConns: 2},
 		{Outcome: "UNKNOWN", GotConns: 1, Reused: true},

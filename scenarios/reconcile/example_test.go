@@ -4,8 +4,8 @@ import (
 	"os"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // Reconcile a run in which "order-2" was sent, its ack was lost, and the
@@ -20,7 +20,7 @@ func ExampleReconcile() {
 		},
 		Names:  queues.NamesFor("notifications"),
 		Queues: map[string][]reconcile.QueuedMessage{},
-		Records: []worker.Record{
+		Records: []records.Record{
 			{Seq: 1, RefKey: "order-1", Outcome: "SENT"},
 			{Seq: 2, RefKey: "order-2", Outcome: "SENT"},
 			{Seq: 3, RefKey: "order-2", Outcome: "DUPLICATE", Redelivered: true},

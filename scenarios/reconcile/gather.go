@@ -45,7 +45,7 @@ type GatherOptions struct {
 	Published     []Published
 	PublishedPath string
 	// RecordsPath is the worker's -records file (JSON lines of
-	// worker.Record).
+	// records.Record).
 	RecordsPath string
 	// LedgerPath is the worker's ledger file, read from a copy (ReadLedger).
 	LedgerPath string

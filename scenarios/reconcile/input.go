@@ -1,12 +1,13 @@
 package reconcile
 
 import (
-	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/vendormock/journal"
+
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // Published is one message the lab's driver published, one JSON line in
@@ -77,7 +78,7 @@ type Input struct {
 	// Records are the worker's per-message records (JSONL), in any order;
 	// Reconcile orders them by Seq and skips Requeued ones (the message went
 	// back to the main queue: no place).
-	Records []worker.Record
+	Records []records.Record
 	// Journal is the vendor mock's request journal, every request.
 	Journal []JournalEntry
 	// SendPath is the send endpoint; "" means DefaultSendPath.

@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // ErrMalformedLine is wrapped by ReadPublished and ReadRecords when a line
@@ -53,13 +53,13 @@ func ReadPublished(r io.Reader) ([]Published, error) {
 	return out, err
 }
 
-// ReadRecords reads the worker's records file (one worker.Record per JSON
+// ReadRecords reads the worker's records file (one records.Record per JSON
 // line; blank lines are skipped). It returns a non-nil slice. Errors:
 // ErrMalformedLine (with the line number), or the reader's.
-func ReadRecords(r io.Reader) ([]worker.Record, error) {
-	out := []worker.Record{}
+func ReadRecords(r io.Reader) ([]records.Record, error) {
+	out := []records.Record{}
 	err := readLines(r, func(n int, line []byte) error {
-		var rec worker.Record
+		var rec records.Record
 		if err := json.Unmarshal(line, &rec); err != nil {
 			return fmt.Errorf("read records: line %d: %w: %v", n, ErrMalformedLine, err)
 		}
@@ -80,7 +80,7 @@ func ReadPublishedFile(path string) ([]Published, error) {
 }
 
 // ReadRecordsFile is ReadRecords on the file at path.
-func ReadRecordsFile(path string) ([]worker.Record, error) {
+func ReadRecordsFile(path string) ([]records.Record, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open records: %w", err)

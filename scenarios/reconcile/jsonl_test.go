@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 func TestPublishedRoundTrip(t *testing.T) {
@@ -76,7 +78,7 @@ func TestReadRecords(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadRecords: %v", err)
 	}
-	if len(got) != 2 || got[0].RefKey != "a" || got[0].Outcome != OutcomeSent || got[1].Queue != "notifications.dead" || got[0].TotalMS != 23.5 {
+	if len(got) != 2 || got[0].RefKey != "a" || got[0].Outcome != outcome.Sent || got[1].Queue != "notifications.dead" || got[0].TotalMS != 23.5 {
 		t.Fatalf("got %+v", got)
 	}
 	if _, err := ReadRecords(strings.NewReader(in + `{"seq":3,"refkey":"b","outc`)); !errors.Is(err, ErrMalformedLine) || !strings.Contains(err.Error(), "line 3") {

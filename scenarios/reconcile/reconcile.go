@@ -7,39 +7,14 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
-)
-
-// Outcome names as the worker writes them in worker.Record.Outcome and
-// the queues.HeaderOutcome header (DESIGN.md "Delivery outcomes").
-const (
-	OutcomeSent              = "SENT"
-	OutcomeRejected          = "REJECTED"
-	OutcomeNotSent           = "NOT_SENT"
-	OutcomeUnknown           = "UNKNOWN"
-	OutcomeOutsideSendWindow = "OUTSIDE_SEND_WINDOW"
-	OutcomeInvalid           = "INVALID"
-	OutcomeDuplicate         = "DUPLICATE"
-)
-
-// Pseudo-outcomes Report.ByOutcome uses besides the worker's.
-const (
-	// OutcomePending counts messages still in the main queue: published,
-	// not yet handled (or sent back by the retry or held queue's TTL).
-	OutcomePending = "PENDING"
-	// OutcomeLost counts published messages found nowhere.
-	OutcomeLost = "LOST"
-	// OutcomeDead counts dead-lettered messages without an outcome header.
-	OutcomeDead = "DEAD"
-	// OutcomeQueued counts messages in a queue Names does not know and
-	// without an outcome header.
-	OutcomeQueued = "QUEUED"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // PlaceAcked is the Report.ByPlace key of messages the worker acked
-// (worker.Record.Queue == ""); other keys are queue names.
+// (records.Record.Queue == ""); other keys are queue names.
 const PlaceAcked = "acked"
 
 // Rule names carried by Violation.Rule.
@@ -143,7 +118,7 @@ type unit struct {
 	msgID    string
 	pubs     []Published
 	invalid  int // publications with Valid == false
-	records  []worker.Record
+	records  []records.Record
 	places   []place
 	suppress int
 	journal  []JournalEntry
@@ -193,17 +168,17 @@ func roles(n queues.Names) map[string]string {
 // routeFor returns the queues an outcome may go to: "" is acked.
 func routeFor(n queues.Names, outcome string) ([]string, bool) {
 	switch outcome {
-	case OutcomeSent, OutcomeDuplicate:
+	case outcome.Sent, outcome.Duplicate:
 		return []string{""}, true
-	case OutcomeRejected:
+	case outcome.Rejected:
 		return []string{n.Failed}, true
-	case OutcomeNotSent:
+	case outcome.NotSent:
 		return []string{n.Retry, n.Dead}, true // dead after the last attempt
-	case OutcomeUnknown:
+	case outcome.Unknown:
 		return []string{n.Unknown}, true
-	case OutcomeOutsideSendWindow:
+	case outcome.OutsideSendWindow:
 		return []string{n.Held}, true
-	case OutcomeInvalid:
+	case outcome.Invalid:
 		return []string{n.Dead}, true
 	}
 	return nil, false
@@ -214,15 +189,15 @@ func routeFor(n queues.Names, outcome string) ([]string, bool) {
 func headerAllowed(role, h string) bool {
 	switch role {
 	case roleRetry:
-		return h == OutcomeNotSent
+		return h == outcome.NotSent
 	case roleUnknown:
-		return h == OutcomeUnknown
+		return h == outcome.Unknown
 	case roleHeld:
-		return h == OutcomeOutsideSendWindow
+		return h == outcome.OutsideSendWindow
 	case roleFailed:
-		return h == OutcomeRejected
+		return h == outcome.Rejected
 	case roleDead:
-		return h == OutcomeInvalid || h == OutcomeNotSent
+		return h == outcome.Invalid || h == outcome.NotSent
 	}
 	return true // main: re-delivered retry or held messages keep theirs
 }
@@ -230,32 +205,32 @@ func headerAllowed(role, h string) bool {
 func placeOutcome(role, header string) string {
 	switch role {
 	case roleMain:
-		return OutcomePending
+		return outcome.Pending
 	case roleRetry:
-		return OutcomeNotSent
+		return outcome.NotSent
 	case roleUnknown:
-		return OutcomeUnknown
+		return outcome.Unknown
 	case roleHeld:
-		return OutcomeOutsideSendWindow
+		return outcome.OutsideSendWindow
 	case roleFailed:
-		return OutcomeRejected
+		return outcome.Rejected
 	case roleDead:
 		if header != "" {
 			return header
 		}
-		return OutcomeDead
+		return outcome.Dead
 	}
 	if header != "" {
 		return header
 	}
-	return OutcomeQueued
+	return outcome.Queued
 }
 
 // reaches reports whether a record or ledger outcome says a request may
 // have reached the vendor.
 func reaches(outcome string) bool {
 	switch outcome {
-	case OutcomeSent, OutcomeRejected, OutcomeUnknown, string(ledger.Attempting):
+	case outcome.Sent, outcome.Rejected, outcome.Unknown, string(ledger.Attempting):
 		return true
 	}
 	return false
@@ -362,14 +337,14 @@ func Reconcile(in Input) Report {
 
 	// Records, by seq. A requeued delivery (its re-publish failed, the
 	// original went back to the main queue) ended in no place: skip it.
-	records := slices.DeleteFunc(slices.Clone(in.Records), func(r worker.Record) bool { return r.Requeued })
-	slices.SortStableFunc(records, func(a, b worker.Record) int { return cmp.Compare(a.Seq, b.Seq) })
-	for _, rec := range records {
+	recs := slices.DeleteFunc(slices.Clone(in.Records), func(r records.Record) bool { return r.Requeued })
+	slices.SortStableFunc(recs, func(a, b records.Record) int { return cmp.Compare(a.Seq, b.Seq) })
+	for _, rec := range recs {
 		if rec.RefKey == "" {
 			continue
 		}
 		u := byRef[rec.RefKey]
-		if rec.Outcome == OutcomeInvalid && (u == nil || u.invalid == 0) {
+		if rec.Outcome == outcome.Invalid && (u == nil || u.invalid == 0) {
 			// The refkey of an invalid body is a best guess (the worker
 			// reads it from a body that failed validation); the driver
 			// may know that message by its id only. Its dead-lettered
@@ -378,7 +353,7 @@ func Reconcile(in Input) Report {
 		}
 		if u != nil {
 			u.records = append(u.records, rec)
-			if rec.Outcome == OutcomeDuplicate && rec.Queue == "" {
+			if rec.Outcome == outcome.Duplicate && rec.Queue == "" {
 				u.suppress++
 				r.Suppressed++
 			}
@@ -387,7 +362,7 @@ func Reconcile(in Input) Report {
 		}
 	}
 	if doRoute {
-		for _, rec := range records {
+		for _, rec := range recs {
 			want, known := routeFor(in.Names, rec.Outcome)
 			if !known {
 				tail = append(tail, Violation{RefKey: rec.RefKey, Rule: RuleRoute,
@@ -408,7 +383,7 @@ func Reconcile(in Input) Report {
 				if rec.Queue != "" {
 					continue
 				}
-				if rec.Outcome == OutcomeDuplicate {
+				if rec.Outcome == outcome.Duplicate {
 					continue // a suppressed copy, never a place
 				}
 				u.places = append(u.places, place{where: PlaceAcked, outcome: rec.Outcome, seq: rec.Seq})
@@ -447,7 +422,7 @@ func Reconcile(in Input) Report {
 		var rest []orphan
 		next := 0
 		for _, o := range orphans {
-			if (o.p.role == roleDead && o.p.outcome != OutcomeNotSent) || (!haveNames && o.p.outcome == OutcomeInvalid) {
+			if (o.p.role == roleDead && o.p.outcome != outcome.NotSent) || (!haveNames && o.p.outcome == outcome.Invalid) {
 				for next < len(units) && !(units[next].allInvalid() && units[next].refkey == "" && len(units[next].places) == 0) {
 					next++
 				}
@@ -505,7 +480,7 @@ func Reconcile(in Input) Report {
 			case n == 0:
 				r.Lost++
 				r.LostIDs = append(r.LostIDs, u.id)
-				r.ByOutcome[OutcomeLost]++
+				r.ByOutcome[outcome.Lost]++
 				v(RuleLost, "published %d time(s), found nowhere; %s", len(u.pubs), u.trace(in.Journal != nil))
 			case n > len(u.pubs):
 				v(RuleMultiplePlaces, "published %d time(s), found in %d places: %s", len(u.pubs), n, joinPlaces(u.places))
@@ -533,7 +508,7 @@ func Reconcile(in Input) Report {
 func (u *unit) checkInvalid(v func(rule, format string, args ...any), haveNames bool) {
 	if u.invalid == 0 {
 		for _, p := range u.places {
-			if p.outcome == OutcomeInvalid {
+			if p.outcome == outcome.Invalid {
 				v(RuleInvalid, "published valid, dead-lettered as INVALID: %s", cmp.Or(p.reason, "(no reason)"))
 			}
 		}
@@ -548,7 +523,7 @@ func (u *unit) checkInvalid(v func(rule, format string, args ...any), haveNames 
 			v(RuleInvalid, "invalid message acked as %s (record seq %d), not dead-lettered", p.outcome, p.seq)
 		case haveNames && p.role != roleDead:
 			v(RuleInvalid, "invalid message in %s, not the dead-letter queue", p.where)
-		case p.outcome != OutcomeInvalid && p.outcome != OutcomeDead:
+		case p.outcome != outcome.Invalid && p.outcome != outcome.Dead:
 			v(RuleInvalid, "invalid message dead-lettered with outcome %s", p.outcome)
 		case p.reason == "":
 			v(RuleInvalid, "invalid message dead-lettered without the %s header", queues.HeaderReason)
@@ -578,16 +553,16 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 		said[p.outcome] = true
 	}
 	if u.allInvalid() {
-		said[OutcomeInvalid] = true
+		said[outcome.Invalid] = true
 	}
 	if inLedger {
 		said[string(le.State)] = true
 	}
-	if said[OutcomeSent] && !ok2xx {
+	if said[outcome.Sent] && !ok2xx {
 		v(RuleSentNotInJournal, "worker says SENT, the vendor's journal has %s", journalSummary(u.journal))
 	}
 	if len(u.journal) > 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(said)), reaches) {
-		for _, o := range []string{OutcomeNotSent, OutcomeOutsideSendWindow, OutcomeInvalid} {
+		for _, o := range []string{outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid} {
 			if said[o] {
 				v(RuleNotSentInJournal, "worker says %s and nothing says it left, the vendor's journal has %s", o, journalSummary(u.journal))
 				break
@@ -598,10 +573,10 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 
 func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf map[string]ledger.Entry, haveJournal bool) {
 	le, inLedger := ledgerOf[u.refkey]
-	var last *worker.Record
+	var last *records.Record
 	for i := range u.records {
 		switch u.records[i].Outcome {
-		case OutcomeSent, OutcomeRejected, OutcomeNotSent, OutcomeUnknown:
+		case outcome.Sent, outcome.Rejected, outcome.NotSent, outcome.Unknown:
 			last = &u.records[i]
 		}
 	}
@@ -609,7 +584,7 @@ func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf ma
 	case last == nil:
 	case !inLedger:
 		v(RuleLedger, "record seq %d says %s, the ledger has no entry", last.Seq, last.Outcome)
-	case le.State == ledger.Attempting && last.Outcome == OutcomeUnknown:
+	case le.State == ledger.Attempting && last.Outcome == outcome.Unknown:
 		// An attempt without an outcome is UNKNOWN: both say the same.
 	case string(le.State) != last.Outcome:
 		v(RuleLedger, "record seq %d says %s, the ledger says %s", last.Seq, last.Outcome, le.State)

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/reconcile/")
@@ -34,8 +35,8 @@ func invalidPub(seq int, msgID string) Published {
 	return Published{Seq: seq, MessageID: msgID, PublishedAt: t0}
 }
 
-func rec(seq int, refkey, outcome, queue string) worker.Record {
-	return worker.Record{Seq: seq, RefKey: refkey, Outcome: outcome, Queue: queue}
+func rec(seq int, refkey, outcome, queue string) records.Record {
+	return records.Record{Seq: seq, RefKey: refkey, Outcome: outcome, Queue: queue}
 }
 
 func queued(queue, refkey, msgID, outcome, reason string) QueuedMessage {
@@ -64,8 +65,8 @@ func clean() Input {
 		Published: []Published{pub(1, "a"), pub(2, "b"), pub(3, "c")},
 		Names:     names,
 		Queues:    map[string][]QueuedMessage{},
-		Records:   []worker.Record{rec(1, "a", OutcomeSent, ""), rec(2, "b", OutcomeSent, ""), rec(3, "c", OutcomeSent, "")},
-		Ledger:    []ledger.Entry{entry("a", OutcomeSent, 1), entry("b", OutcomeSent, 1), entry("c", OutcomeSent, 1)},
+		Records:   []records.Record{rec(1, "a", outcome.Sent, ""), rec(2, "b", outcome.Sent, ""), rec(3, "c", outcome.Sent, "")},
+		Ledger:    []ledger.Entry{entry("a", outcome.Sent, 1), entry("b", outcome.Sent, 1), entry("c", outcome.Sent, 1)},
 		Journal: []JournalEntry{
 			{Method: "POST", Path: "/v1/token", Status: 200},
 			sent("a", 200), sent("b", 200), sent("c", 200),
@@ -75,7 +76,7 @@ func clean() Input {
 
 // without returns in's records, ledger and journal minus refkey.
 func without(in Input, refkey string) Input {
-	in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r worker.Record) bool { return r.RefKey == refkey })
+	in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r records.Record) bool { return r.RefKey == refkey })
 	in.Ledger = slices.DeleteFunc(slices.Clone(in.Ledger), func(e ledger.Entry) bool { return e.RefKey == refkey })
 	in.Journal = slices.DeleteFunc(slices.Clone(in.Journal), func(e JournalEntry) bool { return e.RefKey == refkey && e.Path == DefaultSendPath })
 	return in
@@ -95,7 +96,7 @@ func TestReconcile(t *testing.T) {
 		{
 			name:       "clean run",
 			in:         clean,
-			wantByOut:  map[string]int{OutcomeSent: 3},
+			wantByOut:  map[string]int{outcome.Sent: 3},
 			wantChecks: []string{CheckPlaces, CheckRoute, CheckJournal, CheckLedger},
 		},
 		{
@@ -105,14 +106,14 @@ func TestReconcile(t *testing.T) {
 			},
 			wantRules: []string{RuleLost},
 			wantLost:  []string{"c"},
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomeLost: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.Lost: 1},
 		},
 		{
 			name: "lost after its record says it went to the retry queue",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeNotSent, "n.retry"))
-				in.Ledger = append(in.Ledger, entry("c", OutcomeNotSent, 1))
+				in.Records = append(in.Records, rec(3, "c", outcome.NotSent, "n.retry"))
+				in.Ledger = append(in.Ledger, entry("c", outcome.NotSent, 1))
 				return in
 			},
 			wantRules: []string{RuleLost},
@@ -182,21 +183,21 @@ func TestReconcile(t *testing.T) {
 			name: "NOT_SENT refkey present in the journal",
 			in: func() Input {
 				in := without(clean(), "b")
-				in.Records = append(in.Records, rec(2, "b", OutcomeNotSent, "n.retry"))
-				in.Ledger = append(in.Ledger, entry("b", OutcomeNotSent, 1))
-				in.Queues["n.retry"] = []QueuedMessage{queued("n.retry", "b", "m-b", OutcomeNotSent, "dial tcp: connection refused")}
+				in.Records = append(in.Records, rec(2, "b", outcome.NotSent, "n.retry"))
+				in.Ledger = append(in.Ledger, entry("b", outcome.NotSent, 1))
+				in.Queues["n.retry"] = []QueuedMessage{queued("n.retry", "b", "m-b", outcome.NotSent, "dial tcp: connection refused")}
 				in.Journal = append(in.Journal, sent("b", 200))
 				return in
 			},
 			wantRules: []string{RuleNotSentInJournal},
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomeNotSent: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.NotSent: 1},
 		},
 		{
 			name: "held ad in the journal",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeOutsideSendWindow, "n.held"))
-				in.Queues["n.held"] = []QueuedMessage{queued("n.held", "c", "m-c", OutcomeOutsideSendWindow, "outside 08:00-20:50")}
+				in.Records = append(in.Records, rec(3, "c", outcome.OutsideSendWindow, "n.held"))
+				in.Queues["n.held"] = []QueuedMessage{queued("n.held", "c", "m-c", outcome.OutsideSendWindow, "outside 08:00-20:50")}
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
@@ -208,21 +209,21 @@ func TestReconcile(t *testing.T) {
 			name: "NOT_SENT, retried, then SENT once",
 			in: func() Input {
 				in := without(clean(), "b")
-				in.Records = append(in.Records, rec(2, "b", OutcomeNotSent, "n.retry"), rec(4, "b", OutcomeSent, ""))
-				in.Ledger = append(in.Ledger, entry("b", OutcomeSent, 2))
+				in.Records = append(in.Records, rec(2, "b", outcome.NotSent, "n.retry"), rec(4, "b", outcome.Sent, ""))
+				in.Ledger = append(in.Ledger, entry("b", outcome.Sent, 2))
 				in.Journal = append(in.Journal, sent("b", 200))
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3},
+			wantByOut: map[string]int{outcome.Sent: 3},
 		},
 		{
 			name: "message in two queues",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeUnknown, "n.unknown"))
-				in.Ledger = append(in.Ledger, entry("c", OutcomeUnknown, 1))
-				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", OutcomeUnknown, "read: connection reset by peer")}
-				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "c", "m-c", OutcomeRejected, "code 3001")}
+				in.Records = append(in.Records, rec(3, "c", outcome.Unknown, "n.unknown"))
+				in.Ledger = append(in.Ledger, entry("c", outcome.Unknown, 1))
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", outcome.Unknown, "read: connection reset by peer")}
+				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "c", "m-c", outcome.Rejected, "code 3001")}
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
@@ -232,7 +233,7 @@ func TestReconcile(t *testing.T) {
 			name: "acked SENT and also in the unknown queue",
 			in: func() Input {
 				in := clean()
-				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "a", "m-a", OutcomeUnknown, "timeout")}
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "a", "m-a", outcome.Unknown, "timeout")}
 				return in
 			},
 			wantRules: []string{RuleMultiplePlaces},
@@ -241,48 +242,48 @@ func TestReconcile(t *testing.T) {
 			name: "redelivered message suppressed as DUPLICATE is not a violation",
 			in: func() Input {
 				in := clean()
-				r := rec(4, "a", OutcomeDuplicate, "")
+				r := rec(4, "a", outcome.Duplicate, "")
 				r.Redelivered = true
 				in.Records = append(in.Records, r)
 				return in
 			},
 			wantSupp:  1,
-			wantByOut: map[string]int{OutcomeSent: 3},
+			wantByOut: map[string]int{outcome.Sent: 3},
 		},
 		{
 			name: "UNKNOWN, ack lost, redelivery suppressed",
 			in: func() Input {
 				in := without(clean(), "c")
-				r := rec(4, "c", OutcomeDuplicate, "")
+				r := rec(4, "c", outcome.Duplicate, "")
 				r.Redelivered = true
-				in.Records = append(in.Records, rec(3, "c", OutcomeUnknown, "n.unknown"), r)
-				in.Ledger = append(in.Ledger, entry("c", OutcomeUnknown, 1))
-				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", OutcomeUnknown, "timeout")}
+				in.Records = append(in.Records, rec(3, "c", outcome.Unknown, "n.unknown"), r)
+				in.Ledger = append(in.Ledger, entry("c", outcome.Unknown, 1))
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", outcome.Unknown, "timeout")}
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
 			wantSupp:  1,
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomeUnknown: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.Unknown: 1},
 		},
 		{
 			name: "crash mid-send: ledger Attempting, redelivery UNKNOWN",
 			in: func() Input {
 				in := without(clean(), "c")
-				r := rec(3, "c", OutcomeUnknown, "n.unknown")
+				r := rec(3, "c", outcome.Unknown, "n.unknown")
 				r.Redelivered = true
 				in.Records = append(in.Records, r)
 				in.Ledger = append(in.Ledger, entry("c", ledger.Attempting, 1))
-				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", OutcomeUnknown, "attempt without outcome")}
+				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", outcome.Unknown, "attempt without outcome")}
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomeUnknown: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.Unknown: 1},
 		},
 		{
 			name: "only a DUPLICATE ack is lost",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeDuplicate, ""))
+				in.Records = append(in.Records, rec(3, "c", outcome.Duplicate, ""))
 				return in
 			},
 			wantRules: []string{RuleLost},
@@ -294,95 +295,95 @@ func TestReconcile(t *testing.T) {
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, pub(4, "a"))
-				in.Records = append(in.Records, rec(4, "a", OutcomeDuplicate, ""))
+				in.Records = append(in.Records, rec(4, "a", outcome.Duplicate, ""))
 				return in
 			},
 			wantSupp:  1,
-			wantByOut: map[string]int{OutcomeSent: 3},
+			wantByOut: map[string]int{outcome.Sent: 3},
 		},
 		{
 			name: "invalid messages dead-lettered",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"), invalidPub(5, "bad-2"))
-				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"), rec(5, "", OutcomeInvalid, "n.dead"))
+				in.Records = append(in.Records, rec(4, "", outcome.Invalid, "n.dead"), rec(5, "", outcome.Invalid, "n.dead"))
 				in.Queues["n.dead"] = []QueuedMessage{
-					queued("n.dead", "", "bad-1", OutcomeInvalid, "body is not JSON"),
-					queued("n.dead", "", "bad-2", OutcomeInvalid, "recipient: missing"),
+					queued("n.dead", "", "bad-1", outcome.Invalid, "body is not JSON"),
+					queued("n.dead", "", "bad-2", outcome.Invalid, "recipient: missing"),
 				}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 2},
+			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 2},
 		},
 		{
 			name: "invalid messages dead-lettered without their message id",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"), invalidPub(5, "bad-2"))
-				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"), rec(5, "", OutcomeInvalid, "n.dead"))
+				in.Records = append(in.Records, rec(4, "", outcome.Invalid, "n.dead"), rec(5, "", outcome.Invalid, "n.dead"))
 				in.Queues["n.dead"] = []QueuedMessage{
-					queued("n.dead", "", "", OutcomeInvalid, "body is not JSON"),
-					queued("n.dead", "", "", OutcomeInvalid, "recipient: missing"),
+					queued("n.dead", "", "", outcome.Invalid, "body is not JSON"),
+					queued("n.dead", "", "", outcome.Invalid, "recipient: missing"),
 				}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 2},
+			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 2},
 		},
 		{
 			name: "invalid message with a refkey dead-lettered",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, Published{Seq: 4, RefKey: "d", MessageID: "bad-d"})
-				in.Records = append(in.Records, rec(4, "d", OutcomeInvalid, "n.dead"))
-				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "d", "", OutcomeInvalid, "category: want info or ad")}
+				in.Records = append(in.Records, rec(4, "d", outcome.Invalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "d", "", outcome.Invalid, "category: want info or ad")}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "invalid body with a refkey the driver did not record",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"))
-				in.Records = append(in.Records, rec(4, "half-valid", OutcomeInvalid, "n.dead"))
-				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "bad-1", OutcomeInvalid, "recipient: missing")}
+				in.Records = append(in.Records, rec(4, "half-valid", outcome.Invalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "bad-1", outcome.Invalid, "recipient: missing")}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "invalid body with an unrecorded refkey, dead-lettered without its id",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"))
-				in.Records = append(in.Records, rec(4, "half-valid", OutcomeInvalid, "n.dead"))
-				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "", OutcomeInvalid, "recipient: missing")}
+				in.Records = append(in.Records, rec(4, "half-valid", outcome.Invalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "", outcome.Invalid, "recipient: missing")}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "more dead-lettered INVALID messages than published invalid ones",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"))
-				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"))
+				in.Records = append(in.Records, rec(4, "", outcome.Invalid, "n.dead"))
 				in.Queues["n.dead"] = []QueuedMessage{
-					queued("n.dead", "", "", OutcomeInvalid, "body is not JSON"),
-					queued("n.dead", "", "", OutcomeInvalid, "body is not JSON"),
+					queued("n.dead", "", "", outcome.Invalid, "body is not JSON"),
+					queued("n.dead", "", "", outcome.Invalid, "body is not JSON"),
 				}
 				return in
 			},
 			wantRules: []string{RuleUnpublished},
-			wantByOut: map[string]int{OutcomeSent: 3, OutcomeInvalid: 1},
+			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "invalid message dead-lettered without a reason",
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"))
-				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.dead"))
-				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "", "bad-1", OutcomeInvalid, "")}
+				in.Records = append(in.Records, rec(4, "", outcome.Invalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "", "bad-1", outcome.Invalid, "")}
 				return in
 			},
 			wantRules: []string{RuleInvalid},
@@ -392,7 +393,7 @@ func TestReconcile(t *testing.T) {
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"))
-				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, ""))
+				in.Records = append(in.Records, rec(4, "", outcome.Invalid, ""))
 				return in
 			},
 			wantRules: []string{RuleLost, RuleRoute},
@@ -403,8 +404,8 @@ func TestReconcile(t *testing.T) {
 			in: func() Input {
 				in := clean()
 				in.Published = append(in.Published, invalidPub(4, "bad-1"))
-				in.Records = append(in.Records, rec(4, "", OutcomeInvalid, "n.failed"))
-				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "", "bad-1", OutcomeInvalid, "body is not JSON")}
+				in.Records = append(in.Records, rec(4, "", outcome.Invalid, "n.failed"))
+				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "", "bad-1", outcome.Invalid, "body is not JSON")}
 				return in
 			},
 			wantRules: []string{RuleInvalid, RuleRoute, RuleRoute},
@@ -413,8 +414,8 @@ func TestReconcile(t *testing.T) {
 			name: "valid message dead-lettered as INVALID",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeInvalid, "n.dead"))
-				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", OutcomeInvalid, "text: too long")}
+				in.Records = append(in.Records, rec(3, "c", outcome.Invalid, "n.dead"))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", outcome.Invalid, "text: too long")}
 				return in
 			},
 			wantRules: []string{RuleInvalid},
@@ -423,42 +424,42 @@ func TestReconcile(t *testing.T) {
 			name: "REJECTED routed to the unknown queue",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeRejected, "n.unknown"))
-				in.Ledger = append(in.Ledger, entry("c", OutcomeRejected, 1))
+				in.Records = append(in.Records, rec(3, "c", outcome.Rejected, "n.unknown"))
+				in.Ledger = append(in.Ledger, entry("c", outcome.Rejected, 1))
 				in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "c", "m-c", "", "")}
 				in.Journal = append(in.Journal, sent("c", 400))
 				return in
 			},
 			wantRules: []string{RuleRoute},
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomeUnknown: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.Unknown: 1},
 		},
 		{
 			name: "NOT_SENT after the last attempt is dead-lettered",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeNotSent, "n.retry"), rec(4, "c", OutcomeNotSent, "n.dead"))
-				in.Ledger = append(in.Ledger, entry("c", OutcomeNotSent, 2))
-				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", OutcomeNotSent, "attempts exhausted")}
+				in.Records = append(in.Records, rec(3, "c", outcome.NotSent, "n.retry"), rec(4, "c", outcome.NotSent, "n.dead"))
+				in.Ledger = append(in.Ledger, entry("c", outcome.NotSent, 2))
+				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", outcome.NotSent, "attempts exhausted")}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomeNotSent: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.NotSent: 1},
 		},
 		{
 			name: "message still in the main queue is pending, not lost",
 			in: func() Input {
 				in := without(clean(), "c")
-				in.Records = append(in.Records, rec(3, "c", OutcomeNotSent, "n.retry"))
-				in.Ledger = append(in.Ledger, entry("c", OutcomeNotSent, 1))
-				in.Queues["n"] = []QueuedMessage{queued("n", "c", "m-c", OutcomeNotSent, "dial: refused")}
+				in.Records = append(in.Records, rec(3, "c", outcome.NotSent, "n.retry"))
+				in.Ledger = append(in.Ledger, entry("c", outcome.NotSent, 1))
+				in.Queues["n"] = []QueuedMessage{queued("n", "c", "m-c", outcome.NotSent, "dial: refused")}
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 2, OutcomePending: 1},
+			wantByOut: map[string]int{outcome.Sent: 2, outcome.Pending: 1},
 		},
 		{
 			name: "ledger disagrees with the record",
 			in: func() Input {
 				in := clean()
-				in.Ledger[2].State = OutcomeUnknown
+				in.Ledger[2].State = outcome.Unknown
 				return in
 			},
 			wantRules: []string{RuleLedger},
@@ -485,7 +486,7 @@ func TestReconcile(t *testing.T) {
 			name: "message nobody published in a queue",
 			in: func() Input {
 				in := clean()
-				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "old-run-7", "", OutcomeRejected, "code 3001")}
+				in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "old-run-7", "", outcome.Rejected, "code 3001")}
 				return in
 			},
 			wantRules: []string{RuleUnpublished},
@@ -496,14 +497,14 @@ func TestReconcile(t *testing.T) {
 				in := without(clean(), "c")
 				// NOT_SENT, its copy to the retry queue not confirmed: the
 				// original was requeued and sent on its redelivery.
-				r := rec(3, "c", OutcomeNotSent, "n.retry")
+				r := rec(3, "c", outcome.NotSent, "n.retry")
 				r.Requeued = true
-				in.Records = append(in.Records, r, rec(4, "c", OutcomeSent, ""))
-				in.Ledger = append(in.Ledger, entry("c", OutcomeSent, 2))
+				in.Records = append(in.Records, r, rec(4, "c", outcome.Sent, ""))
+				in.Ledger = append(in.Ledger, entry("c", outcome.Sent, 2))
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
-			wantByOut: map[string]int{OutcomeSent: 3},
+			wantByOut: map[string]int{outcome.Sent: 3},
 		},
 		{
 			name: "unknown outcome in a record",
@@ -515,7 +516,7 @@ func TestReconcile(t *testing.T) {
 			// Acked with an outcome nobody knows: a route violation; it still
 			// counts as its place.
 			wantRules: []string{RuleRoute},
-			wantByOut: map[string]int{OutcomeSent: 2, "MAYBE": 1},
+			wantByOut: map[string]int{outcome.Sent: 2, "MAYBE": 1},
 		},
 		{
 			name: "only the journal: the journal check alone runs",
@@ -625,33 +626,33 @@ func mixed() Input {
 		add(k)
 	}
 	in.Published = append(in.Published, invalidPub(10, "bad-1"), invalidPub(11, "bad-2"))
-	in.Records = []worker.Record{
-		rec(1, "sent-1", OutcomeSent, ""),
-		rec(2, "sent-2", OutcomeSent, ""),
-		rec(3, "dup-1", OutcomeSent, ""),
-		rec(4, "rej-1", OutcomeRejected, "n.failed"),
-		rec(5, "retry-1", OutcomeNotSent, "n.retry"),
-		rec(6, "unk-1", OutcomeUnknown, "n.unknown"),
-		rec(7, "held-1", OutcomeOutsideSendWindow, "n.held"),
-		rec(8, "lost-1", OutcomeNotSent, "n.retry"),
-		rec(9, "dead-1", OutcomeNotSent, "n.dead"),
-		rec(10, "", OutcomeInvalid, "n.dead"),
-		rec(11, "", OutcomeInvalid, "n.dead"),
-		{Seq: 12, RefKey: "sent-1", Outcome: OutcomeDuplicate, Redelivered: true},
+	in.Records = []records.Record{
+		rec(1, "sent-1", outcome.Sent, ""),
+		rec(2, "sent-2", outcome.Sent, ""),
+		rec(3, "dup-1", outcome.Sent, ""),
+		rec(4, "rej-1", outcome.Rejected, "n.failed"),
+		rec(5, "retry-1", outcome.NotSent, "n.retry"),
+		rec(6, "unk-1", outcome.Unknown, "n.unknown"),
+		rec(7, "held-1", outcome.OutsideSendWindow, "n.held"),
+		rec(8, "lost-1", outcome.NotSent, "n.retry"),
+		rec(9, "dead-1", outcome.NotSent, "n.dead"),
+		rec(10, "", outcome.Invalid, "n.dead"),
+		rec(11, "", outcome.Invalid, "n.dead"),
+		{Seq: 12, RefKey: "sent-1", Outcome: outcome.Duplicate, Redelivered: true},
 	}
-	in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "rej-1", "m-rej-1", OutcomeRejected, "vendor code 3015")}
-	in.Queues["n.retry"] = []QueuedMessage{queued("n.retry", "retry-1", "m-retry-1", OutcomeNotSent, "dial tcp: connection refused")}
-	in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "unk-1", "m-unk-1", OutcomeUnknown, "read: connection reset by peer")}
-	in.Queues["n.held"] = []QueuedMessage{queued("n.held", "held-1", "m-held-1", OutcomeOutsideSendWindow, "ad outside 08:00-20:50 Asia/Seoul")}
+	in.Queues["n.failed"] = []QueuedMessage{queued("n.failed", "rej-1", "m-rej-1", outcome.Rejected, "vendor code 3015")}
+	in.Queues["n.retry"] = []QueuedMessage{queued("n.retry", "retry-1", "m-retry-1", outcome.NotSent, "dial tcp: connection refused")}
+	in.Queues["n.unknown"] = []QueuedMessage{queued("n.unknown", "unk-1", "m-unk-1", outcome.Unknown, "read: connection reset by peer")}
+	in.Queues["n.held"] = []QueuedMessage{queued("n.held", "held-1", "m-held-1", outcome.OutsideSendWindow, "ad outside 08:00-20:50 Asia/Seoul")}
 	in.Queues["n.dead"] = []QueuedMessage{
-		queued("n.dead", "dead-1", "m-dead-1", OutcomeNotSent, "5 attempts"),
-		queued("n.dead", "", "bad-1", OutcomeInvalid, "body is not JSON"),
-		queued("n.dead", "", "bad-2", OutcomeInvalid, ""),
+		queued("n.dead", "dead-1", "m-dead-1", outcome.NotSent, "5 attempts"),
+		queued("n.dead", "", "bad-1", outcome.Invalid, "body is not JSON"),
+		queued("n.dead", "", "bad-2", outcome.Invalid, ""),
 	}
 	in.Ledger = []ledger.Entry{
-		entry("sent-1", OutcomeSent, 1), entry("sent-2", OutcomeSent, 1), entry("dup-1", OutcomeSent, 1),
-		entry("rej-1", OutcomeRejected, 1), entry("retry-1", OutcomeNotSent, 1), entry("unk-1", OutcomeUnknown, 1),
-		entry("lost-1", OutcomeNotSent, 1), entry("dead-1", OutcomeNotSent, 5),
+		entry("sent-1", outcome.Sent, 1), entry("sent-2", outcome.Sent, 1), entry("dup-1", outcome.Sent, 1),
+		entry("rej-1", outcome.Rejected, 1), entry("retry-1", outcome.NotSent, 1), entry("unk-1", outcome.Unknown, 1),
+		entry("lost-1", outcome.NotSent, 1), entry("dead-1", outcome.NotSent, 5),
 	}
 	in.Journal = []JournalEntry{
 		{Method: "POST", Path: "/v1/token", Status: 200},

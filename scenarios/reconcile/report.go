@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // MaxTableViolations is how many violations WriteTable lists; the JSON
@@ -18,9 +20,9 @@ const MaxTableViolations = 20
 // outcomeOrder is the order WriteTable lists outcomes in (the outcome
 // table of DESIGN.md, then the pseudo-outcomes); others follow by name.
 var outcomeOrder = []string{
-	OutcomeSent, OutcomeRejected, OutcomeNotSent, OutcomeUnknown,
-	OutcomeOutsideSendWindow, OutcomeInvalid, OutcomeDead, OutcomePending,
-	OutcomeQueued, OutcomeLost,
+	outcome.Sent, outcome.Rejected, outcome.NotSent, outcome.Unknown,
+	outcome.OutsideSendWindow, outcome.Invalid, outcome.Dead, outcome.Pending,
+	outcome.Queued, outcome.Lost,
 }
 
 // Verdict is "OK" when r.OK, "NOTHING CHECKED" when no check had its

@@ -1,4 +1,4 @@
-package worker
+package records
 
 import (
 	"bufio"
@@ -9,9 +9,9 @@ import (
 	"sync"
 )
 
-// RecordWriter writes Records as JSON Lines, one Write call per line (no
+// Writer writes Records as JSON Lines, one Write call per line (no
 // buffering: the lab tails the file for progress).
-type RecordWriter struct {
+type Writer struct {
 	mu sync.Mutex
 	w  io.Writer
 	c  io.Closer
@@ -19,21 +19,21 @@ type RecordWriter struct {
 	last int
 }
 
-// LastSeq returns the highest Seq found in the file when OpenRecords opened
+// LastSeq returns the highest Seq found in the file when Open opened
 // it (0 for a new or empty file): a restarted worker appending to the same
 // file continues numbering after it, so Seq stays unique per file.
-func (rw *RecordWriter) LastSeq() int { return rw.last }
+func (rw *Writer) LastSeq() int { return rw.last }
 
-// NewRecordWriter writes to w; Close does not close w.
-func NewRecordWriter(w io.Writer) *RecordWriter { return &RecordWriter{w: w} }
+// NewWriter writes to w; Close does not close w.
+func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 
-// OpenRecords opens path for appending (created 0644 when missing) and
+// Open opens path for appending (created 0644 when missing) and
 // reads the highest Seq already in it (LastSeq). An empty path returns a
 // writer that discards. Errors: the file cannot be opened or read. Lines
 // that do not parse are skipped (a torn last line after a crash).
-func OpenRecords(path string) (*RecordWriter, error) {
+func Open(path string) (*Writer, error) {
 	if path == "" {
-		return NewRecordWriter(io.Discard), nil
+		return NewWriter(io.Discard), nil
 	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
@@ -64,11 +64,11 @@ func OpenRecords(path string) (*RecordWriter, error) {
 			}
 		}
 	}
-	return &RecordWriter{w: f, c: f, last: last}, nil
+	return &Writer{w: f, c: f, last: last}, nil
 }
 
 // Write appends r as one line.
-func (rw *RecordWriter) Write(r Record) error {
+func (rw *Writer) Write(r Record) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("encode record: %w", err)
@@ -82,8 +82,8 @@ func (rw *RecordWriter) Write(r Record) error {
 	return nil
 }
 
-// Close closes the file opened by OpenRecords.
-func (rw *RecordWriter) Close() error {
+// Close closes the file opened by Open.
+func (rw *Writer) Close() error {
 	if rw.c == nil {
 		return nil
 	}
