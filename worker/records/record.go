@@ -48,6 +48,11 @@ type Record struct {
 
 	// Optional fields.
 
+	// Replica names the worker replica that handled the message (WORKER_ID,
+	// default the host name); with single active consumer it is the active
+	// one.
+	Replica string `json:"replica,omitempty"`
+
 	// Category is the notification's category ("info", "ad"); "" when the
 	// body could not be decoded.
 	Category string `json:"category,omitempty"`
