@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/docker/docker/api/types/filters"
+	"github.com/docker/docker/api/types/volume"
 	amqp "github.com/rabbitmq/amqp091-go"
+	"github.com/testcontainers/testcontainers-go"
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
@@ -34,7 +37,14 @@ func TestReplicas(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
 	defer cancel()
+	var runID string
+	t.Cleanup(func() { // after Close: no ledger volume of the run is left
+		if n := countVolumes(t, runID); n != 0 {
+			t.Errorf("%d volumes labelled %s=%s left after Close", n, LabelRun, runID)
+		}
+	})
 	s := startStack(t, ctx, Options{ServerDelayMS: 0, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
+	runID = s.RunID
 
 	const queue = "replicas.test"
 	out := t.TempDir()
@@ -53,6 +63,9 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("replicas %v, want worker-1 and worker-2", reps)
 	}
 	logsOnFailure(t, reps)
+	if n := countVolumes(t, s.RunID); n != 2 {
+		t.Errorf("%d volumes labelled with the run, want one ledger volume per replica", n)
+	}
 
 	conn, err := amqp.Dial(s.AMQPURL)
 	if err != nil {
@@ -91,6 +104,13 @@ func TestReplicas(t *testing.T) {
 		if len(per) != 2 {
 			t.Errorf("records by replica %v: without single active consumer both replicas consume", per)
 		}
+	}
+
+	// A PostgreSQL image that is not there is refused before anything
+	// starts, naming the variable to set.
+	_, err = s.StartReplicas(ctx, ReplicaOptions{Name: "pg", Count: 1, OutDir: out, Ledger: LedgerPostgres, PostgresImage: "notifier-lab/does-not-exist:0"})
+	if !errors.Is(err, ErrImagesMissing) || !strings.Contains(err.Error(), EnvPostgresImage) {
+		t.Errorf("StartReplicas with a missing PostgreSQL image: %v, want ErrImagesMissing naming %s", err, EnvPostgresImage)
 	}
 
 	// SIGKILL worker-1: exit 137. Stop worker-2 (SIGTERM) so that worker-1
@@ -141,6 +161,21 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("Kill: %v", err)
 		}
 	}
+}
+
+// countVolumes counts the Docker volumes labelled LabelRun=runID.
+func countVolumes(t *testing.T, runID string) int {
+	t.Helper()
+	cli, err := testcontainers.NewDockerClientWithOpts(context.Background())
+	if err != nil {
+		t.Fatalf("docker client: %v", err)
+	}
+	defer cli.Close()
+	l, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))})
+	if err != nil {
+		t.Fatalf("list volumes: %v", err)
+	}
+	return len(l.Volumes)
 }
 
 // repRecord is a record with the replica whose file it came from.
@@ -313,4 +348,79 @@ func waitRecordsOnce(t *testing.T, reps []*Replica) []repRecord {
 		}
 	}
 	return all
+}
+
+// TestReplicasBrokerRestart restarts RabbitMQ under a running replica:
+// the durable queue and its persistent messages survive, the replica
+// reconnects on its own and handles what was published before and after.
+func TestReplicasBrokerRestart(t *testing.T) {
+	im := labImages(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s := startStack(t, ctx, Options{ServerDelayMS: 0, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
+	const queue = "restart.test"
+	ws, err := s.StartReplicas(ctx, ReplicaOptions{Count: 1, OutDir: t.TempDir(), Args: []string{"-queue", queue}})
+	if err != nil {
+		t.Fatalf("StartReplicas: %v", err)
+	}
+	reps := ws.Replicas()
+	logsOnFailure(t, reps)
+	conn, err := amqp.Dial(s.AMQPURL)
+	if err != nil {
+		t.Fatalf("AMQP dial: %v", err)
+	}
+	waitConsumers(t, ctx, conn, queue, 1)
+	bodies := map[string][]byte{}
+	publishN(t, ctx, conn, queue, "before", 3, bodies)
+	waitRecords(t, ctx, reps, 3)
+	// Persistent messages on a durable queue nobody consumes: they must
+	// be there after the restart (the data dir survives).
+	const parked = "restart.test.parked"
+	ch, err := conn.Channel()
+	if err == nil {
+		_, err = ch.QueueDeclare(parked, true, false, false, false, nil)
+	}
+	if err != nil {
+		t.Fatalf("declare %s: %v", parked, err)
+	}
+	ch.Close()
+	for range 2 {
+		publishBody(t, ctx, conn, parked, []byte("{}"))
+	}
+
+	oldURL := s.AMQPURL
+	if err := s.RestartRabbitMQ(ctx, 10*time.Second); err != nil {
+		t.Fatalf("RestartRabbitMQ: %v", err)
+	}
+	if !conn.IsClosed() {
+		t.Errorf("the host's AMQP connection survived the restart: the broker did not restart")
+	}
+	t.Logf("AMQP URL %s -> %s", oldURL, s.AMQPURL)
+	conn, err = amqp.Dial(s.AMQPURL)
+	if err != nil {
+		t.Fatalf("AMQP dial after restart: %v", err)
+	}
+	defer conn.Close()
+	if ch, err = conn.Channel(); err != nil {
+		t.Fatalf("AMQP channel: %v", err)
+	}
+	if q, err := ch.QueueDeclarePassive(parked, true, false, false, false, nil); err != nil || q.Messages != 2 {
+		t.Errorf("%s after the restart: %+v (%v), want its 2 persistent messages", parked, q, err)
+	}
+	ch.Close()
+	waitConsumers(t, ctx, conn, queue, 1) // the replica reconnected
+	publishN(t, ctx, conn, queue, "after", 3, bodies)
+	got := waitRecords(t, ctx, reps, 6)
+	seen := map[string]int{}
+	for _, r := range got {
+		seen[r.RefKey]++
+		if r.Outcome != outcome.Sent {
+			t.Errorf("record %s: outcome %s, want SENT", r.RefKey, r.Outcome)
+		}
+	}
+	for ref := range bodies {
+		if seen[ref] != 1 {
+			t.Errorf("refkey %s handled %d times, want once", ref, seen[ref])
+		}
+	}
 }
