@@ -30,4 +30,28 @@
 //
 // A run: Start, SetRTT, SelfCheck, ResetJournal, AccessLogSize, StartWorker
 // ... Wait, Journal, ReadAccessLog, Close.
+//
+// # Worker replicas
+//
+// StartReplicas starts N replicas of the worker image on one queue
+// (WORKERS=N), named worker-1..worker-N (WORKER_ID), each with 1 CPU, the
+// run's CA, OutDir bind-mounted at /out for its records file
+// (records-worker-i.jsonl) and its /healthz and /metrics (OPS_ADDR=:9090)
+// published on 127.0.0.1. The ledger (LEDGER) is either a bbolt file on a
+// named Docker volume per replica, mounted at /ledger, so that a SIGKILL
+// and a restart keep it and only Recreate without the ledger loses it; or
+// one PostgreSQL database shared by every replica (StartPostgres, on the
+// run's network as "postgres"). The lab also sets QUEUE_TYPE (classic or
+// quorum) and SINGLE_ACTIVE_CONSUMER (true unless the negative control
+// turns it off), and never LEDGER_EPHEMERAL_OK: the ledger always sits on
+// a volume or in PostgreSQL. The worker's side of these variables is
+// described in docs/deployment.md.
+//
+// A replica is stopped as Kubernetes or docker stop would (Replica.Stop:
+// SIGTERM, then SIGKILL after ShutdownGrace, the time the worker needs to
+// finish its in-flight message), killed at once (Replica.Kill: SIGKILL, a
+// crash or an OOM kill), or recreated (Replica.Recreate: a new container,
+// with or without its ledger volume). RestartRabbitMQ restarts the broker
+// in place. Volumes and PostgreSQL carry LabelRun and LabelSession and are
+// removed by Close.
 package vendormock

@@ -142,10 +142,14 @@ type Stack struct {
 	accessToken string
 	imageWorker string
 	nw          *testcontainers.DockerNetwork
-	mu          sync.Mutex // guards containers, workers, closed
+	mu          sync.Mutex // guards containers, workers, volumes, docker, closed
 	containers  map[string]testcontainers.Container
 	workers     []*Worker
+	volumes     []string                     // named volumes to remove on Close
+	docker      *testcontainers.DockerClient // Kill, volumes, images; nil until used
 	closed      bool
+	pgMu        sync.Mutex // guards pg; held while PostgreSQL starts
+	pg          *Postgres
 	wm          *wiremock.Client
 	toxi        *toxiproxy.Client
 	proxy       *toxiproxy.Proxy
@@ -529,7 +533,8 @@ func (s *Stack) HostClient() *http.Client {
 	}
 }
 
-// Close removes the workers, the containers and the network, and deletes
+// Close removes the workers (replicas included), the containers
+// (PostgreSQL included), the ledger volumes and the network, and deletes
 // the server key from the work dir (the CA, nginx.conf and the access log
 // stay). Safe to call twice; errors of each removal are joined.
 func (s *Stack) Close(ctx context.Context) error {
@@ -568,6 +573,10 @@ func (s *Stack) Close(ctx context.Context) error {
 	}
 	wg.Wait()
 	errs = append(errs, cerrs...)
+	// The containers are gone: nothing uses the volumes any more.
+	if err := s.closeVolumes(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if s.nw != nil {
 		if err := s.nw.Remove(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("remove network %s: %w", s.Network, err))

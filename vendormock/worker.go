@@ -72,35 +72,45 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 		}
 		binds = append(binds, out+":"+WorkerOutDir)
 	}
-	name := "worker-" + o.Name
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{
-			Image:          s.imageWorker,
-			Name:           fmt.Sprintf("lab-%s-%s", s.RunID, name),
-			Cmd:            o.Args,
-			Env:            o.Env,
-			Labels:         s.labels(),
-			Networks:       []string{s.nw.Name},
-			NetworkAliases: map[string][]string{s.nw.Name: {name}},
-			HostConfigModifier: func(hc *container.HostConfig) {
-				hc.NanoCPUs = int64(o.CPUs * 1e9)
-				hc.Binds = append(hc.Binds, binds...)
-			},
+	wk, err := s.startWorkerContainer(ctx, "worker-"+o.Name, testcontainers.ContainerRequest{
+		Cmd: o.Args,
+		Env: o.Env,
+		HostConfigModifier: func(hc *container.HostConfig) {
+			hc.NanoCPUs = int64(o.CPUs * 1e9)
+			hc.Binds = append(hc.Binds, binds...)
 		},
-		Started: true,
 	})
-	if c != nil && !isNilContainer(c) {
-		w := &Worker{c: c, name: name}
-		s.mu.Lock()
-		s.workers = append(s.workers, w)
-		s.mu.Unlock()
-		if err != nil {
-			return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
-		}
-		s.logf("worker %s started (%g CPU)", o.Name, o.CPUs)
-		return w, nil
+	if err != nil {
+		return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
 	}
-	return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
+	s.logf("worker %s started (%g CPU)", o.Name, o.CPUs)
+	return wk, nil
+}
+
+// containerName returns the Docker name of this run's object name:
+// "lab-<RunID>-<name>".
+func (s *Stack) containerName(name string) string {
+	return fmt.Sprintf("lab-%s-%s", s.RunID, name)
+}
+
+// startWorkerContainer starts req with the worker image, the stack's
+// labels, network and the alias name, and records it for Close. It returns
+// the container also when it started but failed afterwards.
+func (s *Stack) startWorkerContainer(ctx context.Context, name string, req testcontainers.ContainerRequest) (*Worker, error) {
+	req.Image = s.imageWorker
+	req.Name = s.containerName(name)
+	req.Labels = s.labels()
+	req.Networks = []string{s.nw.Name}
+	req.NetworkAliases = map[string][]string{s.nw.Name: {name}}
+	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	if c == nil || isNilContainer(c) {
+		return nil, err
+	}
+	w := &Worker{c: c, name: name}
+	s.mu.Lock()
+	s.workers = append(s.workers, w)
+	s.mu.Unlock()
+	return w, err
 }
 
 // Wait waits for the worker to exit and returns its exit code. Errors: ctx

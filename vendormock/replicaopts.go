@@ -1,0 +1,273 @@
+package vendormock
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Ledger stores a replica set can run on (ReplicaOptions.Ledger).
+const (
+	// LedgerBbolt gives each replica its own bbolt file on a named Docker
+	// volume mounted at WorkerLedgerDir: it survives a SIGKILL and a
+	// restart, and is lost only when the replica is recreated without it.
+	LedgerBbolt = "bbolt"
+	// LedgerPostgres gives every replica the same PostgreSQL database
+	// (StartPostgres), reached on the run's network.
+	LedgerPostgres = "postgres"
+)
+
+// Queue types the worker declares its queues with (ReplicaOptions.QueueType).
+const (
+	QueueClassic = "classic"
+	QueueQuorum  = "quorum"
+)
+
+// Paths and ports inside a replica container, besides WorkerCAPath and
+// WorkerOutDir.
+const (
+	// WorkerLedgerDir is where a replica's ledger volume is mounted; the
+	// bbolt file is WorkerLedgerDir/ledger.db.
+	WorkerLedgerDir = "/ledger"
+	// WorkerOpsPort is the port of the worker's /healthz and /metrics
+	// (OPS_ADDR=:9090), published on 127.0.0.1 for the host.
+	WorkerOpsPort = 9090
+)
+
+// Environment variables the lab sets on every replica. The worker reads
+// them (docs/deployment.md); ReplicaOptions.Env may not set them.
+const (
+	EnvWorkerID             = "WORKER_ID"              // "worker-1".."worker-N"
+	EnvLedger               = "LEDGER"                 // a bbolt file path or a postgres:// URL
+	EnvLedgerEphemeralOK    = "LEDGER_EPHEMERAL_OK"    // never set: the lab mounts a volume
+	EnvQueueType            = "QUEUE_TYPE"             // QueueClassic or QueueQuorum
+	EnvSingleActiveConsumer = "SINGLE_ACTIVE_CONSUMER" // "true" or "false"
+	EnvOpsAddr              = "OPS_ADDR"               // ":9090"
+)
+
+// Worker defaults the shutdown budget falls back to when the arguments do
+// not set the timeout: they equal worker.DefaultResponseTimeout and
+// worker.DefaultPublishTimeout (a unit test keeps them equal).
+const (
+	workerDefaultResponseTimeout = 10 * time.Second
+	workerDefaultPublishTimeout  = 10 * time.Second
+	// shutdownMargin covers the ledger commit, the records line and the
+	// process exit after the last timeout.
+	shutdownMargin = 2 * time.Second
+)
+
+// ErrReplicaOptions is wrapped by every error ReplicaOptions.Validate
+// returns.
+var ErrReplicaOptions = errors.New("invalid replica options")
+
+// ReplicaOptions configure StartReplicas. The zero value of a field means
+// its default.
+type ReplicaOptions struct {
+	// Name tells replica sets of one stack apart in container and volume
+	// names (for example the scenario's name); "" = none. Letters, digits,
+	// '_', '.', '-'.
+	Name string
+	// Count is the number of replicas started at once (WORKERS), >= 1.
+	Count int
+	// Ledger is LedgerBbolt ("" = it) or LedgerPostgres.
+	Ledger string
+	// PostgresImage is the PostgreSQL image for LedgerPostgres; "" = the
+	// environment's LAB_POSTGRES_IMAGE, else DefaultPostgresImage.
+	PostgresImage string
+	// QueueType is QueueClassic ("" = it) or QueueQuorum.
+	QueueType string
+	// NoSingleActiveConsumer turns RabbitMQ's single active consumer off
+	// on the main queue: only for the negative control, where every
+	// replica consumes at once.
+	NoSingleActiveConsumer bool
+	// Args are the worker flags of every replica. The lab adds -records
+	// (and -ledger for bbolt): Args may not set them. The broker, vendor
+	// URL, CA and client id default to the stack's through the worker's
+	// environment fallbacks (AMQP_URL, VENDOR_URL, VENDOR_CA_FILE,
+	// VENDOR_CLIENT_ID); a flag here wins.
+	Args []string
+	// Env is added to every replica's environment (GOMAXPROCS defaults to
+	// the CPU limit, VENDOR_CLIENT_SECRET to the stack's). It may not set
+	// the lab's own variables (EnvWorkerID ... EnvOpsAddr).
+	Env map[string]string
+	// CPUs is each replica's CPU limit; 0 = 1, as the case ran.
+	CPUs float64
+	// OutDir is the host dir bind-mounted at WorkerOutDir in every
+	// replica; replica ID writes OutDir/records-ID.jsonl. Required.
+	OutDir string
+}
+
+// labFlags are the worker flags the lab sets itself.
+var labFlags = []string{"records", "ledger"}
+
+// labEnv are the variables the lab sets itself.
+var labEnv = []string{EnvWorkerID, EnvLedger, EnvLedgerEphemeralOK, EnvQueueType, EnvSingleActiveConsumer, EnvOpsAddr}
+
+// withDefaults returns o with its zero fields set.
+func (o ReplicaOptions) withDefaults() ReplicaOptions {
+	if o.Ledger == "" {
+		o.Ledger = LedgerBbolt
+	}
+	if o.QueueType == "" {
+		o.QueueType = QueueClassic
+	}
+	if o.CPUs == 0 {
+		o.CPUs = 1
+	}
+	return o
+}
+
+// Validate checks o (zero fields meaning their defaults) and returns every
+// problem found, joined, each wrapping ErrReplicaOptions and naming what is
+// allowed. It touches neither Docker nor the disk.
+func (o ReplicaOptions) Validate() error {
+	o = o.withDefaults()
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrReplicaOptions}, args...)...))
+	}
+	if o.Name != "" && !workerNameRE.MatchString(o.Name) {
+		bad("name %q: letters, digits, '_', '.', '-' only", o.Name)
+	}
+	if o.Count < 1 {
+		bad("count %d: want >= 1 replica", o.Count)
+	}
+	if o.Ledger != LedgerBbolt && o.Ledger != LedgerPostgres {
+		bad("ledger %q: known ledgers: %s, %s", o.Ledger, LedgerBbolt, LedgerPostgres)
+	}
+	if o.QueueType != QueueClassic && o.QueueType != QueueQuorum {
+		bad("queue type %q: known types: %s, %s", o.QueueType, QueueClassic, QueueQuorum)
+	}
+	if o.CPUs < 0 || math.IsNaN(o.CPUs) || math.IsInf(o.CPUs, 0) {
+		bad("cpus %g: want > 0 (0 = 1)", o.CPUs)
+	}
+	if o.OutDir == "" {
+		bad("out dir: empty (the host dir for the records files)")
+	}
+	for _, f := range labFlags {
+		if _, ok := flagValue(o.Args, f); ok {
+			bad("args set -%s: the lab sets it (records in OutDir, ledger from Ledger)", f)
+		}
+	}
+	for _, k := range labEnv {
+		if _, ok := o.Env[k]; ok {
+			bad("env sets %s: the lab sets it from the options", k)
+		}
+	}
+	if _, err := ShutdownGrace(o.Args); err != nil {
+		bad("%v", err)
+	}
+	return errors.Join(errs...)
+}
+
+// ShutdownGrace returns how long a worker started with args may take to
+// finish its in-flight message after SIGTERM: a token call and a send
+// (each bounded by -response-timeout), one re-publish (-publish-timeout),
+// and 2 s for the ledger commit, the records line and the exit; rounded
+// up to whole seconds because Docker's stop timeout is in seconds. Flags
+// absent from args count at the worker's defaults (10 s each, so 32 s).
+// The shutdown budget is described in docs/deployment.md. Errors: a flag
+// present without a value or with a value time.ParseDuration refuses.
+func ShutdownGrace(args []string) (time.Duration, error) {
+	get := func(name string, def time.Duration) (time.Duration, error) {
+		v, ok := flagValue(args, name)
+		if !ok {
+			return def, nil
+		}
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return 0, fmt.Errorf("shutdown grace: -%s %q: want a positive duration like 10s", name, v)
+		}
+		return d, nil
+	}
+	resp, err := get("response-timeout", workerDefaultResponseTimeout)
+	if err != nil {
+		return 0, err
+	}
+	pub, err := get("publish-timeout", workerDefaultPublishTimeout)
+	if err != nil {
+		return 0, err
+	}
+	g := 2*resp + pub + shutdownMargin
+	return (g + time.Second - 1).Truncate(time.Second), nil
+}
+
+// flagValue finds flag name in args as Go's flag package reads it: -name v,
+// -name=v, --name v or --name=v; the last one wins. ok is true when the
+// flag is present; v is "" when it has no value.
+func flagValue(args []string, name string) (v string, ok bool) {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		f := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+		if f == a {
+			continue
+		}
+		if f == name {
+			ok, v = true, ""
+			if i+1 < len(args) {
+				v = args[i+1]
+				i++
+			}
+		} else if val, found := strings.CutPrefix(f, name+"="); found {
+			ok, v = true, val
+		}
+	}
+	return v, ok
+}
+
+// replicaSpec is everything one replica container is started with.
+type replicaSpec struct {
+	args []string
+	env  map[string]string
+}
+
+// stackEnv are the stack values a replica's environment defaults to.
+type stackEnv struct {
+	amqpURL, vendorURL, clientID, clientSecret string
+}
+
+// buildReplica returns the arguments and environment of replica id of o
+// (after withDefaults), given the stack's values and, for LedgerPostgres,
+// the database URL on the run's network.
+func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) replicaSpec {
+	env := map[string]string{
+		"AMQP_URL":             st.amqpURL,
+		"VENDOR_URL":           st.vendorURL,
+		"VENDOR_CA_FILE":       WorkerCAPath,
+		"VENDOR_CLIENT_ID":     st.clientID,
+		"VENDOR_CLIENT_SECRET": st.clientSecret,
+		"GOMAXPROCS":           strconv.Itoa(max(1, int(math.Ceil(o.CPUs)))),
+	}
+	maps.Copy(env, o.Env)
+	env[EnvWorkerID] = id
+	env[EnvQueueType] = o.QueueType
+	env[EnvSingleActiveConsumer] = strconv.FormatBool(!o.NoSingleActiveConsumer)
+	env[EnvOpsAddr] = ":" + strconv.Itoa(WorkerOpsPort)
+	args := slices.Clone(o.Args)
+	args = append(args, "-records", path.Join(WorkerOutDir, RecordsFileName(id)))
+	if o.Ledger == LedgerPostgres {
+		env[EnvLedger] = postgresURL
+	} else {
+		// The flag too, so that a worker reading only -ledger puts its
+		// file on the volume as well.
+		env[EnvLedger] = path.Join(WorkerLedgerDir, "ledger.db")
+		args = append(args, "-ledger", env[EnvLedger])
+	}
+	return replicaSpec{args: args, env: env}
+}
+
+// ReplicaID returns the id of the i-th replica (1-based): "worker-i".
+func ReplicaID(i int) string { return "worker-" + strconv.Itoa(i) }
+
+// RecordsFileName returns the records file of replica id in
+// ReplicaOptions.OutDir: "records-<id>.jsonl".
+func RecordsFileName(id string) string { return "records-" + id + ".jsonl" }
