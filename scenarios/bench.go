@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -23,6 +22,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -311,11 +311,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 			return Result{}, fail("collect", fmt.Errorf("keep cpu profile: %w", err))
 		}
 	}
-	recs, err := ReadRecords(recordsPath)
+	recs, err := records.ReadFile(recordsPath)
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	var m Metrics
+	m := NewMetrics(published)
 	for _, r := range recs {
 		m.Add(r)
 	}
@@ -345,7 +345,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if repeated > 0 {
 		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}
-	if m.Outcomes[string(vendorapi.Sent)] != n {
+	if m.Outcomes[outcome.Sent] != n {
 		logf(b.w, "%s: WARNING: not every message was SENT: %s; first errors: %q", label, formatCounts(m.Outcomes), m.Errors)
 	}
 
@@ -461,7 +461,7 @@ func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, 
 		if err != nil {
 			return nil, err
 		}
-		if err := send(key, body, reconcile.Published{RefKey: key, Valid: true}); err != nil {
+		if err := send(key, body, reconcile.Published{RefKey: key, Valid: true, Warmup: warm}); err != nil {
 			return nil, err
 		}
 		for !warm && malformed < malformedAfter(idx) {
@@ -533,8 +533,8 @@ func benchMessage(refKey string, i int, now time.Time) ([]byte, error) {
 var malformedKinds = []string{"not-json", "no-refkey", "bad-recipient", "bad-category", "trailing-data", "empty"}
 
 // malformedMessage returns the message id, body and refkey ("" when the body
-// has none) of the i-th (1-based) malformed message of a run. Refkeys use
-// the kind letter "x", so Metrics never counts them as warm-up or measured.
+// has none) of the i-th (1-based) malformed message of a run. The published
+// list marks it invalid, so Metrics never counts it as warm-up or measured.
 func malformedMessage(runID, mode string, rtt, i int, now time.Time) (id string, body []byte, refkey string) {
 	id = fmt.Sprintf("%s-%s-%dms-x%04d", runID, mode, rtt, i)
 	kind := malformedKinds[(i-1)%len(malformedKinds)]
@@ -579,7 +579,7 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 
 	prog := NewProgress(b.w, label, n)
 	defer prog.Finish()
-	counter := &lineCounter{path: recordsPath}
+	counter := records.NewTail(recordsPath)
 	timeout, stall := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), StallTimeout
 	if b.timeout > 0 {
 		timeout = b.timeout
@@ -597,9 +597,9 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 		case <-ctx.Done():
 			return ctx.Err()
 		case e := <-exited:
-			if done, err := counter.Poll(); err == nil {
-				handled = done
-				prog.Set(done)
+			if _, err := counter.Poll(); err == nil {
+				handled = counter.Lines()
+				prog.Set(handled)
 			}
 			switch {
 			case e.err != nil:
@@ -613,10 +613,10 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 		case <-deadline.C:
 			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
 		case <-tick.C:
-			done, err := counter.Poll()
-			if err != nil {
+			if _, err := counter.Poll(); err != nil {
 				return err
 			}
+			done := counter.Lines()
 			if done != handled {
 				handled, lastChange = done, time.Now()
 				prog.Set(done)
@@ -625,33 +625,6 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 			}
 		}
 	}
-}
-
-// ReadRecords reads a worker records file (one records.Record JSON object
-// per line). A line that does not parse is an error naming its number.
-func ReadRecords(path string) ([]records.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open records: %w", err)
-	}
-	defer f.Close()
-	var recs []records.Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var r records.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("parse records line %d: %w", line, err)
-		}
-		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read records: %w", err)
-	}
-	return recs, nil
 }
 
 // resolveProfile finds the profile directory: as given when it exists,

@@ -25,6 +25,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -37,13 +38,13 @@ const raceProxyPort = 20000
 // IdleRaceRow is one (RTT, idle-timeout setting) lane of the idle race.
 // Per-1,000 figures divide by Sends.
 type IdleRaceRow struct {
-	RTTMS             int            `json:"rtt_ms"`
-	Setting           string         `json:"setting"`
-	IdleConnTimeoutMS float64        `json:"idle_conn_timeout_ms"`
-	Sends             int            `json:"sends"`
-	Outcomes          map[string]int `json:"outcomes"` // worker records by outcome
-	Unknown           int            `json:"unknown"`
-	NotSent           int            `json:"not_sent"`
+	RTTMS             int                     `json:"rtt_ms"`
+	Setting           string                  `json:"setting"`
+	IdleConnTimeoutMS float64                 `json:"idle_conn_timeout_ms"`
+	Sends             int                     `json:"sends"`
+	Outcomes          map[outcome.Outcome]int `json:"outcomes"` // worker records by outcome
+	Unknown           int                     `json:"unknown"`
+	NotSent           int                     `json:"not_sent"`
 	// Failures is Unknown + NotSent.
 	Failures        int     `json:"failures"`
 	FailuresPer1000 float64 `json:"failures_per_1000"`
@@ -222,7 +223,7 @@ func (l *lane) run(ctx context.Context) (err error) {
 		return err
 	}
 	_ = os.Chmod(l.dir, 0o777)
-	l.tail = &tail{path: filepath.Join(l.dir, recordsFile)}
+	l.tail = newTail(filepath.Join(l.dir, recordsFile))
 	// A scenario of the same name may have run before on this broker.
 	if l.pub, err = freshPublisher(r.conn, l.topo); err != nil {
 		return err
@@ -330,17 +331,17 @@ func (l *lane) judge(ctx context.Context, all []vendormock.JournalEntry) (IdleRa
 
 // raceRow counts one lane's records.
 func raceRow(rtt int, setting string, idle time.Duration, sends int, recs []records.Record, reached int, rep reconcile.Report) IdleRaceRow {
-	row := IdleRaceRow{RTTMS: rtt, Setting: setting, IdleConnTimeoutMS: ms(idle), Sends: sends, Outcomes: map[string]int{},
+	row := IdleRaceRow{RTTMS: rtt, Setting: setting, IdleConnTimeoutMS: ms(idle), Sends: sends, Outcomes: map[outcome.Outcome]int{},
 		ReachedVendor: reached, Duplicates: rep.Duplicates, Lost: rep.Lost, ReconcileOK: rep.OK}
 	for _, r := range recs {
 		row.Outcomes[r.Outcome]++
 		switch r.Outcome {
-		case worker.outcome.Unknown:
+		case outcome.Unknown:
 			row.Unknown++
-		case worker.outcome.NotSent:
+		case outcome.NotSent:
 			row.NotSent++
 		}
-		if r.GotConns > 1 && r.Outcome == worker.outcome.Sent {
+		if r.GotConns > 1 && r.Outcome == outcome.Sent {
 			row.Absorbed++
 		}
 		if r.GotConns > 0 && !r.Reused {

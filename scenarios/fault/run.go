@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // DefaultCatalog is the scenario catalog's folder, relative to the
@@ -152,7 +153,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 			}
 			// One broken scenario must not hide the others' results.
 			v = Verdict{Name: sc.Name, Tool: sc.Tool, Fault: sc.Fault, Failures: []string{err.Error()},
-				Observed: map[string]int{}, Records: map[string]int{}}
+				Observed: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}}
 			fmt.Fprintf(w, "[fault] %s: ERROR: %v\n", sc.Name, err)
 		}
 		if !v.Pass {

@@ -19,6 +19,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -171,7 +172,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
 	}
 	_ = os.Chmod(s.dir, 0o777) // the worker image may run as another user
-	s.tail = &tail{path: filepath.Join(s.dir, recordsFile)}
+	s.tail = newTail(filepath.Join(s.dir, recordsFile))
 	r.logf("%s: %s (fault by %s)", sc.Name, sc.Description, sc.Tool)
 
 	defer func() {
@@ -542,7 +543,7 @@ func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
 
 type waitCond struct {
 	records  int
-	outcomes map[string]int
+	outcomes map[outcome.Outcome]int
 	journal  int
 }
 
@@ -754,57 +755,27 @@ func (p *publisher) waitConsumer(ctx context.Context, wk *vendormock.Worker, tim
 	}
 }
 
-// tail reads a growing records file incrementally.
+// tail reads a growing records file incrementally and keeps every
+// record read so far.
 type tail struct {
-	path    string
-	off     int64
-	partial []byte
-	recs    []records.Record
+	path string
+	t    *records.Tail
+	recs []records.Record
 }
 
-// poll reads the lines appended since the last poll; a missing file is
+func newTail(path string) *tail { return &tail{path: path, t: records.NewTail(path)} }
+
+// poll reads the records appended since the last poll; a missing file is
 // an empty one.
 func (t *tail) poll() error {
-	f, err := os.Open(t.path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
-		return fmt.Errorf("open records: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(t.off, io.SeekStart); err != nil {
-		return fmt.Errorf("read records: %w", err)
-	}
-	b, err := io.ReadAll(f)
-	if err != nil {
-		return fmt.Errorf("read records: %w", err)
-	}
-	t.off += int64(len(b))
-	b = append(t.partial, b...)
-	for {
-		i := strings.IndexByte(string(b), '\n')
-		if i < 0 {
-			break
-		}
-		line := b[:i]
-		b = b[i+1:]
-		if len(strings.TrimSpace(string(line))) == 0 {
-			continue
-		}
-		recs, err := reconcile.ReadRecords(strings.NewReader(string(line)))
-		if err != nil {
-			return fmt.Errorf("parse records line %d: %w", len(t.recs)+1, err)
-		}
-		t.recs = append(t.recs, recs...)
-	}
-	t.partial = append([]byte(nil), b...)
-	return nil
+	recs, err := t.t.Poll()
+	t.recs = append(t.recs, recs...)
+	return err
 }
 
 // counts returns the records by outcome.
-func (t *tail) counts() map[string]int {
-	m := map[string]int{}
+func (t *tail) counts() map[outcome.Outcome]int {
+	m := map[outcome.Outcome]int{}
 	for _, r := range t.recs {
 		m[r.Outcome]++
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -42,10 +43,6 @@ var Proxies = []string{vendormock.ProxyName, BrokerProxy}
 // BrokerProxy is the Toxiproxy proxy every fault scenario's worker reaches
 // RabbitMQ through, so a step can cut the broker connection.
 const BrokerProxy = "broker"
-
-// Outcomes a scenario may expect: the worker's record outcomes plus the
-// reconciler's places (PENDING, LOST, DEAD).
-var Outcomes = []string{"SENT", "REJECTED", "NOT_SENT", "UNKNOWN", "OUTSIDE_SEND_WINDOW", "INVALID", "DUPLICATE", "PENDING", "LOST", "DEAD"}
 
 // ErrInvalidScenario is wrapped by every *ScenarioError.
 var ErrInvalidScenario = errors.New("invalid scenario")
@@ -329,10 +326,10 @@ type Pacing struct {
 // WaitStep waits until every condition set holds (or Timeout, default
 // 60s, fails the scenario).
 type WaitStep struct {
-	Records  int            `yaml:"records"`  // records (handled messages) at least
-	Outcomes map[string]int `yaml:"outcomes"` // records of each outcome at least
-	Journal  int            `yaml:"journal"`  // journal sends of this scenario at least
-	Timeout  Duration       `yaml:"timeout"`
+	Records  int                     `yaml:"records"`  // records (handled messages) at least
+	Outcomes map[outcome.Outcome]int `yaml:"outcomes"` // records of each outcome at least
+	Journal  int                     `yaml:"journal"`  // journal sends of this scenario at least
+	Timeout  Duration                `yaml:"timeout"`
 }
 
 // RestartStep stops the worker with SIGTERM (it finishes the message in
@@ -346,15 +343,15 @@ type RestartStep struct {
 // reconciler verdict of OK.
 type Expect struct {
 	// Outcomes counts where each published message ended (reconciler).
-	Outcomes map[string]Count `yaml:"outcomes"`
+	Outcomes map[outcome.Outcome]Count `yaml:"outcomes"`
 	// Records counts the worker's records by outcome (attempts, so a
 	// retried message counts once per attempt).
-	Records map[string]Count `yaml:"records"`
+	Records map[outcome.Outcome]Count `yaml:"records"`
 	// Journal counts POSTs to the send path of this scenario (every status).
 	Journal *Count `yaml:"journal"`
 	// JournalByOutcome counts journal sends of the messages that ended in
 	// each outcome (e.g. UNKNOWN: 1 = the one unknown send reached the vendor).
-	JournalByOutcome map[string]Count `yaml:"journal_by_outcome"`
+	JournalByOutcome map[outcome.Outcome]Count `yaml:"journal_by_outcome"`
 	// Settle is how long to wait after the steps before counting the
 	// journal: at least the slowest response that could still arrive.
 	Settle Duration `yaml:"settle"`
@@ -780,8 +777,8 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 			bad(field+".wait", "set records, outcomes or journal")
 		}
 		for k := range w.Outcomes {
-			if !slices.Contains(Outcomes, k) {
-				bad(field+".wait.outcomes."+k, "unknown outcome; want one of %s", strings.Join(Outcomes, ", "))
+			if _, err := outcome.Parse(string(k)); err != nil {
+				bad(field+".wait.outcomes."+string(k), "unknown outcome; want one of %s", outcome.Names(outcome.All))
 			}
 		}
 		if w.Timeout < 0 {
@@ -816,11 +813,18 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 }
 
 func (e Expect) check(bad func(string, string, ...any)) {
-	for name, m := range map[string]map[string]Count{"expect.outcomes": e.Outcomes, "expect.records": e.Records, "expect.journal_by_outcome": e.JournalByOutcome} {
+	// Where a message ends is any reconciled name; a record's outcome is
+	// one the worker writes.
+	for name, m := range map[string]map[outcome.Outcome]Count{"expect.outcomes": e.Outcomes, "expect.journal_by_outcome": e.JournalByOutcome} {
 		for k := range m {
-			if !slices.Contains(Outcomes, k) {
-				bad(name+"."+k, "unknown outcome; want one of %s", strings.Join(Outcomes, ", "))
+			if !slices.Contains(outcome.Reconciled, k) {
+				bad(name+"."+string(k), "unknown outcome; want one of %s", outcome.Names(outcome.Reconciled))
 			}
+		}
+	}
+	for k := range e.Records {
+		if _, err := outcome.Parse(string(k)); err != nil {
+			bad("expect.records."+string(k), "unknown outcome; want one of %s", outcome.Names(outcome.All))
 		}
 	}
 	if len(e.Outcomes) == 0 {

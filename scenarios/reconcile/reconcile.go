@@ -87,7 +87,7 @@ type Report struct {
 	// ByOutcome counts where each published refkey (or invalid message)
 	// ended, by outcome: the worker's outcomes plus PENDING, LOST, DEAD.
 	// Suppressed DUPLICATE acks are not counted here (see Suppressed).
-	ByOutcome map[string]int `json:"by_outcome"`
+	ByOutcome map[outcome.Outcome]int `json:"by_outcome"`
 	// ByPlace counts the same places by where they are: PlaceAcked or a
 	// queue name.
 	ByPlace map[string]int `json:"by_place"`
@@ -129,7 +129,7 @@ func (u *unit) allInvalid() bool { return u.invalid == len(u.pubs) }
 type place struct {
 	where   string // PlaceAcked or a queue name
 	role    string // role of the queue in Names ("" when unknown)
-	outcome string
+	outcome outcome.Outcome
 	reason  string
 	seq     int  // record seq for an acked place
 	byCount bool // matched to an invalid message by counting, not by id
@@ -166,8 +166,8 @@ func roles(n queues.Names) map[string]string {
 }
 
 // routeFor returns the queues an outcome may go to: "" is acked.
-func routeFor(n queues.Names, outcome string) ([]string, bool) {
-	switch outcome {
+func routeFor(n queues.Names, o outcome.Outcome) ([]string, bool) {
+	switch o {
 	case outcome.Sent, outcome.Duplicate:
 		return []string{""}, true
 	case outcome.Rejected:
@@ -186,7 +186,7 @@ func routeFor(n queues.Names, outcome string) ([]string, bool) {
 
 // headerAllowed reports whether a message with outcome header h may sit in
 // a queue of role.
-func headerAllowed(role, h string) bool {
+func headerAllowed(role string, h outcome.Outcome) bool {
 	switch role {
 	case roleRetry:
 		return h == outcome.NotSent
@@ -202,7 +202,7 @@ func headerAllowed(role, h string) bool {
 	return true // main: re-delivered retry or held messages keep theirs
 }
 
-func placeOutcome(role, header string) string {
+func placeOutcome(role string, header outcome.Outcome) outcome.Outcome {
 	switch role {
 	case roleMain:
 		return outcome.Pending
@@ -228,9 +228,9 @@ func placeOutcome(role, header string) string {
 
 // reaches reports whether a record or ledger outcome says a request may
 // have reached the vendor.
-func reaches(outcome string) bool {
-	switch outcome {
-	case outcome.Sent, outcome.Rejected, outcome.Unknown, string(ledger.Attempting):
+func reaches(o outcome.Outcome) bool {
+	switch o {
+	case outcome.Sent, outcome.Rejected, outcome.Unknown, outcome.Outcome(ledger.Attempting):
 		return true
 	}
 	return false
@@ -262,7 +262,7 @@ func is2xx(status int) bool { return status >= 200 && status < 300 }
 func Reconcile(in Input) Report {
 	r := Report{
 		Checks:           []string{},
-		ByOutcome:        map[string]int{},
+		ByOutcome:        map[outcome.Outcome]int{},
 		ByPlace:          map[string]int{},
 		LostIDs:          []string{},
 		DuplicateRefKeys: []string{},
@@ -397,7 +397,7 @@ func Reconcile(in Input) Report {
 		for _, q := range slices.Sorted(maps.Keys(in.Queues)) {
 			role := roleOf[q]
 			for _, m := range in.Queues[q] {
-				h := m.Header(queues.HeaderOutcome)
+				h := outcome.Outcome(m.Header(queues.HeaderOutcome))
 				p := place{where: q, role: role, outcome: placeOutcome(role, h), reason: m.Header(queues.HeaderReason)}
 				if haveNames && h != "" && !headerAllowed(role, h) {
 					tail = append(tail, Violation{RefKey: m.RefKey, MessageID: m.MessageID, Rule: RuleRoute,
@@ -545,7 +545,7 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 		v(RuleDuplicate, "reached the vendor %d times without a 4xx answer (%s)", reached, statuses(u.journal))
 	}
 	le, inLedger := ledgerOf[u.refkey]
-	said := map[string]bool{}
+	said := map[outcome.Outcome]bool{}
 	for _, rec := range u.records {
 		said[rec.Outcome] = true
 	}
@@ -556,13 +556,13 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 		said[outcome.Invalid] = true
 	}
 	if inLedger {
-		said[string(le.State)] = true
+		said[outcome.Outcome(le.State)] = true
 	}
 	if said[outcome.Sent] && !ok2xx {
 		v(RuleSentNotInJournal, "worker says SENT, the vendor's journal has %s", journalSummary(u.journal))
 	}
 	if len(u.journal) > 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(said)), reaches) {
-		for _, o := range []string{outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid} {
+		for _, o := range []outcome.Outcome{outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid} {
 			if said[o] {
 				v(RuleNotSentInJournal, "worker says %s and nothing says it left, the vendor's journal has %s", o, journalSummary(u.journal))
 				break
@@ -586,7 +586,7 @@ func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf ma
 		v(RuleLedger, "record seq %d says %s, the ledger has no entry", last.Seq, last.Outcome)
 	case le.State == ledger.Attempting && last.Outcome == outcome.Unknown:
 		// An attempt without an outcome is UNKNOWN: both say the same.
-	case string(le.State) != last.Outcome:
+	case outcome.Outcome(le.State) != last.Outcome:
 		v(RuleLedger, "record seq %d says %s, the ledger says %s", last.Seq, last.Outcome, le.State)
 	}
 	// A 4xx answer (a 401 before the token refetch, a rejection) may be

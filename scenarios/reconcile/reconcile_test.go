@@ -35,14 +35,14 @@ func invalidPub(seq int, msgID string) Published {
 	return Published{Seq: seq, MessageID: msgID, PublishedAt: t0}
 }
 
-func rec(seq int, refkey, outcome, queue string) records.Record {
-	return records.Record{Seq: seq, RefKey: refkey, Outcome: outcome, Queue: queue}
+func rec(seq int, refkey string, o outcome.Outcome, queue string) records.Record {
+	return records.Record{Seq: seq, RefKey: refkey, Outcome: o, Queue: queue}
 }
 
-func queued(queue, refkey, msgID, outcome, reason string) QueuedMessage {
+func queued(queue, refkey, msgID string, o outcome.Outcome, reason string) QueuedMessage {
 	h := map[string]any{}
-	if outcome != "" {
-		h[queues.HeaderOutcome] = outcome
+	if o != "" {
+		h[queues.HeaderOutcome] = string(o)
 	}
 	if reason != "" {
 		h[queues.HeaderReason] = reason
@@ -54,8 +54,8 @@ func sent(refkey string, status int) JournalEntry {
 	return JournalEntry{Method: "POST", Path: DefaultSendPath, RefKey: refkey, Status: status}
 }
 
-func entry(refkey string, state ledger.State, attempts int) ledger.Entry {
-	return ledger.Entry{RefKey: refkey, State: state, Attempts: attempts}
+func entry[S ~string](refkey string, state S, attempts int) ledger.Entry {
+	return ledger.Entry{RefKey: refkey, State: ledger.State(state), Attempts: attempts}
 }
 
 // clean is a run where a, b and c were SENT once each, and the token call
@@ -89,14 +89,14 @@ func TestReconcile(t *testing.T) {
 		wantRules  []string // sorted rules of the violations
 		wantLost   []string
 		wantDups   []string
-		wantByOut  map[string]int // checked when non-nil
+		wantByOut  map[outcome.Outcome]int // checked when non-nil
 		wantSupp   int
 		wantChecks []string // checked when non-nil
 	}{
 		{
 			name:       "clean run",
 			in:         clean,
-			wantByOut:  map[string]int{outcome.Sent: 3},
+			wantByOut:  map[outcome.Outcome]int{outcome.Sent: 3},
 			wantChecks: []string{CheckPlaces, CheckRoute, CheckJournal, CheckLedger},
 		},
 		{
@@ -106,7 +106,7 @@ func TestReconcile(t *testing.T) {
 			},
 			wantRules: []string{RuleLost},
 			wantLost:  []string{"c"},
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.Lost: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.Lost: 1},
 		},
 		{
 			name: "lost after its record says it went to the retry queue",
@@ -190,7 +190,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			wantRules: []string{RuleNotSentInJournal},
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.NotSent: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.NotSent: 1},
 		},
 		{
 			name: "held ad in the journal",
@@ -214,7 +214,7 @@ func TestReconcile(t *testing.T) {
 				in.Journal = append(in.Journal, sent("b", 200))
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3},
 		},
 		{
 			name: "message in two queues",
@@ -248,7 +248,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			wantSupp:  1,
-			wantByOut: map[string]int{outcome.Sent: 3},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3},
 		},
 		{
 			name: "UNKNOWN, ack lost, redelivery suppressed",
@@ -263,7 +263,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			wantSupp:  1,
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.Unknown: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.Unknown: 1},
 		},
 		{
 			name: "crash mid-send: ledger Attempting, redelivery UNKNOWN",
@@ -277,7 +277,7 @@ func TestReconcile(t *testing.T) {
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.Unknown: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.Unknown: 1},
 		},
 		{
 			name: "only a DUPLICATE ack is lost",
@@ -299,7 +299,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			wantSupp:  1,
-			wantByOut: map[string]int{outcome.Sent: 3},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3},
 		},
 		{
 			name: "invalid messages dead-lettered",
@@ -313,7 +313,7 @@ func TestReconcile(t *testing.T) {
 				}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 2},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3, outcome.Invalid: 2},
 		},
 		{
 			name: "invalid messages dead-lettered without their message id",
@@ -327,7 +327,7 @@ func TestReconcile(t *testing.T) {
 				}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 2},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3, outcome.Invalid: 2},
 		},
 		{
 			name: "invalid message with a refkey dead-lettered",
@@ -338,7 +338,7 @@ func TestReconcile(t *testing.T) {
 				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "d", "", outcome.Invalid, "category: want info or ad")}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "invalid body with a refkey the driver did not record",
@@ -349,7 +349,7 @@ func TestReconcile(t *testing.T) {
 				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "bad-1", outcome.Invalid, "recipient: missing")}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "invalid body with an unrecorded refkey, dead-lettered without its id",
@@ -360,7 +360,7 @@ func TestReconcile(t *testing.T) {
 				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "half-valid", "", outcome.Invalid, "recipient: missing")}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "more dead-lettered INVALID messages than published invalid ones",
@@ -375,7 +375,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			wantRules: []string{RuleUnpublished},
-			wantByOut: map[string]int{outcome.Sent: 3, outcome.Invalid: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3, outcome.Invalid: 1},
 		},
 		{
 			name: "invalid message dead-lettered without a reason",
@@ -431,7 +431,7 @@ func TestReconcile(t *testing.T) {
 				return in
 			},
 			wantRules: []string{RuleRoute},
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.Unknown: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.Unknown: 1},
 		},
 		{
 			name: "NOT_SENT after the last attempt is dead-lettered",
@@ -442,7 +442,7 @@ func TestReconcile(t *testing.T) {
 				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", outcome.NotSent, "attempts exhausted")}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.NotSent: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.NotSent: 1},
 		},
 		{
 			name: "message still in the main queue is pending, not lost",
@@ -453,13 +453,13 @@ func TestReconcile(t *testing.T) {
 				in.Queues["n"] = []QueuedMessage{queued("n", "c", "m-c", outcome.NotSent, "dial: refused")}
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 2, outcome.Pending: 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, outcome.Pending: 1},
 		},
 		{
 			name: "ledger disagrees with the record",
 			in: func() Input {
 				in := clean()
-				in.Ledger[2].State = outcome.Unknown
+				in.Ledger[2].State = ledger.State(outcome.Unknown)
 				return in
 			},
 			wantRules: []string{RuleLedger},
@@ -504,7 +504,7 @@ func TestReconcile(t *testing.T) {
 				in.Journal = append(in.Journal, sent("c", 200))
 				return in
 			},
-			wantByOut: map[string]int{outcome.Sent: 3},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 3},
 		},
 		{
 			name: "unknown outcome in a record",
@@ -516,7 +516,7 @@ func TestReconcile(t *testing.T) {
 			// Acked with an outcome nobody knows: a route violation; it still
 			// counts as its place.
 			wantRules: []string{RuleRoute},
-			wantByOut: map[string]int{outcome.Sent: 2, "MAYBE": 1},
+			wantByOut: map[outcome.Outcome]int{outcome.Sent: 2, "MAYBE": 1},
 		},
 		{
 			name: "only the journal: the journal check alone runs",
@@ -528,7 +528,7 @@ func TestReconcile(t *testing.T) {
 			},
 			wantRules:  []string{RuleDuplicate},
 			wantDups:   []string{"a"},
-			wantByOut:  map[string]int{},
+			wantByOut:  map[outcome.Outcome]int{},
 			wantChecks: []string{CheckJournal},
 		},
 		{
@@ -536,7 +536,7 @@ func TestReconcile(t *testing.T) {
 			in: func() Input {
 				return Input{Published: clean().Published}
 			},
-			wantByOut:  map[string]int{},
+			wantByOut:  map[outcome.Outcome]int{},
 			wantChecks: []string{},
 		},
 	}
@@ -602,7 +602,7 @@ func orEmpty(s []string) []string {
 	return s
 }
 
-func mapsEqual(a, b map[string]int) bool {
+func mapsEqual[K comparable](a, b map[K]int) bool {
 	if len(a) != len(b) {
 		return false
 	}
