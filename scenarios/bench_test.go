@@ -157,17 +157,6 @@ func TestRunErrorUnwraps(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	if got := lastLines("a\nb\nc\nd\n", 2); got != "c\nd" {
-		t.Errorf("lastLines = %q", got)
-	}
-	var b bytes.Buffer
-	pw := prefixWriter{w: &b, prefix: "[stack] "}
-	if _, err := pw.Write([]byte("one\ntwo\n")); err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != "[stack] one\n[stack] two\n" {
-		t.Errorf("prefixWriter wrote %q", b.String())
-	}
 	env := describeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"})
 	if env.GoVersion == "" || env.CPUs < 1 || env.Images.Worker != "w:1" || env.Images.Kind != "offline" {
 		t.Errorf("describeEnvironment = %+v", env)
