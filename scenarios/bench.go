@@ -116,7 +116,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := os.MkdirAll(filepath.Join(out, "nginx"), 0o755); err != nil {
 		return fmt.Errorf("create OUT: %w", err)
 	}
-	profile, err := resolveProfile(cfg.Profile)
+	profile, err := ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}

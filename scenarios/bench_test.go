@@ -120,17 +120,17 @@ func TestWorkerArgs(t *testing.T) {
 func TestResolveProfile(t *testing.T) {
 	// From scenarios/, the default profile is found relative to the module root.
 	if _, err := os.Stat("../" + DefaultProfile); err == nil {
-		got, err := resolveProfile(DefaultProfile)
+		got, err := ResolveProfile(DefaultProfile)
 		if err != nil || !strings.HasSuffix(got, DefaultProfile) {
-			t.Errorf("resolveProfile(default) = %q, %v", got, err)
+			t.Errorf("ResolveProfile(default) = %q, %v", got, err)
 		}
 	}
 	dir := t.TempDir()
-	if got, err := resolveProfile(dir); err != nil || got != dir {
-		t.Errorf("resolveProfile(abs) = %q, %v", got, err)
+	if got, err := ResolveProfile(dir); err != nil || got != dir {
+		t.Errorf("ResolveProfile(abs) = %q, %v", got, err)
 	}
-	if _, err := resolveProfile("no/such/profile"); err == nil {
-		t.Error("resolveProfile(missing): want an error")
+	if _, err := ResolveProfile("no/such/profile"); err == nil {
+		t.Error("ResolveProfile(missing): want an error")
 	}
 }
 

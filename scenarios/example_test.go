@@ -1,7 +1,6 @@
 package scenarios_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -11,22 +10,6 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
-
-func ExampleParseArgs() {
-	env := map[string]string{"COUNT": "200", "WARMUP": "10"}
-	cfg, err := scenarios.ParseArgs([]string{"RTTS=3,10", "MODES=pooled", "COUNT=60"}, func(k string) string { return env[k] })
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.PerRequestTLS)
-
-	_, err = scenarios.ParseArgs([]string{"MODES=foo"}, nil)
-	var ue *scenarios.UsageError
-	fmt.Println(errors.As(err, &ue), ue.Key)
-	// Output:
-	// 60 10 [3 10] [pooled] 1.2
-	// true MODES
-}
 
 func ExampleMetrics() {
 	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)

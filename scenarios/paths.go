@@ -27,10 +27,10 @@ func repoRoot() string {
 	}
 }
 
-// resolveProfile finds the profile directory: as given when it exists,
+// ResolveProfile finds the profile directory: as given when it exists,
 // else relative to the module root (repoRoot), so tests running in
 // scenarios/ find the default profile too. Errors: neither is a directory.
-func resolveProfile(p string) (string, error) {
+func ResolveProfile(p string) (string, error) {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return filepath.Abs(p)
 	}

@@ -168,8 +168,8 @@ func SortResults(rs []Result) {
 }
 
 func modeRank(m string) int {
-	if i := slices.Index(allowedModes, m); i >= 0 {
+	if i := slices.Index(AllModes, m); i >= 0 {
 		return i
 	}
-	return len(allowedModes)
+	return len(AllModes)
 }
