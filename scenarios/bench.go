@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -322,8 +323,8 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if repeated > 0 {
 		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}
-	if m.Outcomes[outcome.Sent] != n {
-		logf(b.w, "%s: WARNING: not every message was SENT: %s; first errors: %q", label, formatCounts(m.Outcomes), m.Errors)
+	if warn := outcomeWarning(m.Outcomes, b.cfg.Warmup+b.cfg.Count, b.cfg.Malformed); warn != "" {
+		logf(b.w, "%s: WARNING: %s; first errors: %q", label, warn, m.Errors)
 	}
 
 	r := Result{
@@ -356,4 +357,21 @@ func newRunID() string {
 // logf writes one "[lab] ..." line to w.
 func logf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "[lab] "+format+"\n", args...)
+}
+
+// outcomeWarning returns "" when a run ended as it should: its valid
+// messages (WARMUP+COUNT) all SENT and its malformed ones (MALFORMED) all
+// INVALID. Otherwise it says which of the two failed, with every count.
+func outcomeWarning(outcomes map[outcome.Outcome]int, valid, malformed int) string {
+	var bad []string
+	if outcomes[outcome.Sent] != valid {
+		bad = append(bad, fmt.Sprintf("not every valid message was SENT (%d of %d)", outcomes[outcome.Sent], valid))
+	}
+	if outcomes[outcome.Invalid] != malformed {
+		bad = append(bad, fmt.Sprintf("not every malformed message was INVALID (%d of %d)", outcomes[outcome.Invalid], malformed))
+	}
+	if len(bad) == 0 {
+		return ""
+	}
+	return strings.Join(bad, "; ") + ": " + formatCounts(outcomes)
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
@@ -271,6 +272,33 @@ func TestMalformedMessages(t *testing.T) {
 			}
 			if refkey != "" && refkey != id {
 				t.Errorf("id %q refkey %q: want the refkey empty or the id", id, refkey)
+			}
+		})
+	}
+}
+
+// TestOutcomeWarning: malformed messages ending INVALID are expected, not a
+// reason to warn; a valid message not SENT, or a malformed one not
+// INVALID, is.
+func TestOutcomeWarning(t *testing.T) {
+	tests := []struct {
+		name      string
+		outcomes  map[outcome.Outcome]int
+		valid     int
+		malformed int
+		want      string // substring; "" = no warning
+	}{
+		{"all sent", map[outcome.Outcome]int{outcome.Sent: 1050}, 1050, 0, ""},
+		{"malformed dead-lettered", map[outcome.Outcome]int{outcome.Sent: 1050, outcome.Invalid: 12}, 1050, 12, ""},
+		{"a valid one unknown", map[outcome.Outcome]int{outcome.Sent: 1049, outcome.Unknown: 1, outcome.Invalid: 12}, 1050, 12, "valid message was SENT (1049 of 1050)"},
+		{"a malformed one sent", map[outcome.Outcome]int{outcome.Sent: 1051, outcome.Invalid: 11}, 1050, 12, "malformed message was INVALID (11 of 12)"},
+		{"an unexpected invalid", map[outcome.Outcome]int{outcome.Sent: 1049, outcome.Invalid: 1}, 1050, 0, "INVALID 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := outcomeWarning(tt.outcomes, tt.valid, tt.malformed)
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("outcomeWarning = %q; want %q", got, tt.want)
 			}
 		})
 	}
