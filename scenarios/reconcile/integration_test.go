@@ -48,11 +48,6 @@ func labImage(t *testing.T, env string) string {
 
 func startContainer(t *testing.T, ctx context.Context, req testcontainers.ContainerRequest, port string) string {
 	t.Helper()
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
 	t.Cleanup(func() {
 		if c != nil {

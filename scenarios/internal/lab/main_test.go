@@ -3,8 +3,8 @@ package lab
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/leaktest"
 )
 
 // TestMain checks that no test leaves a goroutine behind.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
