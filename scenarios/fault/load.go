@@ -44,33 +44,86 @@ func Load(path string) (*Scenario, error) {
 	return Parse(path, data)
 }
 
-// LoadCatalog reads every *.yaml file of dir, sorted by name. Errors of
-// every file are joined; two files with one name are an error.
-func LoadCatalog(dir string) ([]*Scenario, error) {
+// Catalog is a catalog folder read file by file: the scenarios that
+// loaded, in file name order, and the files that did not.
+type Catalog struct {
+	Scenarios []*Scenario
+	Broken    []BrokenFile
+}
+
+// BrokenFile is a catalog file that did not load; Err names the file and
+// the field (*ScenarioError values joined).
+type BrokenFile struct {
+	File string // path as read
+	Err  error
+}
+
+// ReadCatalog reads every *.yaml file of dir, sorted by name. A file that
+// does not load is kept in Broken and the others still load. Errors: dir
+// cannot be listed or holds no *.yaml file.
+func ReadCatalog(dir string) (Catalog, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if err != nil {
-		return nil, fmt.Errorf("load catalog: %w", err)
+		return Catalog{}, fmt.Errorf("load catalog: %w", err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("load catalog: no *.yaml file in %s", dir)
+		return Catalog{}, fmt.Errorf("load catalog: no *.yaml file in %s", dir)
 	}
 	sort.Strings(files)
-	var (
-		out  []*Scenario
-		errs []error
-	)
+	var c Catalog
 	for _, f := range files {
 		sc, err := Load(f)
 		if err != nil {
-			errs = append(errs, err)
+			c.Broken = append(c.Broken, BrokenFile{File: f, Err: err})
 			continue
 		}
-		out = append(out, sc)
+		c.Scenarios = append(c.Scenarios, sc)
 	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	return c, nil
+}
+
+// Err returns every broken file's errors joined, nil when none is broken.
+func (c Catalog) Err() error {
+	var errs []error
+	for _, b := range c.Broken {
+		errs = append(errs, b.Err)
 	}
-	return out, nil
+	return errors.Join(errs...)
+}
+
+// Select returns the scenarios named by name (see Select). A broken file
+// stops only what needs it: "all", or the scenario of that file name (the
+// error is the file's, naming the field). A valid scenario asked for by
+// name runs whatever else is broken. An unknown name's error lists the
+// known names and the broken files.
+func (c Catalog) Select(name string) ([]*Scenario, error) {
+	if name == "all" && len(c.Broken) > 0 {
+		return nil, fmt.Errorf("select all: %d catalog file(s) do not load: %w", len(c.Broken), c.Err())
+	}
+	for _, b := range c.Broken {
+		if strings.TrimSuffix(filepath.Base(b.File), ".yaml") == name {
+			return nil, fmt.Errorf("select %s: %w", name, b.Err)
+		}
+	}
+	sel, err := Select(c.Scenarios, name)
+	if err != nil && len(c.Broken) > 0 {
+		return nil, fmt.Errorf("%w; files that do not load: %w", err, c.Err())
+	}
+	return sel, err
+}
+
+// LoadCatalog reads every *.yaml file of dir, sorted by name, and fails on
+// any file that does not load (`./run.sh list`, tests): the errors of
+// every broken file are joined, each naming the file and the field.
+func LoadCatalog(dir string) ([]*Scenario, error) {
+	c, err := ReadCatalog(dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Err(); err != nil {
+		return nil, err
+	}
+	return c.Scenarios, nil
 }
 
 // Select returns the scenarios named by name: "all" = every one, else
