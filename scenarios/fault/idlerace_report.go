@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -111,9 +112,11 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
+	// The legend sits in a band at the top of the plot that the data never
+	// reaches (see chartHeadroom), clear of the right edge: the text is
+	// right-aligned to the thumbnails, which would otherwise sit on the
+	// canvas border.
 	p.Legend.Top = true
-	// Inside the plot, clear of the right edge: the text is right-aligned
-	// to the thumbnails, which would otherwise sit on the canvas border.
 	p.Legend.XOffs = -vg.Points(12)
 	p.Legend.YOffs = -vg.Points(4)
 	p.Legend.Padding = vg.Points(6) // between a label and its line sample
@@ -130,6 +133,7 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 	}
 	colors := []color.Color{color.RGBA{R: 0x2c, G: 0x6f, B: 0xbb, A: 0xff}, color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff},
 		color.RGBA{R: 0x27, G: 0x8e, B: 0x4a, A: 0xff}, color.RGBA{R: 0x8e, G: 0x44, B: 0xad, A: 0xff}}
+	var marks []valueLabel
 	for i, rtt := range rtts {
 		xys := byRTT[rtt]
 		sortXY(xys)
@@ -142,41 +146,95 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 		points.Shape = draw.CircleGlyph{}
 		p.Add(line, points)
 		p.Legend.Add(fmt.Sprintf("RTT %d ms", rtt), line, points)
-		labels := make([]string, len(xys))
-		for k, xy := range xys {
-			labels[k] = fmt.Sprintf("%.1f", xy.Y)
+		for _, xy := range xys {
+			marks = append(marks, valueLabel{x: xy.X, y: xy.Y, text: fmt.Sprintf("%.1f", xy.Y), color: c})
 		}
-		l, err := plotter.NewLabels(plotter.XYLabels{XYs: xys, Labels: labels})
-		if err != nil {
-			return fmt.Errorf("plot idle race: %w", err)
-		}
-		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(4)}
-		for k := range l.TextStyle {
-			l.TextStyle[k].Font.Size = vg.Points(7)
-			l.TextStyle[k].Color = c
-		}
-		p.Add(l)
 	}
 	t := res.KeepaliveTimeoutMS / 1000
-	ka, err := plotter.NewLine(plotter.XYs{{X: t, Y: 0}, {X: t, Y: ymax * 1.3}})
+	ka, err := plotter.NewLine(plotter.XYs{{X: t, Y: 0}, {X: t, Y: ymax * keepaliveLineTop}})
 	if err == nil {
 		ka.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
 		ka.Color = color.Gray{Y: 0x80}
 		p.Add(ka)
 		p.Legend.Add("nginx keepalive_timeout", ka)
 	}
-	p.Y.Min, p.Y.Max = 0, ymax*1.5
+	p.Y.Min, p.Y.Max = 0, ymax*chartHeadroom(len(rtts)+1, len(rtts))
 	xmin, xmax := t, t
 	for _, r := range res.Rows {
 		xmin, xmax = math.Min(xmin, r.IdleConnTimeoutMS/1000), math.Max(xmax, r.IdleConnTimeoutMS/1000)
 	}
 	p.X.Min, p.X.Max = xmin*0.8, xmax*1.6 // room for the value labels
+	if err := addValueLabels(p, marks); err != nil {
+		return fmt.Errorf("plot idle race: %w", err)
+	}
 	wt, err := p.WriterTo(18*vg.Centimeter, 11*vg.Centimeter, "svg")
 	if err != nil {
 		return fmt.Errorf("render idle race chart: %w", err)
 	}
 	_, err = wt.WriteTo(w)
 	return err
+}
+
+// Layout of the idle-race chart (18 x 11 cm; the data area is about
+// plotHeight tall). The keepalive_timeout line stops at keepaliveLineTop
+// times the highest point.
+const (
+	plotHeight       = 250.0        // points
+	plotWidth        = 465.0        // points
+	legendRow        = 16.5         // points per legend entry (12 pt text)
+	labelStep        = vg.Length(8) // points between two lanes' labels (7 pt text)
+	keepaliveLineTop = 1.15
+)
+
+// chartHeadroom returns the Y axis maximum as a multiple of the highest
+// point: enough that the highest point, its lane's label (stacked by
+// lane) and the keepalive_timeout line stay below the legend's band of
+// entries rows at the top.
+func chartHeadroom(entries, lanes int) float64 {
+	band := (float64(entries)*legendRow + 12) / plotHeight
+	labels := (4 + float64(lanes)*float64(labelStep) + 8) / plotHeight
+	return 1 / (1 - band - labels)
+}
+
+// valueLabel is the failures-per-1,000 figure printed beside one marker.
+type valueLabel struct {
+	x, y  float64 // data coordinates
+	text  string
+	color color.Color
+}
+
+// addValueLabels prints each label 4 pt right of and above its marker,
+// lifted by labelStep while it would overlap a label already placed (lanes
+// often share a value at nearly the same idle timeout: 0.0 below T). It
+// places them on an estimate of the data area (plotWidth x plotHeight,
+// log X), so p's axes must be final.
+func addValueLabels(p *plot.Plot, marks []valueLabel) error {
+	type rect struct{ x0, y0, x1, y1 float64 }
+	var placed []rect
+	lx0, lx1 := math.Log(p.X.Min), math.Log(p.X.Max)
+	for _, m := range marks {
+		px := plotWidth * (math.Log(m.x) - lx0) / (lx1 - lx0)
+		py := plotHeight * (m.y - p.Y.Min) / (p.Y.Max - p.Y.Min)
+		w := float64(len(m.text))*4 + 4 // 7 pt digits, with a margin
+		off := 4.0
+		for {
+			r := rect{px + 4, py + off - 1, px + 4 + w, py + off + 8}
+			if !slices.ContainsFunc(placed, func(o rect) bool { return r.x0 < o.x1 && o.x0 < r.x1 && r.y0 < o.y1 && o.y0 < r.y1 }) {
+				placed = append(placed, r)
+				break
+			}
+			off += float64(labelStep)
+		}
+		l, err := plotter.NewLabels(plotter.XYLabels{XYs: plotter.XYs{{X: m.x, Y: m.y}}, Labels: []string{m.text}})
+		if err != nil {
+			return err
+		}
+		l.Offset = vg.Point{X: vg.Points(4), Y: vg.Points(off)}
+		l.TextStyle[0].Font.Size = vg.Points(7)
+		l.TextStyle[0].Color = m.color
+		p.Add(l)
+	}
+	return nil
 }
 
 func sortXY(xys plotter.XYs) {
