@@ -20,7 +20,7 @@ import (
 type Reporter func(io.Writer) error
 
 // CaseFigure is one row of the case's published table: the figures this
-// lab reproduces. Source: /work/shared/DESIGN.md, "The case this
+// lab reproduces. Source: docs/case.md, "The case this
 // reproduces" (worker -> Toxiproxy -> nginx -> WireMock with an 18 ms fixed
 // delay, 1,000 sends plus 50 warm-up at concurrency 1, worker on 1 core,
 // per-request engine on TLS 1.2, pooled on TLS 1.3; the worker there ran on

@@ -13,9 +13,9 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/scenarios4")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/fault")
 
-const testdata = "../../testdata/scenarios4"
+const testdata = "../../testdata/fault"
 
 // minimal is a valid fault scenario the table cases edit.
 const minimal = `name: x
@@ -127,7 +127,7 @@ func TestParseCount(t *testing.T) {
 	}
 }
 
-// TestGolden parses testdata/scenarios4/*.yaml and compares the parsed
+// TestGolden parses testdata/fault/*.yaml and compares the parsed
 // scenario (defaults applied) with its .golden.json.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testdata, "*.yaml"))

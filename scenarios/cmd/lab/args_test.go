@@ -42,9 +42,9 @@ func TestParseArgs(t *testing.T) {
 			with(func(c *scenarios.Config) { c.ServerDelayMS = 0 })},
 		{"tls 1.3", []string{"PER_REQUEST_TLS=1.3"}, nil,
 			with(func(c *scenarios.Config) { c.PerRequestTLS = "1.3" })},
-		{"out, images, profile", []string{"OUT=/tmp/x", "LAB_IMAGES=offline", "PROFILE=vendormock/profiles/alimtalk"}, nil,
+		{"out, images, profile", []string{"OUT=out/x", "LAB_IMAGES=offline", "PROFILE=vendormock/profiles/alimtalk"}, nil,
 			with(func(c *scenarios.Config) {
-				c.Out, c.LabImages, c.Profile = "/tmp/x", "offline", "vendormock/profiles/alimtalk"
+				c.Out, c.LabImages, c.Profile = "out/x", "offline", "vendormock/profiles/alimtalk"
 			})},
 		{"keepalive as duration", []string{"KEEPALIVE_TIMEOUT=75s"}, nil,
 			with(func(c *scenarios.Config) { c.KeepaliveTimeout = 75 * time.Second })},
