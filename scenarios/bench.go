@@ -1,28 +1,21 @@
 package scenarios
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
-	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -81,11 +74,7 @@ const (
 // Paths inside the worker container (vendormock.StartWorker mounts OutDir
 // at /out and the lab CA at /lab/ca.pem).
 const (
-	workerOut      = "/out"
-	workerCAFile   = "/lab/ca.pem"
-	recordsFile    = "records.jsonl"
 	publishedFile  = "published.jsonl" // on the host only, for the reconciler
-	ledgerFile     = "ledger.db"
 	cpuProfileFile = "cpu.pprof"
 	benchTemplate  = "LAB_BENCH_01"
 )
@@ -128,7 +117,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := os.MkdirAll(filepath.Join(out, "nginx"), 0o755); err != nil {
 		return fmt.Errorf("create OUT: %w", err)
 	}
-	profile, err := resolveProfile(cfg.Profile)
+	profile, err := ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
@@ -147,7 +136,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		KeepaliveTimeout: cfg.KeepaliveTimeout,
 		Images:           images,
 		WorkDir:          filepath.Join(workDir, "stack"),
-		Log:              prefixWriter{w: w, prefix: "[stack] "},
+		Log:              lab.PrefixWriter{W: w, Prefix: "[stack] "},
 	})
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
@@ -217,13 +206,6 @@ type bench struct {
 	timeout, stall time.Duration
 }
 
-// waiter is the part of *vendormock.Worker that waitWorker uses.
-type waiter interface {
-	Wait(ctx context.Context) (int, error)
-}
-
-var _ waiter = (*vendormock.Worker)(nil)
-
 // runOne measures one mode at one RTT.
 func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err error) {
 	label := fmt.Sprintf("%s %d ms", mode, rtt)
@@ -256,11 +238,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 			}
 		}()
 	}
-	if err := os.MkdirAll(runDir, 0o777); err != nil {
-		return Result{}, fail("publish", err)
-	}
-	// The worker image may run as another user: let it write records and ledger.
-	if err := os.Chmod(runDir, 0o777); err != nil {
+	if err := lab.StateDir(runDir); err != nil {
 		return Result{}, fail("publish", err)
 	}
 	topo := queues.DefaultTopology(queues.DefaultMain)
@@ -273,11 +251,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("start worker", err)
 	}
-	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting the worker (1 CPU)", label, ms(selfRTT), n)
+	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting the worker (1 CPU)", label, lab.MS(selfRTT), n)
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name:   fmt.Sprintf("%s-%dms", mode, rtt),
 		Args:   args,
-		Env:    map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": b.stack.ClientSecret},
+		Env:    lab.WorkerEnv(b.stack),
 		CPUs:   1,
 		OutDir: runDir,
 	})
@@ -292,7 +270,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		}
 	}()
 
-	recordsPath := filepath.Join(runDir, recordsFile)
+	recordsPath := filepath.Join(runDir, lab.RecordsFile)
 	if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
 		re := fail("wait worker", err)
 		if ctx.Err() == nil {
@@ -300,7 +278,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 			logs, lerr := wk.Logs(cctx)
 			cancel()
 			if lerr == nil {
-				re.(*RunError).WorkerLogs = lastLines(logs, workerLogLines)
+				re.(*RunError).WorkerLogs = lab.LastLines(logs, workerLogLines)
 			}
 		}
 		return Result{}, re
@@ -311,11 +289,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 			return Result{}, fail("collect", fmt.Errorf("keep cpu profile: %w", err))
 		}
 	}
-	recs, err := ReadRecords(recordsPath)
+	recs, err := records.ReadFile(recordsPath)
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	var m Metrics
+	m := NewMetrics(published)
 	for _, r := range recs {
 		m.Add(r)
 	}
@@ -325,7 +303,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("collect", err)
 	}
 	journalSends, repeated := CountJournalSends(journal)
-	verdict, err := b.reconcileRun(ctx, topo, recordsPath, filepath.Join(runDir, ledgerFile), published, journal)
+	verdict, err := b.reconcileRun(ctx, topo, recordsPath, filepath.Join(runDir, lab.LedgerFile), published, journal)
 	if err != nil {
 		return Result{}, fail("reconcile", err)
 	}
@@ -345,8 +323,8 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if repeated > 0 {
 		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}
-	if m.Outcomes[string(vendorapi.Sent)] != n {
-		logf(b.w, "%s: WARNING: not every message was SENT: %s; first errors: %q", label, formatCounts(m.Outcomes), m.Errors)
+	if warn := outcomeWarning(m.Outcomes, b.cfg.Warmup+b.cfg.Count, b.cfg.Malformed); warn != "" {
+		logf(b.w, "%s: WARNING: %s; first errors: %q", label, warn, m.Errors)
 	}
 
 	r := Result{
@@ -357,7 +335,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
 		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
 		JournalCount: journalSends,
-		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: ms(selfRTT), AccessLog: logName,
+		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: lab.MS(selfRTT), AccessLog: logName,
 		Environment: b.env,
 		Reconcile:   verdict,
 	}
@@ -370,413 +348,10 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	return r, nil
 }
 
-// workerArgs returns the notifier-worker flags for one run (flag names of
-// worker/cmd/notifier-worker) and the pooled client's idle timeout.
-func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
-	args := []string{
-		"-amqp-url", b.stack.AMQPURLNetwork,
-		"-queue", topo.Names.Main,
-		"-retry-delay", topo.RetryDelay.String(),
-		"-max-attempts", strconv.Itoa(topo.MaxAttempts),
-		"-vendor-url", b.stack.VendorURL,
-		"-ca-file", workerCAFile,
-		"-client-id", b.stack.ClientID,
-		"-strategy", mode,
-		"-records", workerOut + "/" + recordsFile,
-		"-ledger", workerOut + "/" + ledgerFile,
-		"-max-messages", strconv.Itoa(n),
-	}
-	if b.cfg.CPUProfile == "on" {
-		args = append(args, "-cpu-profile", workerOut+"/"+cpuProfileFile)
-	}
-	var idle time.Duration
-	switch mode {
-	case vendorapi.PerRequestName:
-		args = append(args, "-tls-max", b.cfg.PerRequestTLS)
-	case vendorapi.PooledName:
-		idle = IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
-		if idle <= 0 {
-			return nil, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)
-		}
-		args = append(args, "-idle-conn-timeout", idle.String())
-	}
-	return args, idle, nil
-}
-
-// publish declares the topology, purges every queue, and publishes WARMUP
-// warm-up then COUNT measured notifications, persistent, with publisher
-// confirms; it returns once the broker confirmed them all and the main
-// queue holds exactly that many. What was published is returned and written
-// to publishedPath (reconcile.WritePublished lines) for the reconciler.
-func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int, publishedPath string) ([]reconcile.Published, error) {
-	ch, err := b.amqp.Channel()
-	if err != nil {
-		return nil, fmt.Errorf("open channel: %w", err)
-	}
-	defer ch.Close()
-	if err := topo.Declare(ch); err != nil {
-		return nil, fmt.Errorf("declare topology: %w", err)
-	}
-	for _, q := range topo.Names.All() {
-		if _, err := ch.QueuePurge(q, false); err != nil {
-			return nil, fmt.Errorf("purge %s: %w", q, err)
-		}
-	}
-	if err := ch.Confirm(false); err != nil {
-		return nil, fmt.Errorf("enable confirms: %w", err)
-	}
-	var (
-		pending   []*amqp.DeferredConfirmation
-		published []reconcile.Published
-	)
-	now := time.Now()
-	send := func(id string, body []byte, p reconcile.Published) error {
-		dc, err := ch.PublishWithDeferredConfirmWithContext(ctx, "", topo.Names.Main, false, false, queues.Persistent(amqp.Publishing{
-			ContentType: "application/json",
-			MessageId:   id,
-			Timestamp:   now,
-			Body:        body,
-		}))
-		if err != nil {
-			return fmt.Errorf("publish message: %w", err)
-		}
-		pending = append(pending, dc)
-		p.Seq, p.MessageID, p.PublishedAt = len(published)+1, id, now
-		published = append(published, p)
-		return nil
-	}
-	// MALFORMED messages are spread evenly among the measured ones.
-	malformedAfter := func(measured int) int { // malformed messages due once `measured` measured ones went out
-		return measured * b.cfg.Malformed / b.cfg.Count
-	}
-	malformed := 0
-	for i := range b.cfg.Warmup + b.cfg.Count {
-		warm := i < b.cfg.Warmup
-		idx := i + 1
-		if !warm {
-			idx = i - b.cfg.Warmup + 1
-		}
-		key := RefKey(b.runID, mode, rtt, warm, idx)
-		body, err := benchMessage(key, i, now)
-		if err != nil {
-			return nil, err
-		}
-		if err := send(key, body, reconcile.Published{RefKey: key, Valid: true}); err != nil {
-			return nil, err
-		}
-		for !warm && malformed < malformedAfter(idx) {
-			malformed++
-			id, body, refkey := malformedMessage(b.runID, mode, rtt, malformed, now)
-			if err := send(id, body, reconcile.Published{RefKey: refkey, Valid: false}); err != nil {
-				return nil, err
-			}
-		}
-	}
-	for _, dc := range pending {
-		ok, err := dc.WaitContext(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("wait confirm: %w", err)
-		}
-		if !ok {
-			return nil, fmt.Errorf("publish message: broker nacked delivery tag %d", dc.DeliveryTag)
-		}
-	}
-	q, err := ch.QueueDeclarePassive(topo.Names.Main, true, false, false, false, nil)
-	if err != nil {
-		return nil, fmt.Errorf("inspect %s: %w", topo.Names.Main, err)
-	}
-	if want := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed; q.Messages != want {
-		return nil, fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, q.Messages, want)
-	}
-	if err := writePublished(publishedPath, published); err != nil {
-		return nil, err
-	}
-	return published, nil
-}
-
-// writePublished writes ps to path, one reconcile.WritePublished line each.
-func writePublished(path string, ps []reconcile.Published) error {
-	var buf bytes.Buffer
-	for _, p := range ps {
-		if err := reconcile.WritePublished(&buf, p); err != nil {
-			return err
-		}
-	}
-	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("write published: %w", err)
-	}
-	return nil
-}
-
-// benchMessage returns the JSON body of the i-th (0-based) message of a
-// run: category info, so the send window never holds it, and a synthetic
-// recipient ("+8210" and 8 digits from i, not a real subscriber's number;
-// never logged).
-func benchMessage(refKey string, i int, now time.Time) ([]byte, error) {
-	n := message.Notification{
-		RefKey:       refKey,
-		Category:     message.Info,
-		Recipient:    fmt.Sprintf("+8210%08d", i%100000000),
-		TemplateCode: benchTemplate,
-		Text:         "notifier-lab bench message " + refKey,
-		CreatedAt:    now.Truncate(time.Second),
-	}
-	body, err := n.Encode()
-	if err != nil {
-		return nil, fmt.Errorf("encode message: %w", err)
-	}
-	return body, nil
-}
-
-// malformedKinds are the faults malformedMessage cycles through: each makes
-// message.Decode return an *InvalidError, none may ever be sent.
-var malformedKinds = []string{"not-json", "no-refkey", "bad-recipient", "bad-category", "trailing-data", "empty"}
-
-// malformedMessage returns the message id, body and refkey ("" when the body
-// has none) of the i-th (1-based) malformed message of a run. Refkeys use
-// the kind letter "x", so Metrics never counts them as warm-up or measured.
-func malformedMessage(runID, mode string, rtt, i int, now time.Time) (id string, body []byte, refkey string) {
-	id = fmt.Sprintf("%s-%s-%dms-x%04d", runID, mode, rtt, i)
-	kind := malformedKinds[(i-1)%len(malformedKinds)]
-	valid := func(mutate func(map[string]any)) []byte {
-		m := map[string]any{"refkey": id, "category": "info", "recipient": "+821000000000",
-			"template_code": benchTemplate, "text": "malformed " + kind, "created_at": now.UTC().Format(time.RFC3339)}
-		mutate(m)
-		b, _ := json.Marshal(m)
-		return b
-	}
-	switch kind {
-	case "not-json":
-		return id, []byte("this is not json " + id), ""
-	case "no-refkey":
-		return id, valid(func(m map[string]any) { delete(m, "refkey") }), ""
-	case "bad-recipient":
-		return id, valid(func(m map[string]any) { m["recipient"] = "not-a-phone" }), id
-	case "bad-category":
-		return id, valid(func(m map[string]any) { m["category"] = "spam" }), id
-	case "trailing-data":
-		return id, append(valid(func(map[string]any) {}), []byte(` {"again": true}`)...), id
-	default: // empty
-		return id, nil, ""
-	}
-}
-
-// waitWorker tails the records file for progress until the worker exits,
-// and errors when it exits non-zero or early, stalls for StallTimeout, or
-// outlives WorkerTimeout.
-func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label string, n, rtt int) error {
-	type exit struct {
-		code int
-		err  error
-	}
-	exited := make(chan exit, 1)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		code, err := wk.Wait(wctx)
-		exited <- exit{code, err}
-	}()
-
-	prog := NewProgress(b.w, label, n)
-	defer prog.Finish()
-	counter := &lineCounter{path: recordsPath}
-	timeout, stall := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), StallTimeout
-	if b.timeout > 0 {
-		timeout = b.timeout
-	}
-	if b.stall > 0 {
-		stall = b.stall
-	}
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
-	handled, lastChange := 0, time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e := <-exited:
-			if done, err := counter.Poll(); err == nil {
-				handled = done
-				prog.Set(done)
-			}
-			switch {
-			case e.err != nil:
-				return fmt.Errorf("wait for worker: %w", e.err)
-			case e.code != 0:
-				return fmt.Errorf("%w: exit code %d after %d of %d messages", ErrWorkerExit, e.code, handled, n)
-			case handled < n:
-				return fmt.Errorf("%w: exit code 0 after %d of %d messages", ErrWorkerExit, handled, n)
-			}
-			return nil
-		case <-deadline.C:
-			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
-		case <-tick.C:
-			done, err := counter.Poll()
-			if err != nil {
-				return err
-			}
-			if done != handled {
-				handled, lastChange = done, time.Now()
-				prog.Set(done)
-			} else if time.Since(lastChange) > stall {
-				return fmt.Errorf("%w: no message handled for %s (%d of %d)", ErrWorkerTimeout, stall, handled, n)
-			}
-		}
-	}
-}
-
-// ReadRecords reads a worker records file (one records.Record JSON object
-// per line). A line that does not parse is an error naming its number.
-func ReadRecords(path string) ([]records.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open records: %w", err)
-	}
-	defer f.Close()
-	var recs []records.Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		if len(strings.TrimSpace(sc.Text())) == 0 {
-			continue
-		}
-		var r records.Record
-		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return nil, fmt.Errorf("parse records line %d: %w", line, err)
-		}
-		recs = append(recs, r)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read records: %w", err)
-	}
-	return recs, nil
-}
-
-// resolveProfile finds the profile directory: as given when it exists,
-// else relative to the module root (the nearest parent with go.mod), so
-// tests running in scenarios/ find the default profile too.
-// repoRoot returns the nearest folder at or above the working directory
-// that holds go.mod (the repository root; run.sh runs from there), else the
-// working directory.
-func repoRoot() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "."
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			return wd
-		}
-	}
-}
-
-func resolveProfile(p string) (string, error) {
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		return filepath.Abs(p)
-	}
-	if !filepath.IsAbs(p) {
-		if dir, err := os.Getwd(); err == nil {
-			for ; ; dir = filepath.Dir(dir) {
-				if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-					cand := filepath.Join(dir, p)
-					if st, err := os.Stat(cand); err == nil && st.IsDir() {
-						return cand, nil
-					}
-					break
-				}
-				if filepath.Dir(dir) == dir {
-					break
-				}
-			}
-		}
-	}
-	return "", fmt.Errorf("find profile: %s is not a directory (PROFILE is relative to the repository root)", p)
-}
-
 // newRunID returns a short unique id for refkeys and the work dir:
 // "20261130T030405-1a2b" (UTC time and 16 random bits).
 func newRunID() string {
 	return fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.IntN(0x10000))
-}
-
-// describeEnvironment collects the Environment of a run (Date is set per result).
-func describeEnvironment(im vendormock.Images) Environment {
-	kernel := strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))
-	var note []string
-	if v := osRelease(); v != "" {
-		note = append(note, v)
-	}
-	if v := cpuModel(); v != "" {
-		note = append(note, v)
-	}
-	if v := memTotal(); v != "" {
-		note = append(note, v)
-	}
-	if v := os.Getenv("LAB_HOST_NOTE"); v != "" {
-		note = append(note, v)
-	}
-	return Environment{
-		GoVersion: runtime.Version(),
-		CPUs:      runtime.NumCPU(),
-		Images: ImagesInfo{Kind: im.Kind, RabbitMQ: im.RabbitMQ, Nginx: im.Nginx, WireMock: im.WireMock,
-			Toxiproxy: im.Toxiproxy, Worker: im.Worker},
-		Kernel:   kernel,
-		HostNote: strings.Join(note, ", "),
-	}
-}
-
-func readFile(p string) string {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return ""
-	}
-	return string(b)
-}
-
-func osRelease() string {
-	for _, l := range strings.Split(readFile("/etc/os-release"), "\n") {
-		if v, ok := strings.CutPrefix(l, "PRETTY_NAME="); ok {
-			return strings.Trim(v, `"`)
-		}
-	}
-	return ""
-}
-
-func cpuModel() string {
-	for _, l := range strings.Split(readFile("/proc/cpuinfo"), "\n") {
-		if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
-func memTotal() string {
-	for _, l := range strings.Split(readFile("/proc/meminfo"), "\n") {
-		if v, ok := strings.CutPrefix(l, "MemTotal:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 64)
-			if err == nil {
-				return fmt.Sprintf("%.0f GiB RAM", kb/(1<<20))
-			}
-		}
-	}
-	return ""
-}
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// lastLines returns the last n lines of s.
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // logf writes one "[lab] ..." line to w.
@@ -784,74 +359,19 @@ func logf(w io.Writer, format string, args ...any) {
 	fmt.Fprintf(w, "[lab] "+format+"\n", args...)
 }
 
-// prefixWriter prefixes every line written through it.
-type prefixWriter struct {
-	w      io.Writer
-	prefix string
-}
-
-func (p prefixWriter) Write(b []byte) (int, error) {
-	s := strings.TrimRight(string(b), "\n")
-	for _, l := range strings.Split(s, "\n") {
-		if _, err := io.WriteString(p.w, p.prefix+l+"\n"); err != nil {
-			return 0, err
-		}
+// outcomeWarning returns "" when a run ended as it should: its valid
+// messages (WARMUP+COUNT) all SENT and its malformed ones (MALFORMED) all
+// INVALID. Otherwise it says which of the two failed, with every count.
+func outcomeWarning(outcomes map[outcome.Outcome]int, valid, malformed int) string {
+	var bad []string
+	if outcomes[outcome.Sent] != valid {
+		bad = append(bad, fmt.Sprintf("not every valid message was SENT (%d of %d)", outcomes[outcome.Sent], valid))
 	}
-	return len(b), nil
-}
-
-// tmpfsDir creates the tmpfs folder for the worker's state of one lab run
-// under /dev/shm. Errors: /dev/shm is missing or not a tmpfs (say
-// WORKER_STATE=disk then).
-func tmpfsDir(runID string) (string, error) {
-	var st syscall.Statfs_t
-	const tmpfsMagic = 0x01021994
-	if err := syscall.Statfs("/dev/shm", &st); err != nil || st.Type != tmpfsMagic {
-		return "", fmt.Errorf("WORKER_STATE=tmpfs needs a tmpfs at /dev/shm (not found here): use WORKER_STATE=disk")
+	if outcomes[outcome.Invalid] != malformed {
+		bad = append(bad, fmt.Sprintf("not every malformed message was INVALID (%d of %d)", outcomes[outcome.Invalid], malformed))
 	}
-	dir := filepath.Join("/dev/shm", "notifier-lab", runID)
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return "", fmt.Errorf("create tmpfs state dir: %w", err)
+	if len(bad) == 0 {
+		return ""
 	}
-	return dir, nil
-}
-
-// moveDir copies the regular files of src into dst (created) and removes
-// src: the worker's state, from tmpfs to the run's folder on disk.
-func moveDir(src, dst string) error {
-	entries, err := os.ReadDir(src)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil
-		}
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(src, e.Name()))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return os.RemoveAll(src)
-}
-
-// copyFile copies src to dst, creating dst's folder.
-func copyFile(src, dst string) error {
-	data, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, data, 0o644)
+	return strings.Join(bad, "; ") + ": " + formatCounts(outcomes)
 }

@@ -20,12 +20,16 @@ import (
 type logWriter struct {
 	t   *testing.T
 	buf *bytes.Buffer
+	all *bytes.Buffer // everything written, for assertions on the log
 }
 
-func newLogWriter(t *testing.T) logWriter { return logWriter{t: t, buf: new(bytes.Buffer)} }
+func newLogWriter(t *testing.T) logWriter {
+	return logWriter{t: t, buf: new(bytes.Buffer), all: new(bytes.Buffer)}
+}
 
 func (w logWriter) Write(b []byte) (int, error) {
 	w.t.Helper()
+	w.all.Write(b)
 	w.buf.Write(b)
 	for {
 		line, err := w.buf.ReadString('\n')
@@ -139,8 +143,12 @@ func TestBenchMalformed(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := Run(ctx, cfg, newLogWriter(t)); err != nil {
+	log := newLogWriter(t)
+	if err := Run(ctx, cfg, log); err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if strings.Contains(log.all.String(), "WARNING") {
+		t.Error("the run logged a WARNING; malformed messages dead-lettered as INVALID are expected")
 	}
 	rs, err := ReadResults(cfg.Out)
 	if err != nil {

@@ -13,72 +13,9 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
-
-func TestReadRecords(t *testing.T) {
-	dir := t.TempDir()
-	good := filepath.Join(dir, "good.jsonl")
-	lines := `{"seq":1,"refkey":"r-pooled-10ms-w0001","outcome":"SENT","queue":"","redelivered":false,"total_ms":30.5,"reused":false,"cpu_ms":12}
-{"seq":2,"refkey":"r-pooled-10ms-m0001","outcome":"SENT","queue":"","redelivered":false,"total_ms":25.25,"reused":true,"tls_version":"TLS 1.3","cpu_ms":12.5}
-
-`
-	if err := os.WriteFile(good, []byte(lines), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := ReadRecords(good)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 2 || recs[1].TotalMS != 25.25 || !recs[1].Reused || recs[1].TLSVersion != "TLS 1.3" || recs[1].CPUMS != 12.5 {
-		t.Errorf("ReadRecords = %+v", recs)
-	}
-	bad := filepath.Join(dir, "bad.jsonl")
-	if err := os.WriteFile(bad, []byte(lines+"{not json\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadRecords(bad); err == nil || !strings.Contains(err.Error(), "line 4") {
-		t.Errorf("ReadRecords(bad) error = %v; want one naming line 4", err)
-	}
-	if _, err := ReadRecords(filepath.Join(dir, "missing")); err == nil {
-		t.Error("ReadRecords(missing): want an error")
-	}
-}
-
-func TestLineCounter(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "records.jsonl")
-	c := &lineCounter{path: path}
-	steps := []struct {
-		appendText string
-		want       int
-	}{
-		{"", 0}, // file does not exist yet
-		{`{"seq":1}` + "\n", 1},
-		{`{"seq":2`, 1}, // partial line: not counted yet
-		{`}` + "\n" + `{"seq":3}` + "\n", 3},
-		{"", 3},
-		{strings.Repeat(`{"seq":4}`+"\n", 5000), 5003}, // more than one read buffer
-	}
-	for i, s := range steps {
-		if s.appendText != "" {
-			f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := f.WriteString(s.appendText); err != nil {
-				t.Fatal(err)
-			}
-			f.Close()
-		}
-		got, err := c.Poll()
-		if err != nil {
-			t.Fatalf("step %d: %v", i, err)
-		}
-		if got != s.want {
-			t.Errorf("step %d: Poll = %d; want %d", i, got, s.want)
-		}
-	}
-}
 
 func TestLineProgress(t *testing.T) {
 	var b bytes.Buffer
@@ -184,17 +121,17 @@ func TestWorkerArgs(t *testing.T) {
 func TestResolveProfile(t *testing.T) {
 	// From scenarios/, the default profile is found relative to the module root.
 	if _, err := os.Stat("../" + DefaultProfile); err == nil {
-		got, err := resolveProfile(DefaultProfile)
+		got, err := ResolveProfile(DefaultProfile)
 		if err != nil || !strings.HasSuffix(got, DefaultProfile) {
-			t.Errorf("resolveProfile(default) = %q, %v", got, err)
+			t.Errorf("ResolveProfile(default) = %q, %v", got, err)
 		}
 	}
 	dir := t.TempDir()
-	if got, err := resolveProfile(dir); err != nil || got != dir {
-		t.Errorf("resolveProfile(abs) = %q, %v", got, err)
+	if got, err := ResolveProfile(dir); err != nil || got != dir {
+		t.Errorf("ResolveProfile(abs) = %q, %v", got, err)
 	}
-	if _, err := resolveProfile("no/such/profile"); err == nil {
-		t.Error("resolveProfile(missing): want an error")
+	if _, err := ResolveProfile("no/such/profile"); err == nil {
+		t.Error("ResolveProfile(missing): want an error")
 	}
 }
 
@@ -221,17 +158,6 @@ func TestRunErrorUnwraps(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	if got := lastLines("a\nb\nc\nd\n", 2); got != "c\nd" {
-		t.Errorf("lastLines = %q", got)
-	}
-	var b bytes.Buffer
-	pw := prefixWriter{w: &b, prefix: "[stack] "}
-	if _, err := pw.Write([]byte("one\ntwo\n")); err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != "[stack] one\n[stack] two\n" {
-		t.Errorf("prefixWriter wrote %q", b.String())
-	}
 	env := describeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"})
 	if env.GoVersion == "" || env.CPUs < 1 || env.Images.Worker != "w:1" || env.Images.Kind != "offline" {
 		t.Errorf("describeEnvironment = %+v", env)
@@ -332,7 +258,8 @@ func TestWaitWorker(t *testing.T) {
 }
 
 // TestMalformedMessages: every kind of MALFORMED message is refused by the
-// worker's decoder, and none of them looks like a warm-up or measured send.
+// worker's decoder, and its refkey is empty or its message id (the
+// published list marks it invalid, so Metrics never counts it).
 func TestMalformedMessages(t *testing.T) {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	for i := 1; i <= len(malformedKinds); i++ {
@@ -343,8 +270,35 @@ func TestMalformedMessages(t *testing.T) {
 			if !errors.As(err, &inv) || inv.Reason == "" {
 				t.Fatalf("Decode(%q) = %v; want an *InvalidError with a reason", body, err)
 			}
-			if IsMeasuredRefKey(id) || IsWarmupRefKey(id) || (refkey != "" && refkey != id) {
-				t.Errorf("id %q refkey %q: must be neither warm-up nor measured, refkey empty or the id", id, refkey)
+			if refkey != "" && refkey != id {
+				t.Errorf("id %q refkey %q: want the refkey empty or the id", id, refkey)
+			}
+		})
+	}
+}
+
+// TestOutcomeWarning: malformed messages ending INVALID are expected, not a
+// reason to warn; a valid message not SENT, or a malformed one not
+// INVALID, is.
+func TestOutcomeWarning(t *testing.T) {
+	tests := []struct {
+		name      string
+		outcomes  map[outcome.Outcome]int
+		valid     int
+		malformed int
+		want      string // substring; "" = no warning
+	}{
+		{"all sent", map[outcome.Outcome]int{outcome.Sent: 1050}, 1050, 0, ""},
+		{"malformed dead-lettered", map[outcome.Outcome]int{outcome.Sent: 1050, outcome.Invalid: 12}, 1050, 12, ""},
+		{"a valid one unknown", map[outcome.Outcome]int{outcome.Sent: 1049, outcome.Unknown: 1, outcome.Invalid: 12}, 1050, 12, "valid message was SENT (1049 of 1050)"},
+		{"a malformed one sent", map[outcome.Outcome]int{outcome.Sent: 1051, outcome.Invalid: 11}, 1050, 12, "malformed message was INVALID (11 of 12)"},
+		{"an unexpected invalid", map[outcome.Outcome]int{outcome.Sent: 1049, outcome.Invalid: 1}, 1050, 0, "INVALID 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := outcomeWarning(tt.outcomes, tt.valid, tt.malformed)
+			if tt.want == "" && got != "" || tt.want != "" && !strings.Contains(got, tt.want) {
+				t.Errorf("outcomeWarning = %q; want %q", got, tt.want)
 			}
 		})
 	}

@@ -5,7 +5,7 @@
 // engine is a library and the `lab` command (scenarios/cmd/lab) only wires
 // it up.
 //
-//	ParseArgs(KEY=VALUE words, env) ──> Config
+//	lab command (KEY=VALUE words, env) ──> Config
 //	                                      │
 //	Run ── vendormock.Start (once) ───────┤ RabbitMQ, WireMock, nginx, Toxiproxy
 //	  for each RTT, for each mode:        │

@@ -1,40 +1,30 @@
 package scenarios_test
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
-func ExampleParseArgs() {
-	env := map[string]string{"COUNT": "200", "WARMUP": "10"}
-	cfg, err := scenarios.ParseArgs([]string{"RTTS=3,10", "MODES=pooled", "COUNT=60"}, func(k string) string { return env[k] })
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.PerRequestTLS)
-
-	_, err = scenarios.ParseArgs([]string{"MODES=foo"}, nil)
-	var ue *scenarios.UsageError
-	fmt.Println(errors.As(err, &ue), ue.Key)
-	// Output:
-	// 60 10 [3 10] [pooled] 1.2
-	// true MODES
-}
-
 func ExampleMetrics() {
 	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
-	var m scenarios.Metrics
-	// One warm-up send, then four measured sends of 25 ms each.
-	m.Add(records.Record{Seq: 1, RefKey: scenarios.RefKey("run", "pooled", 10, true, 1), Outcome: "SENT",
+	// The published list says which sends are warm-up: one warm-up send,
+	// then four measured sends of 25 ms each.
+	published := []reconcile.Published{{Seq: 1, RefKey: "warm-1", Valid: true, Warmup: true}}
+	for i := 1; i <= 4; i++ {
+		published = append(published, reconcile.Published{Seq: i + 1, RefKey: fmt.Sprintf("meas-%d", i), Valid: true})
+	}
+	m := scenarios.NewMetrics(published)
+	m.Add(records.Record{Seq: 1, RefKey: "warm-1", Outcome: outcome.Sent,
 		TotalMS: 80, CPUMS: 50, Start: t0, End: t0.Add(80 * time.Millisecond)})
 	for i := 1; i <= 4; i++ {
 		start := t0.Add(time.Duration(i) * 100 * time.Millisecond)
-		m.Add(records.Record{Seq: i + 1, RefKey: scenarios.RefKey("run", "pooled", 10, false, i), Outcome: "SENT",
+		m.Add(records.Record{Seq: i + 1, RefKey: fmt.Sprintf("meas-%d", i), Outcome: outcome.Sent,
 			TotalMS: 20 + float64(i), Reused: true, CPUMS: 50 + 0.5*float64(i),
 			Start: start, End: start.Add(25 * time.Millisecond)})
 	}

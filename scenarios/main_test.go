@@ -1,14 +1,11 @@
-//go:build !integration
-
 package scenarios
 
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/leaktest"
 )
 
-// TestMain checks that no unit test leaves a goroutine behind (progress
-// tailing, worker waits). The integration build has its own goroutines
-// from the Docker client, so it is not checked there.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain applies the lab's testcontainers settings and checks that no
+// test leaves a goroutine behind, in the unit and the integration build.
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

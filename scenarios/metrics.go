@@ -4,15 +4,15 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
@@ -22,8 +22,9 @@ const SendPath = "/v3/message"
 
 // RefKey returns the refkey of the i-th (1-based) warm-up or measured
 // message of one bench run: "<runID>-<mode>-<rtt>ms-w0001" for warm-up,
-// "...-m0001" for measured. IsWarmupRefKey and IsMeasuredRefKey read it
-// back.
+// "...-m0001" for measured. The letter is for people reading the files;
+// Metrics tells warm-up from measured by the published list, never by the
+// refkey.
 func RefKey(runID, mode string, rttMS int, warmup bool, i int) string {
 	kind := "m"
 	if warmup {
@@ -32,29 +33,17 @@ func RefKey(runID, mode string, rttMS int, warmup bool, i int) string {
 	return fmt.Sprintf("%s-%s-%dms-%s%04d", runID, mode, rttMS, kind, i)
 }
 
-var refKeyKind = regexp.MustCompile(`-([wm])[0-9]{4,}$`)
-
-// IsWarmupRefKey reports whether k was made by RefKey for a warm-up message.
-func IsWarmupRefKey(k string) bool {
-	m := refKeyKind.FindStringSubmatch(k)
-	return m != nil && m[1] == "w"
-}
-
-// IsMeasuredRefKey reports whether k was made by RefKey for a measured message.
-func IsMeasuredRefKey(k string) bool {
-	m := refKeyKind.FindStringSubmatch(k)
-	return m != nil && m[1] == "m"
-}
-
 // maxErrors bounds Metrics.Errors.
 const maxErrors = 20
 
 // Metrics aggregates the worker's records of one bench run, in the manner of
 // vegeta's Metrics: Add accumulates, Close derives rates and percentiles.
-// Records are told apart by refkey (RefKey): warm-up ones only count in
-// Outcomes and as the CPU baseline; measured ones make every other field.
-// Records with any other refkey count in Outcomes only. The zero value is
-// ready to use; fields are valid after Close.
+// Records are told apart by the run's published list (NewMetrics): a
+// refkey published valid with Warmup set is warm-up, one published valid
+// without it is measured. Warm-up records only count in Outcomes and as the
+// CPU baseline; measured ones make every other field. Records of any other
+// refkey (malformed messages, or none published) count in Outcomes only.
+// Fields are valid after Close.
 type Metrics struct {
 	Latency      Latency // httptrace total_ms of measured records that made a send call, ms
 	Phases       Phases  // p50 of their connect / TLS handshake / TTFB, ms
@@ -65,36 +54,53 @@ type Metrics struct {
 	// worker spent inside the send call (Record.SendCPUMS), ms: the client
 	// strategy's own cost, without ledger, broker and records work.
 	ClientCPUMSPerSend float64
-	ClientReused       int            // measured records whose trace says reused
-	ClientTLS          map[string]int // measured records' negotiated TLS version -> count
-	Measured           int            // measured records
-	Warmups            int            // warm-up records
-	Outcomes           map[string]int // outcome -> count, every record
-	Errors             []string       // distinct error texts, at most 20
+	ClientReused       int                     // measured records whose trace says reused
+	ClientTLS          map[string]int          // measured records' negotiated TLS version -> count
+	Measured           int                     // measured records
+	Warmups            int                     // warm-up records
+	Outcomes           map[outcome.Outcome]int // outcome -> count, every record
+	Errors             []string                // distinct error texts, at most 20
 
 	totals, connects, handshakes, ttfbs []float64
 	sendCPU                             float64
 	first, last                         time.Time
 	lastWarm, firstMeas, lastMeas       *records.Record
+	// kind maps a published refkey to whether it is warm-up (true) or
+	// measured (false).
+	kind map[string]bool
+}
+
+// NewMetrics returns Metrics for a run whose published list is published
+// (the driver's published file: reconcile.Published.Warmup marks warm-up).
+func NewMetrics(published []reconcile.Published) *Metrics {
+	m := &Metrics{kind: make(map[string]bool, len(published))}
+	for _, p := range published {
+		if p.Valid && p.RefKey != "" {
+			m.kind[p.RefKey] = p.Warmup
+		}
+	}
+	return m
 }
 
 // Add accumulates one record.
 func (m *Metrics) Add(r records.Record) {
 	if m.Outcomes == nil {
-		m.Outcomes = map[string]int{}
+		m.Outcomes = map[outcome.Outcome]int{}
 		m.ClientTLS = map[string]int{}
 	}
 	m.Outcomes[r.Outcome]++
 	if r.Error != "" && len(m.Errors) < maxErrors && !slices.Contains(m.Errors, r.Error) {
 		m.Errors = append(m.Errors, r.Error)
 	}
+	warm, published := m.kind[r.RefKey]
 	switch {
-	case IsWarmupRefKey(r.RefKey):
+	case !published:
+	case warm:
 		m.Warmups++
 		if m.lastWarm == nil || r.Seq > m.lastWarm.Seq {
 			m.lastWarm = &r
 		}
-	case IsMeasuredRefKey(r.RefKey):
+	default:
 		m.Measured++
 		if m.firstMeas == nil || r.Seq < m.firstMeas.Seq {
 			m.firstMeas = &r
@@ -133,7 +139,7 @@ func (m *Metrics) Add(r records.Record) {
 // when there is nothing to derive them from.
 func (m *Metrics) Close() {
 	if m.Outcomes == nil {
-		m.Outcomes = map[string]int{}
+		m.Outcomes = map[outcome.Outcome]int{}
 		m.ClientTLS = map[string]int{}
 	}
 	if m.Measured > 0 && m.last.After(m.first) {
@@ -235,20 +241,18 @@ func CountJournalSends(journal []vendormock.JournalEntry) (sends, repeatedRefKey
 }
 
 // sortedKeys returns m's keys sorted.
-func sortedKeys[V any](m map[string]V) []string {
-	ks := slices.Collect(maps.Keys(m))
-	sort.Strings(ks)
-	return ks
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	return slices.Sorted(maps.Keys(m))
 }
 
 // formatCounts renders {a:1, b:2} as "a 1, b 2" in key order.
-func formatCounts(m map[string]int) string {
+func formatCounts[K ~string](m map[K]int) string {
 	s := ""
 	for i, k := range sortedKeys(m) {
 		if i > 0 {
 			s += ", "
 		}
-		s += k + " " + strconv.Itoa(m[k])
+		s += string(k) + " " + strconv.Itoa(m[k])
 	}
 	return s
 }

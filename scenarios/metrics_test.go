@@ -6,7 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 func TestPercentile(t *testing.T) {
@@ -46,40 +49,31 @@ func TestPercentile(t *testing.T) {
 }
 
 func TestRefKey(t *testing.T) {
-	tests := []struct {
-		key              string
-		warmup, measured bool
-	}{
-		{RefKey("r1", "pooled", 10, true, 1), true, false},
-		{RefKey("r1", "per-request", 3, false, 1000), false, true},
-		{RefKey("r1", "pooled", 10, false, 12345), false, true},
-		{"r1-pooled-10ms-w01", false, false},
-		{"order-123-shipped", false, false},
-		{"", false, false},
-	}
 	if got := RefKey("r1", "pooled", 10, true, 7); got != "r1-pooled-10ms-w0007" {
-		t.Errorf("RefKey = %q", got)
+		t.Errorf("RefKey(warm-up) = %q", got)
 	}
-	for _, tt := range tests {
-		t.Run(tt.key, func(t *testing.T) {
-			if IsWarmupRefKey(tt.key) != tt.warmup || IsMeasuredRefKey(tt.key) != tt.measured {
-				t.Errorf("IsWarmup %v IsMeasured %v; want %v %v",
-					IsWarmupRefKey(tt.key), IsMeasuredRefKey(tt.key), tt.warmup, tt.measured)
-			}
-		})
+	if got := RefKey("r1", "per-request", 3, false, 1000); got != "r1-per-request-3ms-m1000" {
+		t.Errorf("RefKey(measured) = %q", got)
 	}
 }
 
-// records makes warm+meas SENT records handled back to back, each taking
-// stepMS of wall time and cpuMS of CPU; total_ms of measured record i
-// (1-based) is float64(i).
-func records(warm, meas int, stepMS, cpuMS float64) []records.Record {
+// benchRun is a run's records and its published list.
+type benchRun struct {
+	recs []records.Record
+	pub  []reconcile.Published
+}
+
+// sendRecords makes warm+meas SENT records handled back to back, each
+// taking stepMS of wall time and cpuMS of CPU, and the published list that
+// marks the first warm as warm-up; total_ms of measured record i (1-based)
+// is float64(i).
+func sendRecords(warm, meas int, stepMS, cpuMS float64) benchRun {
 	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	step := time.Duration(stepMS * float64(time.Millisecond))
-	var rs []records.Record
+	var b benchRun
 	for i := 0; i < warm+meas; i++ {
 		r := records.Record{
-			Seq: i + 1, Outcome: "SENT",
+			Seq: i + 1, Outcome: outcome.Sent,
 			Start: t0.Add(time.Duration(i) * step), End: t0.Add(time.Duration(i+1) * step),
 			CPUMS: 100 + cpuMS*float64(i+1), TLSVersion: "TLS 1.3",
 		}
@@ -94,15 +88,51 @@ func records(warm, meas int, stepMS, cpuMS float64) []records.Record {
 			r.TTFBMS = r.TotalMS - 1
 			r.Reused = i%2 == 0
 		}
-		rs = append(rs, r)
+		b.recs = append(b.recs, r)
+		b.pub = append(b.pub, reconcile.Published{Seq: i + 1, RefKey: r.RefKey, Valid: true, Warmup: i < warm})
 	}
-	return rs
+	return b
+}
+
+// metricsOf runs recs through NewMetrics(pub).
+func metricsOf(t *testing.T, pub []reconcile.Published, recs []records.Record) *Metrics {
+	t.Helper()
+	m := NewMetrics(pub)
+	for _, r := range recs {
+		m.Add(r)
+	}
+	m.Close()
+	return m
+}
+
+// TestMetricsKindFromPublished: warm-up and measured come from the
+// published list, not from the refkey's spelling.
+func TestMetricsKindFromPublished(t *testing.T) {
+	rec := func(seq int, key string) records.Record {
+		return records.Record{Seq: seq, RefKey: key, Outcome: outcome.Sent, TotalMS: 10, CPUMS: float64(seq)}
+	}
+	recs := []records.Record{rec(1, "a-w0001"), rec(2, "b"), rec(3, "c-m0001"), rec(4, "bad")}
+	pub := []reconcile.Published{
+		{Seq: 1, RefKey: "a-w0001", Valid: true}, // looks warm-up, published measured
+		{Seq: 2, RefKey: "b", Valid: true, Warmup: true},
+		{Seq: 3, RefKey: "bad", Valid: false}, // malformed: neither
+	}
+	m := metricsOf(t, pub, recs)
+	if m.Warmups != 1 || m.Measured != 1 {
+		t.Errorf("Warmups %d Measured %d; want 1 and 1 (c-m0001 was never published)", m.Warmups, m.Measured)
+	}
+	if m.Outcomes[outcome.Sent] != 4 {
+		t.Errorf("Outcomes = %v; want SENT 4 (every record)", m.Outcomes)
+	}
+	if none := metricsOf(t, nil, recs); none.Measured != 0 || none.Warmups != 0 {
+		t.Errorf("without a published list: Warmups %d Measured %d; want 0 and 0", none.Warmups, none.Measured)
+	}
 }
 
 func TestMetrics(t *testing.T) {
 	tests := []struct {
 		name     string
-		recs     []records.Record
+		run      benchRun
 		shuffle  bool
 		wantMeas int
 		wantWall float64
@@ -114,25 +144,21 @@ func TestMetrics(t *testing.T) {
 	}{
 		// 100 measured sends of 25 ms each: 2.5 s, 40 sends/s; 3 ms CPU
 		// each; the warm-up's 1000 ms latencies and CPU are excluded.
-		{"with warm-up", records(5, 100, 25, 3), false, 100, 2.5, 40, 3, 50, 99, 100},
-		{"records out of order", records(5, 100, 25, 3), true, 100, 2.5, 40, 3, 50, 99, 100},
+		{"with warm-up", sendRecords(5, 100, 25, 3), false, 100, 2.5, 40, 3, 50, 99, 100},
+		{"records out of order", sendRecords(5, 100, 25, 3), true, 100, 2.5, 40, 3, 50, 99, 100},
 		// No warm-up: the first measured record is the CPU baseline.
-		{"without warm-up", records(0, 10, 100, 2), false, 10, 1, 10, 2, 5, 10, 10},
+		{"without warm-up", sendRecords(0, 10, 100, 2), false, 10, 1, 10, 2, 5, 10, 10},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			recs := tt.recs
+			recs := tt.run.recs
 			if tt.shuffle {
 				recs = append([]records.Record(nil), recs...)
 				for i, j := 0, len(recs)-1; i < j; i, j = i+1, j-1 {
 					recs[i], recs[j] = recs[j], recs[i]
 				}
 			}
-			var m Metrics
-			for _, r := range recs {
-				m.Add(r)
-			}
-			m.Close()
+			m := metricsOf(t, tt.run.pub, recs)
 			near := func(name string, got, want float64) {
 				t.Helper()
 				if math.Abs(got-want) > 1e-9 {
@@ -149,8 +175,8 @@ func TestMetrics(t *testing.T) {
 			near("P99", m.Latency.P99, tt.wantP99)
 			near("Max", m.Latency.Max, tt.wantMax)
 			near("Phases.TLSHandshakeMS", m.Phases.TLSHandshakeMS, 5)
-			if m.Outcomes["SENT"] != len(tt.recs) {
-				t.Errorf("Outcomes = %v; want SENT %d", m.Outcomes, len(tt.recs))
+			if m.Outcomes[outcome.Sent] != len(recs) {
+				t.Errorf("Outcomes = %v; want SENT %d", m.Outcomes, len(recs))
 			}
 			if m.ClientReused != tt.wantMeas/2 {
 				t.Errorf("ClientReused = %d; want %d", m.ClientReused, tt.wantMeas/2)
@@ -160,20 +186,22 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestMetricsOutcomesAndErrors(t *testing.T) {
-	var m Metrics
-	for i, o := range []string{"SENT", "UNKNOWN", "SENT", "INVALID", "NOT_SENT"} {
+	m := NewMetrics(nil)
+	for i, o := range []outcome.Outcome{outcome.Sent, outcome.Unknown, outcome.Sent, outcome.Invalid, outcome.NotSent} {
 		r := records.Record{Seq: i + 1, Outcome: o, RefKey: RefKey("r", "pooled", 3, false, i+1)}
-		if o != "SENT" {
-			r.Error = "failed: " + o
+		m.kind[r.RefKey] = false
+		if o != outcome.Sent {
+			r.Error = "failed: " + string(o)
 		}
-		if o == "INVALID" {
+		if o == outcome.Invalid {
 			r.RefKey = ""
 		}
 		m.Add(r)
 	}
-	m.Add(records.Record{Seq: 6, Outcome: "UNKNOWN", Error: "failed: UNKNOWN", RefKey: RefKey("r", "pooled", 3, false, 6)})
+	m.kind[RefKey("r", "pooled", 3, false, 6)] = false
+	m.Add(records.Record{Seq: 6, Outcome: outcome.Unknown, Error: "failed: UNKNOWN", RefKey: RefKey("r", "pooled", 3, false, 6)})
 	m.Close()
-	want := map[string]int{"SENT": 2, "UNKNOWN": 2, "INVALID": 1, "NOT_SENT": 1}
+	want := map[outcome.Outcome]int{"SENT": 2, "UNKNOWN": 2, "INVALID": 1, "NOT_SENT": 1}
 	if !reflect.DeepEqual(m.Outcomes, want) {
 		t.Errorf("Outcomes = %v; want %v", m.Outcomes, want)
 	}
@@ -190,14 +218,9 @@ func TestMetricsOutcomesAndErrors(t *testing.T) {
 }
 
 func TestMetricsUnknownCPU(t *testing.T) {
-	var m Metrics
-	for _, r := range records(2, 10, 25, 3) {
-		if r.Seq == 12 {
-			r.CPUMS = -1
-		}
-		m.Add(r)
-	}
-	m.Close()
+	b := sendRecords(2, 10, 25, 3)
+	b.recs[11].CPUMS = -1
+	m := metricsOf(t, b.pub, b.recs)
 	if m.CPUMSPerSend != -1 {
 		t.Errorf("CPUMSPerSend = %v; want -1 when the worker could not read its CPU", m.CPUMSPerSend)
 	}
@@ -209,7 +232,8 @@ func TestMetricsUnknownCPU(t *testing.T) {
 func TestMetricsClientCPU(t *testing.T) {
 	// The in-send CPU is averaged over measured sends only; a warm-up send
 	// (the token call) and a message without a send call do not count.
-	recs := records(1, 4, 25, 3)
+	b := sendRecords(1, 4, 25, 3)
+	recs := b.recs
 	recs[0].SendCPUMS = 50 // warm-up
 	for i, v := range []float64{0.1, 0.2, 0.3, 0.4} {
 		recs[1+i].SendCPUMS = v
@@ -217,18 +241,15 @@ func TestMetricsClientCPU(t *testing.T) {
 	noSend := recs[4]
 	noSend.RefKey = RefKey("run", "pooled", 10, false, 99)
 	noSend.Seq, noSend.TotalMS, noSend.SendCPUMS = 99, 0, 7
-	var m Metrics
-	for _, r := range append(recs, noSend) {
-		m.Add(r)
-	}
-	m.Close()
+	pub := append(b.pub, reconcile.Published{Seq: 99, RefKey: noSend.RefKey, Valid: true})
+	m := metricsOf(t, pub, append(recs, noSend))
 	if got, want := m.ClientCPUMSPerSend, 0.25; math.Abs(got-want) > 1e-9 {
 		t.Errorf("ClientCPUMSPerSend = %v, want %v", got, want)
 	}
 }
 
 func TestMetricsEmpty(t *testing.T) {
-	var m Metrics
+	m := NewMetrics(nil)
 	m.Close()
 	if m.SendsPerS != 0 || m.WallS != 0 || m.CPUMSPerSend != 0 || m.Outcomes == nil {
 		t.Errorf("empty Metrics after Close = %+v", m)

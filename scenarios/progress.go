@@ -1,11 +1,8 @@
 package scenarios
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"time"
 
@@ -63,55 +60,3 @@ func (p *lineProgress) Set(done int) {
 }
 
 func (p *lineProgress) Finish() {}
-
-// lineCounter counts the complete lines of a file that another process
-// appends to (the worker's records.jsonl), reading only what is new.
-type lineCounter struct {
-	path  string
-	off   int64
-	lines int
-}
-
-// Poll reads what was appended since the last call and returns the number
-// of complete lines so far; a file that does not exist yet has 0.
-func (c *lineCounter) Poll() (int, error) {
-	f, err := os.Open(c.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, nil
-	}
-	if err != nil {
-		return c.lines, fmt.Errorf("open records: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.Seek(c.off, io.SeekStart); err != nil {
-		return c.lines, fmt.Errorf("seek records: %w", err)
-	}
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := f.Read(buf)
-		if n > 0 {
-			// Count only complete lines; a partial last line is read again.
-			chunk := buf[:n]
-			last := bytes.LastIndexByte(chunk, '\n')
-			if last < 0 {
-				if n == len(buf) {
-					c.off += int64(n) // one huge line in progress: skip ahead
-				}
-				return c.lines, nil
-			}
-			c.lines += bytes.Count(chunk[:last+1], []byte{'\n'})
-			c.off += int64(last + 1)
-			if last+1 < n {
-				if _, err := f.Seek(c.off, io.SeekStart); err != nil {
-					return c.lines, fmt.Errorf("seek records: %w", err)
-				}
-			}
-		}
-		if err == io.EOF {
-			return c.lines, nil
-		}
-		if err != nil {
-			return c.lines, fmt.Errorf("read records: %w", err)
-		}
-	}
-}

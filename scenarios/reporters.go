@@ -20,7 +20,7 @@ import (
 type Reporter func(io.Writer) error
 
 // CaseFigure is one row of the case's published table: the figures this
-// lab reproduces. Source: /work/shared/DESIGN.md, "The case this
+// lab reproduces. Source: docs/case.md, "The case this
 // reproduces" (worker -> Toxiproxy -> nginx -> WireMock with an 18 ms fixed
 // delay, 1,000 sends plus 50 warm-up at concurrency 1, worker on 1 core,
 // per-request engine on TLS 1.2, pooled on TLS 1.3; the worker there ran on
@@ -154,7 +154,7 @@ func summaryTable(rs []Result) (t table) {
 			t.rows = append(t.rows, []string{
 				fmt.Sprintf("%d ms", c.RTTMS), c.Mode + " (case)",
 				f1(c.SendsPerS), f1(c.P50MS), f1(c.P99MS), f2(c.CPUMSPerSend),
-				f1(c.WallS) + " s", thousands(c.TCPConnections),
+				caseWallLabel(c, r.Count), thousands(c.TCPConnections),
 			})
 		}
 	}
@@ -207,6 +207,38 @@ func clientLabel(r Result) string {
 	return r.Mode
 }
 
+// caseWallMark flags a case wall time scaled to another COUNT; notes
+// explains it.
+const caseWallMark = " *"
+
+// CaseWallS returns the case's wall time for count sends at its published
+// rate: c.WallS scaled from c.Count sends to count, s. The case's rows sit
+// beside the lab's, whose runs may have another COUNT.
+func CaseWallS(c CaseFigure, count int) float64 {
+	if c.Count <= 0 || count == c.Count {
+		return c.WallS
+	}
+	return c.WallS * float64(count) / float64(c.Count)
+}
+
+// caseWallLabel is CaseWallS for the table, marked when scaled.
+func caseWallLabel(c CaseFigure, count int) string {
+	s := f1(CaseWallS(c, count)) + " s"
+	if count != c.Count {
+		s += caseWallMark
+	}
+	return s
+}
+
+// scaledCaseWall reports whether a case row of rs has its wall time
+// scaled (a result with a case row and another COUNT).
+func scaledCaseWall(rs []Result) bool {
+	return slices.ContainsFunc(rs, func(r Result) bool {
+		c, ok := CaseFigureFor(r.RTTMS, r.Mode)
+		return ok && r.Count != c.Count
+	})
+}
+
 // countLabel is the common COUNT of rs ("1000"), or "COUNT" when they differ.
 func countLabel(rs []Result) string {
 	if len(rs) == 0 {
@@ -229,8 +261,9 @@ func notes(rs []Result) []string {
 		"TCP conns counts distinct nginx connections that carried POST " + SendPath + ", warm-up included, as the case counted.",
 		"Toxiproxy delays data, not the TCP handshake: a new connection costs one RTT less here than on a real network.",
 	}
-	if c := countLabel(rs); c != "1000" {
-		n = append(n, "This run measured "+c+" sends per run; the case's wall times are for 1,000 sends.")
+	if scaledCaseWall(rs) {
+		n = append(n, "This run measured "+countLabel(rs)+" sends per run; case wall times marked *"+
+			" are the case's (for 1,000 sends) scaled to the row's COUNT at the case's rate, so the column compares like with like.")
 	}
 	return n
 }
@@ -297,7 +330,11 @@ func NewTextReporter(rs []Result) Reporter {
 				return err
 			}
 		}
-		_, err := io.WriteString(w, "\n(case) = the case's published figures; see summary.md for notes.\n")
+		foot := "\n(case) = the case's published figures; see summary.md for notes.\n"
+		if scaledCaseWall(rs) {
+			foot += "* = the case's wall time for 1,000 sends, scaled to the row's COUNT.\n"
+		}
+		_, err := io.WriteString(w, foot)
 		return err
 	}
 }

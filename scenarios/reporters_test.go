@@ -10,8 +10,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/scenarios")
@@ -303,5 +306,51 @@ func TestWriteReportKeepsMarkedSections(t *testing.T) {
 		if strings.Contains(string(got), gone) {
 			t.Errorf("summary.md keeps %q from the old file", gone)
 		}
+	}
+}
+
+// TestCaseWallScaledToCount: the case's 1,000-send wall time is scaled to
+// the COUNT of the lab row it sits under, marked, and the notes say so; at
+// COUNT 1000 it is printed as published.
+func TestCaseWallScaledToCount(t *testing.T) {
+	c, ok := CaseFigureFor(3, vendorapi.PooledName)
+	if !ok {
+		t.Fatal("no case row for pooled at 3 ms")
+	}
+	tests := []struct {
+		count    int
+		wantCell string
+		wantNote bool
+	}{
+		{1000, f1(c.WallS) + " s", false},
+		{20000, f1(c.WallS*20) + " s *", true},
+		{60, f1(c.WallS*0.06) + " s *", true},
+	}
+	for _, tt := range tests {
+		t.Run(strconv.Itoa(tt.count), func(t *testing.T) {
+			rs := []Result{{Mode: vendorapi.PooledName, RTTMS: 3, Count: tt.count, WallS: 485}}
+			tab := summaryTable(rs)
+			col := slices.Index(tab.header, countLabel(rs)+" sends wall s")
+			if col < 0 || len(tab.rows) != 2 {
+				t.Fatalf("table %+v; want a wall column and our row then the case's", tab)
+			}
+			if got := tab.rows[1][col]; got != tt.wantCell {
+				t.Errorf("case wall cell = %q; want %q", got, tt.wantCell)
+			}
+			note := strings.Contains(strings.Join(notes(rs), "\n"), "scaled to the row's COUNT")
+			if note != tt.wantNote {
+				t.Errorf("notes mention the scaling: %v; want %v", note, tt.wantNote)
+			}
+			var text strings.Builder
+			if err := NewTextReporter(rs)(&text); err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.Contains(text.String(), "* = the case's wall time"); got != tt.wantNote {
+				t.Errorf("text footer explains *: %v; want %v\n%s", got, tt.wantNote, text.String())
+			}
+		})
+	}
+	if got := CaseWallS(c, 2000); got != 2*c.WallS {
+		t.Errorf("CaseWallS(2000) = %v; want %v", got, 2*c.WallS)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // Result is one bench run (one mode at one RTT), written as
@@ -41,12 +42,12 @@ type Result struct {
 	// measured send, ms (the client strategy alone; Metrics).
 	ClientCPUMSPerSend float64 `json:"cpu_ms_per_send_client"`
 	// WorkerState is where the ledger and records lived: "tmpfs" or "disk".
-	WorkerState  string         `json:"worker_state"`
-	WallS        float64        `json:"wall_s"`        // first measured send's start to last one's end, s
-	ClientReused int            `json:"client_reused"` // measured sends whose trace says the connection was reused
-	Measured     int            `json:"measured"`      // measured records the worker wrote (should equal Count)
-	Outcomes     map[string]int `json:"outcomes"`      // outcome -> count over all handled messages, warm-up included
-	Errors       []string       `json:"errors,omitempty"`
+	WorkerState  string                  `json:"worker_state"`
+	WallS        float64                 `json:"wall_s"`        // first measured send's start to last one's end, s
+	ClientReused int                     `json:"client_reused"` // measured sends whose trace says the connection was reused
+	Measured     int                     `json:"measured"`      // measured records the worker wrote (should equal Count)
+	Outcomes     map[outcome.Outcome]int `json:"outcomes"`      // outcome -> count over all handled messages, warm-up included
+	Errors       []string                `json:"errors,omitempty"`
 
 	// Server side, from nginx's access log and WireMock's journal.
 	TCPConnections int            `json:"tcp_connections"` // distinct nginx $connection values carrying POST /v3/message, warm-up included
@@ -167,8 +168,8 @@ func SortResults(rs []Result) {
 }
 
 func modeRank(m string) int {
-	if i := slices.Index(allowedModes, m); i >= 0 {
+	if i := slices.Index(AllModes, m); i >= 0 {
 		return i
 	}
-	return len(allowedModes)
+	return len(AllModes)
 }

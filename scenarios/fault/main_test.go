@@ -1,14 +1,11 @@
-//go:build !integration
-
 package fault
 
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/leaktest"
 )
 
-// TestMain checks that no unit test leaves a goroutine behind. The
-// integration build has the Docker client's goroutines, so it is not
-// checked there.
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain applies the lab's testcontainers settings and checks that no
+// test leaves a goroutine behind, in the unit and the integration build.
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

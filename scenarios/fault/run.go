@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // DefaultCatalog is the scenario catalog's folder, relative to the
@@ -63,16 +64,18 @@ func ResolveCatalog(dir string) (string, error) {
 }
 
 // List writes one line per scenario of the catalog: name, kind/tool and
-// description.
+// description. Errors: any catalog file that does not load (each named with
+// its field), after listing the ones that do.
 func List(catalog string, w io.Writer) error {
 	dir, err := ResolveCatalog(catalog)
 	if err != nil {
 		return err
 	}
-	scs, err := LoadCatalog(dir)
+	c, err := ReadCatalog(dir)
 	if err != nil {
 		return err
 	}
+	scs := c.Scenarios
 	width := 0
 	for _, sc := range scs {
 		width = max(width, len(sc.Name))
@@ -82,21 +85,25 @@ func List(catalog string, w io.Writer) error {
 			return err
 		}
 	}
+	if err := c.Err(); err != nil {
+		return fmt.Errorf("list catalog: %d file(s) do not load: %w", len(c.Broken), err)
+	}
 	return nil
 }
 
-// CheckName loads the catalog and checks that name is "all" or a
-// scenario's name. Errors name the known scenarios.
+// CheckName reads the catalog and checks that name can run: "all" with
+// every file valid, or a valid scenario's name (Catalog.Select). Errors
+// name the known scenarios and the files that do not load.
 func CheckName(catalog, name string) error {
 	dir, err := ResolveCatalog(catalog)
 	if err != nil {
 		return err
 	}
-	scs, err := LoadCatalog(dir)
+	c, err := ReadCatalog(dir)
 	if err != nil {
 		return err
 	}
-	_, err = Select(scs, name)
+	_, err = c.Select(name)
 	return err
 }
 
@@ -110,13 +117,16 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	all, err := LoadCatalog(dir)
+	c, err := ReadCatalog(dir)
 	if err != nil {
 		return err
 	}
-	sel, err := Select(all, o.Scenario)
+	sel, err := c.Select(o.Scenario)
 	if err != nil {
 		return err
+	}
+	for _, b := range c.Broken {
+		fmt.Fprintf(w, "[fault] WARNING: %s does not load (not asked for, skipped): %v\n", filepath.Base(b.File), b.Err)
 	}
 	out, err := filepath.Abs(o.Out)
 	if err != nil {
@@ -152,7 +162,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 			}
 			// One broken scenario must not hide the others' results.
 			v = Verdict{Name: sc.Name, Tool: sc.Tool, Fault: sc.Fault, Failures: []string{err.Error()},
-				Observed: map[string]int{}, Records: map[string]int{}}
+				Observed: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}}
 			fmt.Fprintf(w, "[fault] %s: ERROR: %v\n", sc.Name, err)
 		}
 		if !v.Pass {

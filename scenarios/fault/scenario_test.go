@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +13,9 @@ import (
 	"time"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/scenarios4")
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/fault")
 
-const testdata = "../../testdata/scenarios4"
+const testdata = "../../testdata/fault"
 
 // minimal is a valid fault scenario the table cases edit.
 const minimal = `name: x
@@ -126,7 +127,7 @@ func TestParseCount(t *testing.T) {
 	}
 }
 
-// TestGolden parses testdata/scenarios4/*.yaml and compares the parsed
+// TestGolden parses testdata/fault/*.yaml and compares the parsed
 // scenario (defaults applied) with its .golden.json.
 func TestGolden(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join(testdata, "*.yaml"))
@@ -218,5 +219,73 @@ func TestIdleTimeout(t *testing.T) {
 		if got := IdleTimeout(tt.setting, T, tt.rtt, 250*time.Millisecond); got != tt.want {
 			t.Errorf("IdleTimeout(%s, %d ms) = %s; want %s", tt.setting, tt.rtt, got, tt.want)
 		}
+	}
+}
+
+// brokenCatalog writes a catalog folder with one valid scenario (the
+// catalog's malformed.yaml) and one file whose tool is not a tool.
+func brokenCatalog(t *testing.T) string {
+	t.Helper()
+	good, err := os.ReadFile(filepath.Join("..", "catalog", "malformed.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	bad := strings.Replace(strings.Replace(string(good), "name: malformed", "name: bad-tool", 1), "tool: publisher", "tool: hammer", 1)
+	for name, body := range map[string]string{"malformed.yaml": string(good), "bad-tool.yaml": bad} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestBrokenCatalogFile: one invalid file does not stop a valid scenario
+// asked for by name, while list, "all" and the broken one itself fail
+// naming the file and the field.
+func TestBrokenCatalogFile(t *testing.T) {
+	dir := brokenCatalog(t)
+	tests := []struct {
+		name    string
+		run     func() error
+		wantErr []string // substrings; nil = no error
+	}{
+		{"valid scenario by name", func() error { return CheckName(dir, "malformed") }, nil},
+		{"the broken scenario", func() error { return CheckName(dir, "bad-tool") }, []string{"bad-tool.yaml", "tool", "hammer"}},
+		{"all", func() error { return CheckName(dir, "all") }, []string{"bad-tool.yaml", "tool"}},
+		{"unknown name", func() error { return CheckName(dir, "nope") }, []string{"known: all, malformed", "bad-tool.yaml"}},
+		{"list", func() error { return List(dir, io.Discard) }, []string{"bad-tool.yaml", "tool", "hammer"}},
+		{"strict load", func() error { _, err := LoadCatalog(dir); return err }, []string{"bad-tool.yaml", "tool"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.run()
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatalf("error %v; want none", err)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatal("no error; want one naming the broken file")
+			}
+			for _, s := range tt.wantErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+		})
+	}
+	c, err := ReadCatalog(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel, err := c.Select("malformed")
+	if err != nil || len(sel) != 1 || sel[0].Name != "malformed" {
+		t.Errorf("Select(malformed) = %v, %v; want the valid scenario", sel, err)
+	}
+	var b strings.Builder
+	if err := List(dir, &b); !strings.Contains(b.String(), "malformed") || err == nil {
+		t.Errorf("List wrote %q, %v; want the valid scenario listed and an error", b.String(), err)
 	}
 }

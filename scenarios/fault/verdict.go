@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
@@ -29,11 +31,11 @@ type Check struct {
 
 // Expected is a scenario's Expect as written (counts as strings).
 type Expected struct {
-	Outcomes         map[string]Count `json:"outcomes"`
-	Records          map[string]Count `json:"records,omitempty"`
-	Journal          *Count           `json:"journal,omitempty"`
-	JournalByOutcome map[string]Count `json:"journal_by_outcome,omitempty"`
-	WindowCutoff     string           `json:"window_cutoff,omitempty"`
+	Outcomes         map[outcome.Outcome]Count `json:"outcomes"`
+	Records          map[outcome.Outcome]Count `json:"records,omitempty"`
+	Journal          *Count                    `json:"journal,omitempty"`
+	JournalByOutcome map[outcome.Outcome]Count `json:"journal_by_outcome,omitempty"`
+	WindowCutoff     string                    `json:"window_cutoff,omitempty"`
 }
 
 // Verdict is the result of one fault scenario, one entry of
@@ -46,17 +48,17 @@ type Verdict struct {
 	Fault    string   `json:"fault"` // what goes wrong and what must follow
 	Expected Expected `json:"expected"`
 	// Observed counts where each published message ended (reconciler).
-	Observed map[string]int `json:"observed"`
+	Observed map[outcome.Outcome]int `json:"observed"`
 	// Records counts the worker's records (attempts) by outcome.
-	Records map[string]int `json:"records"`
+	Records map[outcome.Outcome]int `json:"records"`
 	// JournalCount is the POSTs of this scenario to the send path in
 	// WireMock's journal (every status), counted after Expect.settle.
 	JournalCount int `json:"journal_count"`
 	// JournalByOutcome sums the journal sends of the messages that ended
 	// in each outcome.
-	JournalByOutcome map[string]int `json:"journal_by_outcome"`
-	Duplicates       int            `json:"duplicates"`
-	Lost             int            `json:"lost"`
+	JournalByOutcome map[outcome.Outcome]int `json:"journal_by_outcome"`
+	Duplicates       int                     `json:"duplicates"`
+	Lost             int                     `json:"lost"`
 	// Suppressed counts redeliveries the worker acked as DUPLICATE
 	// without sending.
 	Suppressed int      `json:"suppressed"`
@@ -83,7 +85,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	v := Verdict{
 		Name: sc.Name, Tool: sc.Tool, Fault: strings.TrimSpace(sc.Fault),
 		Expected: Expected{Outcomes: e.Outcomes, Records: e.Records, Journal: e.Journal, JournalByOutcome: e.JournalByOutcome, WindowCutoff: e.WindowCutoff},
-		Observed: map[string]int{}, Records: map[string]int{}, JournalByOutcome: map[string]int{},
+		Observed: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}, JournalByOutcome: map[outcome.Outcome]int{},
 		JournalCount: len(journal), Checks: checks, Reconcile: rep,
 	}
 	fail := func(format string, args ...any) { v.Failures = append(v.Failures, fmt.Sprintf(format, args...)) }
@@ -111,10 +113,10 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	if v.Lost > 0 {
 		fail("%d messages lost", v.Lost)
 	}
-	final := map[string]string{} // refkey -> last outcome that is not DUPLICATE
+	final := map[string]outcome.Outcome{} // refkey -> last outcome that is not DUPLICATE
 	for _, r := range recs {
 		v.Records[r.Outcome]++
-		if r.Outcome != worker.outcome.Duplicate && r.RefKey != "" {
+		if r.Outcome != outcome.Duplicate && r.RefKey != "" {
 			final[r.RefKey] = r.Outcome
 		}
 	}
@@ -123,7 +125,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 		perKey[j.RefKey]++
 	}
 	for k, n := range perKey {
-		v.JournalByOutcome[cmpOr(final[k], "PENDING")] += n
+		v.JournalByOutcome[cmp.Or(final[k], outcome.Pending)] += n
 	}
 	for _, k := range sortedKeys(e.Outcomes) {
 		if got := v.Observed[k]; !e.Outcomes[k].Match(got) {
@@ -161,7 +163,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	if e.Reasons {
 		for _, r := range recs {
 			switch r.Outcome {
-			case worker.outcome.Invalid, worker.outcome.Rejected, worker.outcome.NotSent, worker.outcome.Unknown:
+			case outcome.Invalid, outcome.Rejected, outcome.NotSent, outcome.Unknown:
 				if strings.TrimSpace(r.Error) == "" && r.Code == "" {
 					fail("record %d (%s) carries no reason", r.Seq, r.Outcome)
 				}
@@ -194,9 +196,9 @@ func windowViolations(recs []records.Record, cutoff string) []string {
 		min := t.Hour()*60 + t.Minute()
 		after := min >= hh*60+mm
 		switch {
-		case r.Outcome == worker.outcome.Sent && after:
+		case r.Outcome == outcome.Sent && after:
 			out = append(out, fmt.Sprintf("record %d SENT at %s, after the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
-		case r.Outcome == worker.OutcomeOutsideWindow && !after && min >= open:
+		case r.Outcome == outcome.OutsideSendWindow && !after && min >= open:
 			out = append(out, fmt.Sprintf("record %d held at %s, before the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
 		}
 	}
@@ -367,7 +369,7 @@ func appendSection(path, name, body string) error {
 
 // formatCounts writes {"SENT": 3, "UNKNOWN": 1} as "SENT 3, UNKNOWN 1",
 // in Outcomes order; "none" when empty.
-func formatCounts(m map[string]int) string {
+func formatCounts(m map[outcome.Outcome]int) string {
 	var parts []string
 	for _, k := range orderedOutcomes(m) {
 		if m[k] != 0 {
@@ -380,36 +382,26 @@ func formatCounts(m map[string]int) string {
 	return strings.Join(parts, ", ")
 }
 
-func formatExpected(m map[string]Count) string {
+func formatExpected(m map[outcome.Outcome]Count) string {
 	var parts []string
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	for _, k := range orderedOutcomes(keysToMap(keys)) {
-		parts = append(parts, k+" "+m[k].String())
+	for _, k := range orderedOutcomes(m) {
+		parts = append(parts, string(k)+" "+m[k].String())
 	}
 	return strings.Join(parts, ", ")
 }
 
-func keysToMap(ks []string) map[string]int {
-	m := map[string]int{}
-	for _, k := range ks {
-		m[k] = 1
-	}
-	return m
-}
-
-func orderedOutcomes(m map[string]int) []string {
-	var out []string
-	for _, k := range Outcomes {
+// orderedOutcomes returns m's keys in outcome.Reconciled order, unknown
+// names last, sorted.
+func orderedOutcomes[V any](m map[outcome.Outcome]V) []outcome.Outcome {
+	var out []outcome.Outcome
+	for _, k := range outcome.Reconciled {
 		if _, ok := m[k]; ok {
 			out = append(out, k)
 		}
 	}
-	var rest []string
+	var rest []outcome.Outcome
 	for k := range m {
-		if !slices.Contains(Outcomes, k) {
+		if !slices.Contains(outcome.Reconciled, k) {
 			rest = append(rest, k)
 		}
 	}
@@ -417,8 +409,8 @@ func orderedOutcomes(m map[string]int) []string {
 	return append(out, rest...)
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	ks := make([]string, 0, len(m))
+func sortedKeys[K ~string, V any](m map[K]V) []K {
+	ks := make([]K, 0, len(m))
 	for k := range m {
 		ks = append(ks, k)
 	}

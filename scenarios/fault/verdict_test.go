@@ -11,6 +11,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
@@ -31,7 +32,7 @@ func TestEvaluate(t *testing.T) {
 		{Seq: 2, RefKey: "k2", Outcome: "UNKNOWN", Error: "read: EOF"},
 	}
 	journal := []vendormock.JournalEntry{{RefKey: "k1", Status: 200}, {RefKey: "k2", Status: 200}}
-	okRep := &reconcile.Report{OK: true, ByOutcome: map[string]int{"SENT": 1, "UNKNOWN": 1}}
+	okRep := &reconcile.Report{OK: true, ByOutcome: map[outcome.Outcome]int{"SENT": 1, "UNKNOWN": 1}}
 
 	tests := []struct {
 		name     string
@@ -44,7 +45,7 @@ func TestEvaluate(t *testing.T) {
 	}{
 		{"all as expected", okRep, recs, journal, nil, true, ""},
 		{"journal count off", okRep, recs, journal[:1], nil, false, "journal: 1, want 2"},
-		{"unexpected outcome", &reconcile.Report{OK: true, ByOutcome: map[string]int{"SENT": 1, "UNKNOWN": 1, "NOT_SENT": 1}}, recs, journal, nil, false, "NOT_SENT: 1, want none"},
+		{"unexpected outcome", &reconcile.Report{OK: true, ByOutcome: map[outcome.Outcome]int{"SENT": 1, "UNKNOWN": 1, "NOT_SENT": 1}}, recs, journal, nil, false, "NOT_SENT: 1, want none"},
 		{"duplicate", &reconcile.Report{OK: true, Duplicates: 1, ByOutcome: okRep.ByOutcome}, recs, journal, nil, false, "more than once"},
 		{"lost", &reconcile.Report{OK: true, Lost: 1, ByOutcome: okRep.ByOutcome}, recs, journal, nil, false, "1 messages lost"},
 		{"reconciler violation", &reconcile.Report{OK: false, ByOutcome: okRep.ByOutcome, Violations: []reconcile.Violation{{RefKey: "k2", Rule: "route", Detail: "wrong queue"}}}, recs, journal, nil, false, "route k2: wrong queue"},
@@ -117,8 +118,8 @@ func TestAppendSectionKeepsTheRest(t *testing.T) {
 func TestWriteFaultsMergesAndWrites(t *testing.T) {
 	out := t.TempDir()
 	three := Exactly(3)
-	a := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[string]int{"UNKNOWN": 3}, Expected: Expected{Outcomes: map[string]Count{"UNKNOWN": three}}}
-	b := Verdict{Name: "b", Tool: "toxiproxy", Pass: false, Failures: []string{"journal: 1, want 0"}, Observed: map[string]int{"SENT": 1}}
+	a := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[outcome.Outcome]int{"UNKNOWN": 3}, Expected: Expected{Outcomes: map[outcome.Outcome]Count{"UNKNOWN": three}}}
+	b := Verdict{Name: "b", Tool: "toxiproxy", Pass: false, Failures: []string{"journal: 1, want 0"}, Observed: map[outcome.Outcome]int{"SENT": 1}}
 	var buf bytes.Buffer
 	if err := WriteFaults(out, []Verdict{a, b}, &buf); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@
 //
 //	published file (driver) --ReadPublished-------.
 //	queues (RabbitMQ, peeked) --ReadQueues---------+
-//	worker records (JSONL) --ReadRecords-----------+--> Input --Reconcile--> Report --WriteTable / WriteJSON
+//	worker records (JSONL) --records.ReadFile------+--> Input --Reconcile--> Report --WriteTable / WriteJSON
 //	attempt ledger (bbolt copy) --ReadLedger-------+
 //	WireMock journal (admin API) --ReadJournal-----'
 //

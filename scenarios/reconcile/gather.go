@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
 // Sources named by GatherError.Source.
@@ -101,7 +102,7 @@ func Gather(ctx context.Context, o GatherOptions) (Input, error) {
 		return Input{}, ErrNoPublished
 	}
 	if o.RecordsPath != "" {
-		r, err := ReadRecordsFile(o.RecordsPath)
+		r, err := records.ReadFile(o.RecordsPath)
 		if err != nil {
 			return fail(SourceRecords, err)
 		}

@@ -25,6 +25,7 @@ type Published struct {
 	RefKey      string    `json:"refkey,omitempty"`     // the body's "refkey"; "" only for an invalid body without one
 	MessageID   string    `json:"message_id,omitempty"` // AMQP message-id property, "" when not set
 	Valid       bool      `json:"valid"`                // false: the driver published it malformed on purpose
+	Warmup      bool      `json:"warmup,omitempty"`     // a warm-up send of a bench run: not measured
 	PublishedAt time.Time `json:"published_at,omitzero"`
 }
 

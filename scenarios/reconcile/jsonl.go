@@ -8,12 +8,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
-// ErrMalformedLine is wrapped by ReadPublished and ReadRecords when a line
-// is not one JSON object of the expected shape; the error names the line.
+// ErrMalformedLine is wrapped by ReadPublished when a line is not one JSON
+// object of the expected shape; the error names the line. The records file
+// has its own reader (records.Read, records.ErrMalformedLine).
 var ErrMalformedLine = errors.New("malformed line")
 
 // maxLine bounds one JSON line, bytes.
@@ -53,22 +52,6 @@ func ReadPublished(r io.Reader) ([]Published, error) {
 	return out, err
 }
 
-// ReadRecords reads the worker's records file (one records.Record per JSON
-// line; blank lines are skipped). It returns a non-nil slice. Errors:
-// ErrMalformedLine (with the line number), or the reader's.
-func ReadRecords(r io.Reader) ([]records.Record, error) {
-	out := []records.Record{}
-	err := readLines(r, func(n int, line []byte) error {
-		var rec records.Record
-		if err := json.Unmarshal(line, &rec); err != nil {
-			return fmt.Errorf("read records: line %d: %w: %v", n, ErrMalformedLine, err)
-		}
-		out = append(out, rec)
-		return nil
-	})
-	return out, err
-}
-
 // ReadPublishedFile is ReadPublished on the file at path.
 func ReadPublishedFile(path string) ([]Published, error) {
 	f, err := os.Open(path)
@@ -77,16 +60,6 @@ func ReadPublishedFile(path string) ([]Published, error) {
 	}
 	defer f.Close()
 	return ReadPublished(f)
-}
-
-// ReadRecordsFile is ReadRecords on the file at path.
-func ReadRecordsFile(path string) ([]records.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open records: %w", err)
-	}
-	defer f.Close()
-	return ReadRecords(f)
 }
 
 func readLines(r io.Reader, fn func(n int, line []byte) error) error {

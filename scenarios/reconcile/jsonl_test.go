@@ -5,8 +5,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 func TestPublishedRoundTrip(t *testing.T) {
@@ -67,25 +65,5 @@ func TestReadPublishedErrors(t *testing.T) {
 				t.Fatalf("err = %v, want ErrMalformedLine at %s", err, tt.wantLine)
 			}
 		})
-	}
-}
-
-func TestReadRecords(t *testing.T) {
-	in := `{"seq":1,"refkey":"a","outcome":"SENT","queue":"","redelivered":false,"start":"2026-11-30T03:00:00Z","end":"2026-11-30T03:00:00.02Z","total_ms":23.5,"reused":true}
-{"seq":2,"refkey":"","outcome":"INVALID","queue":"notifications.dead","error":"invalid message: body is not JSON","redelivered":false,"start":"2026-11-30T03:00:01Z","end":"2026-11-30T03:00:01Z"}
-`
-	got, err := ReadRecords(strings.NewReader(in))
-	if err != nil {
-		t.Fatalf("ReadRecords: %v", err)
-	}
-	if len(got) != 2 || got[0].RefKey != "a" || got[0].Outcome != outcome.Sent || got[1].Queue != "notifications.dead" || got[0].TotalMS != 23.5 {
-		t.Fatalf("got %+v", got)
-	}
-	if _, err := ReadRecords(strings.NewReader(in + `{"seq":3,"refkey":"b","outc`)); !errors.Is(err, ErrMalformedLine) || !strings.Contains(err.Error(), "line 3") {
-		t.Fatalf("truncated last line: err = %v, want ErrMalformedLine at line 3", err)
-	}
-	empty, err := ReadRecords(strings.NewReader(""))
-	if err != nil || empty == nil {
-		t.Fatalf("empty: %v, %v: want a non-nil empty slice", empty, err)
 	}
 }

@@ -1,16 +1,11 @@
-//go:build !integration
-
 package reconcile
 
 import (
 	"testing"
 
-	"go.uber.org/goleak"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/leaktest"
 )
 
-// TestMain checks that no test leaves a goroutine behind (httptest
-// servers, readers). The integration build leaves it out: testcontainers'
-// Docker client keeps its own goroutines.
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
-}
+// TestMain applies the lab's testcontainers settings and checks that no
+// test leaves a goroutine behind, in the unit and the integration build.
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

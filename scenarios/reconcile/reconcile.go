@@ -87,7 +87,7 @@ type Report struct {
 	// ByOutcome counts where each published refkey (or invalid message)
 	// ended, by outcome: the worker's outcomes plus PENDING, LOST, DEAD.
 	// Suppressed DUPLICATE acks are not counted here (see Suppressed).
-	ByOutcome map[string]int `json:"by_outcome"`
+	ByOutcome map[outcome.Outcome]int `json:"by_outcome"`
 	// ByPlace counts the same places by where they are: PlaceAcked or a
 	// queue name.
 	ByPlace map[string]int `json:"by_place"`
@@ -109,135 +109,6 @@ type Report struct {
 	// Violations lists every broken invariant, published order first.
 	Violations []Violation `json:"violations"`
 }
-
-// unit is what must end in exactly one place: a published refkey (however
-// often it was published) or an invalid message without a refkey.
-type unit struct {
-	id       string // refkey, "msgid:<id>" or "seq:<n>"
-	refkey   string
-	msgID    string
-	pubs     []Published
-	invalid  int // publications with Valid == false
-	records  []records.Record
-	places   []place
-	suppress int
-	journal  []JournalEntry
-}
-
-func (u *unit) allInvalid() bool { return u.invalid == len(u.pubs) }
-
-type place struct {
-	where   string // PlaceAcked or a queue name
-	role    string // role of the queue in Names ("" when unknown)
-	outcome string
-	reason  string
-	seq     int  // record seq for an acked place
-	byCount bool // matched to an invalid message by counting, not by id
-}
-
-func (p place) String() string {
-	if p.where == PlaceAcked {
-		return fmt.Sprintf("acked %s (record seq %d)", p.outcome, p.seq)
-	}
-	return fmt.Sprintf("%s in %s", p.outcome, p.where)
-}
-
-// Queue roles.
-const (
-	roleMain    = "main"
-	roleRetry   = "retry"
-	roleUnknown = "unknown"
-	roleHeld    = "held"
-	roleFailed  = "failed"
-	roleDead    = "dead"
-)
-
-func roles(n queues.Names) map[string]string {
-	m := map[string]string{}
-	for role, name := range map[string]string{
-		roleMain: n.Main, roleRetry: n.Retry, roleUnknown: n.Unknown,
-		roleHeld: n.Held, roleFailed: n.Failed, roleDead: n.Dead,
-	} {
-		if name != "" {
-			m[name] = role
-		}
-	}
-	return m
-}
-
-// routeFor returns the queues an outcome may go to: "" is acked.
-func routeFor(n queues.Names, outcome string) ([]string, bool) {
-	switch outcome {
-	case outcome.Sent, outcome.Duplicate:
-		return []string{""}, true
-	case outcome.Rejected:
-		return []string{n.Failed}, true
-	case outcome.NotSent:
-		return []string{n.Retry, n.Dead}, true // dead after the last attempt
-	case outcome.Unknown:
-		return []string{n.Unknown}, true
-	case outcome.OutsideSendWindow:
-		return []string{n.Held}, true
-	case outcome.Invalid:
-		return []string{n.Dead}, true
-	}
-	return nil, false
-}
-
-// headerAllowed reports whether a message with outcome header h may sit in
-// a queue of role.
-func headerAllowed(role, h string) bool {
-	switch role {
-	case roleRetry:
-		return h == outcome.NotSent
-	case roleUnknown:
-		return h == outcome.Unknown
-	case roleHeld:
-		return h == outcome.OutsideSendWindow
-	case roleFailed:
-		return h == outcome.Rejected
-	case roleDead:
-		return h == outcome.Invalid || h == outcome.NotSent
-	}
-	return true // main: re-delivered retry or held messages keep theirs
-}
-
-func placeOutcome(role, header string) string {
-	switch role {
-	case roleMain:
-		return outcome.Pending
-	case roleRetry:
-		return outcome.NotSent
-	case roleUnknown:
-		return outcome.Unknown
-	case roleHeld:
-		return outcome.OutsideSendWindow
-	case roleFailed:
-		return outcome.Rejected
-	case roleDead:
-		if header != "" {
-			return header
-		}
-		return outcome.Dead
-	}
-	if header != "" {
-		return header
-	}
-	return outcome.Queued
-}
-
-// reaches reports whether a record or ledger outcome says a request may
-// have reached the vendor.
-func reaches(outcome string) bool {
-	switch outcome {
-	case outcome.Sent, outcome.Rejected, outcome.Unknown, string(ledger.Attempting):
-		return true
-	}
-	return false
-}
-
-func is4xx(status int) bool { return status >= 400 && status < 500 }
-func is2xx(status int) bool { return status >= 200 && status < 300 }
 
 // Reconcile checks, per published refkey (and per invalid message), the
 // invariants of DESIGN.md "Delivery outcomes" against what the run left
@@ -262,7 +133,7 @@ func is2xx(status int) bool { return status >= 200 && status < 300 }
 func Reconcile(in Input) Report {
 	r := Report{
 		Checks:           []string{},
-		ByOutcome:        map[string]int{},
+		ByOutcome:        map[outcome.Outcome]int{},
 		ByPlace:          map[string]int{},
 		LostIDs:          []string{},
 		DuplicateRefKeys: []string{},
@@ -397,7 +268,7 @@ func Reconcile(in Input) Report {
 		for _, q := range slices.Sorted(maps.Keys(in.Queues)) {
 			role := roleOf[q]
 			for _, m := range in.Queues[q] {
-				h := m.Header(queues.HeaderOutcome)
+				h := outcome.Outcome(m.Header(queues.HeaderOutcome))
 				p := place{where: q, role: role, outcome: placeOutcome(role, h), reason: m.Header(queues.HeaderReason)}
 				if haveNames && h != "" && !headerAllowed(role, h) {
 					tail = append(tail, Violation{RefKey: m.RefKey, MessageID: m.MessageID, Rule: RuleRoute,
@@ -501,167 +372,4 @@ func Reconcile(in Input) Report {
 	r.Violations = append(r.Violations, tail...)
 	r.OK = len(r.Violations) == 0 && len(r.Checks) > 0
 	return r
-}
-
-// checkInvalid: invalid messages are dead-lettered as INVALID with a
-// reason; valid ones never are.
-func (u *unit) checkInvalid(v func(rule, format string, args ...any), haveNames bool) {
-	if u.invalid == 0 {
-		for _, p := range u.places {
-			if p.outcome == outcome.Invalid {
-				v(RuleInvalid, "published valid, dead-lettered as INVALID: %s", cmp.Or(p.reason, "(no reason)"))
-			}
-		}
-		return
-	}
-	if !u.allInvalid() {
-		return // a refkey published both ways: the valid copy decides
-	}
-	for _, p := range u.places {
-		switch {
-		case p.where == PlaceAcked:
-			v(RuleInvalid, "invalid message acked as %s (record seq %d), not dead-lettered", p.outcome, p.seq)
-		case haveNames && p.role != roleDead:
-			v(RuleInvalid, "invalid message in %s, not the dead-letter queue", p.where)
-		case p.outcome != outcome.Invalid && p.outcome != outcome.Dead:
-			v(RuleInvalid, "invalid message dead-lettered with outcome %s", p.outcome)
-		case p.reason == "":
-			v(RuleInvalid, "invalid message dead-lettered without the %s header", queues.HeaderReason)
-		}
-	}
-}
-
-func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report, ledgerOf map[string]ledger.Entry) {
-	reached, ok2xx := 0, false
-	for _, e := range u.journal {
-		if !is4xx(e.Status) {
-			reached++
-		}
-		ok2xx = ok2xx || is2xx(e.Status)
-	}
-	if reached > 1 {
-		r.Duplicates++
-		r.DuplicateRefKeys = append(r.DuplicateRefKeys, u.refkey)
-		v(RuleDuplicate, "reached the vendor %d times without a 4xx answer (%s)", reached, statuses(u.journal))
-	}
-	le, inLedger := ledgerOf[u.refkey]
-	said := map[string]bool{}
-	for _, rec := range u.records {
-		said[rec.Outcome] = true
-	}
-	for _, p := range u.places {
-		said[p.outcome] = true
-	}
-	if u.allInvalid() {
-		said[outcome.Invalid] = true
-	}
-	if inLedger {
-		said[string(le.State)] = true
-	}
-	if said[outcome.Sent] && !ok2xx {
-		v(RuleSentNotInJournal, "worker says SENT, the vendor's journal has %s", journalSummary(u.journal))
-	}
-	if len(u.journal) > 0 && !slices.ContainsFunc(slices.Collect(maps.Keys(said)), reaches) {
-		for _, o := range []string{outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid} {
-			if said[o] {
-				v(RuleNotSentInJournal, "worker says %s and nothing says it left, the vendor's journal has %s", o, journalSummary(u.journal))
-				break
-			}
-		}
-	}
-}
-
-func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf map[string]ledger.Entry, haveJournal bool) {
-	le, inLedger := ledgerOf[u.refkey]
-	var last *records.Record
-	for i := range u.records {
-		switch u.records[i].Outcome {
-		case outcome.Sent, outcome.Rejected, outcome.NotSent, outcome.Unknown:
-			last = &u.records[i]
-		}
-	}
-	switch {
-	case last == nil:
-	case !inLedger:
-		v(RuleLedger, "record seq %d says %s, the ledger has no entry", last.Seq, last.Outcome)
-	case le.State == ledger.Attempting && last.Outcome == outcome.Unknown:
-		// An attempt without an outcome is UNKNOWN: both say the same.
-	case string(le.State) != last.Outcome:
-		v(RuleLedger, "record seq %d says %s, the ledger says %s", last.Seq, last.Outcome, le.State)
-	}
-	// A 4xx answer (a 401 before the token refetch, a rejection) may be
-	// followed by a resend inside one attempt: count only the others.
-	reached := 0
-	for _, e := range u.journal {
-		if !is4xx(e.Status) {
-			reached++
-		}
-	}
-	if haveJournal && reached > 0 {
-		switch {
-		case !inLedger:
-			v(RuleAttempts, "reached the vendor %d time(s) without a 4xx, the ledger has no attempt", reached)
-		case reached > le.Attempts:
-			v(RuleAttempts, "reached the vendor %d time(s) without a 4xx, the ledger started %d attempt(s)", reached, le.Attempts)
-		}
-	}
-}
-
-// trace says what is known of a unit, for the detail of a lost message.
-func (u *unit) trace(haveJournal bool) string {
-	var parts []string
-	if len(u.records) == 0 {
-		parts = append(parts, "no worker record")
-	} else {
-		var rs []string
-		for _, rec := range u.records {
-			rs = append(rs, fmt.Sprintf("seq %d %s -> %s", rec.Seq, rec.Outcome, queueLabel(rec.Queue)))
-		}
-		parts = append(parts, "records: "+strings.Join(rs, ", "))
-	}
-	if u.suppress > 0 {
-		parts = append(parts, fmt.Sprintf("%d suppressed duplicate(s)", u.suppress))
-	}
-	if haveJournal && u.refkey != "" {
-		parts = append(parts, "journal: "+journalSummary(u.journal))
-	}
-	return strings.Join(parts, "; ")
-}
-
-func queueLabel(q string) string {
-	if q == "" {
-		return PlaceAcked
-	}
-	return q
-}
-
-func queueLabels(qs []string) string {
-	var out []string
-	for _, q := range qs {
-		out = append(out, queueLabel(q))
-	}
-	return strings.Join(out, " or ")
-}
-
-func joinPlaces(ps []place) string {
-	var out []string
-	for _, p := range ps {
-		out = append(out, p.String())
-	}
-	return strings.Join(out, ", ")
-}
-
-func statuses(es []JournalEntry) string {
-	var out []string
-	for _, e := range es {
-		out = append(out, fmt.Sprint(e.Status))
-	}
-	return "statuses " + strings.Join(out, ", ")
-}
-
-func journalSummary(es []JournalEntry) string {
-	if len(es) == 0 {
-		return "no request"
-	}
-	return fmt.Sprintf("%d request(s), %s", len(es), statuses(es))
 }

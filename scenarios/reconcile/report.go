@@ -19,7 +19,7 @@ const MaxTableViolations = 20
 
 // outcomeOrder is the order WriteTable lists outcomes in (the outcome
 // table of DESIGN.md, then the pseudo-outcomes); others follow by name.
-var outcomeOrder = []string{
+var outcomeOrder = []outcome.Outcome{
 	outcome.Sent, outcome.Rejected, outcome.NotSent, outcome.Unknown,
 	outcome.OutsideSendWindow, outcome.Invalid, outcome.Dead, outcome.Pending,
 	outcome.Queued, outcome.Lost,
@@ -108,8 +108,8 @@ func (r Report) WriteJSON(w io.Writer) error {
 
 // orderedKeys returns m's keys: those in first in that order, the rest
 // sorted.
-func orderedKeys(m map[string]int, first []string) []string {
-	var out []string
+func orderedKeys[K ~string](m map[K]int, first []K) []K {
+	var out []K
 	for _, k := range first {
 		if _, ok := m[k]; ok {
 			out = append(out, k)

@@ -27,16 +27,16 @@ import (
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
-// parseArgs is scenarios.ParseArgs plus the check of SCENARIO against the
-// catalog: an unknown scenario is a *scenarios.UsageError (exit 2,
-// nothing started) that lists the known names.
+// parseArgs is parseKeys plus the check of SCENARIO against the catalog:
+// an unknown scenario is a *UsageError (exit 2, nothing started) that
+// lists the known names.
 func parseArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
-	cfg, err := scenarios.ParseArgs(args, getenv)
+	cfg, err := parseKeys(args, getenv)
 	if err != nil || cfg.Scenario == "" {
 		return cfg, err
 	}
 	if err := fault.CheckName("", cfg.Scenario); err != nil {
-		return cfg, &scenarios.UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument", Msg: err.Error()}
+		return cfg, &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument", Msg: err.Error()}
 	}
 	return cfg, nil
 }
@@ -67,7 +67,7 @@ func main() {
 	os.Exit(exitCode(err, os.Stderr))
 }
 
-// labHelp follows scenarios.Usage in `lab help`.
+// labHelp follows usage in `lab help`.
 const labHelp = `
 The Go command behind ./run.sh (scenarios/cmd/lab):
   lab check [KEY=VALUE...]   validate the arguments only (exit 2 on a bad one)
@@ -77,7 +77,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab report OUT             rebuild OUT/summary.md and OUT/charts/ from OUT/bench-*.json
 `
 
-// errUsage marks a bad command line that is not a *scenarios.UsageError.
+// errUsage marks a bad command line that is not a *UsageError.
 var errUsage = errors.New("usage")
 
 // run dispatches one subcommand; getenv supplies the environment.
@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		return scenarios.Report(rest[0], stdout)
 	case "help", "-h", "--help":
-		if err := scenarios.Usage(stdout); err != nil {
+		if err := usage(stdout); err != nil {
 			return err
 		}
 		_, err := io.WriteString(stdout, labHelp)
@@ -121,7 +121,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 
 // exitCode prints err (if any) to stderr and returns the exit code.
 func exitCode(err error, stderr io.Writer) int {
-	var ue *scenarios.UsageError
+	var ue *UsageError
 	switch {
 	case err == nil:
 		return 0

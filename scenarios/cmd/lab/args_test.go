@@ -1,4 +1,4 @@
-package scenarios
+package main
 
 import (
 	"errors"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -13,9 +15,9 @@ func envOf(m map[string]string) func(string) string {
 }
 
 func TestParseArgs(t *testing.T) {
-	def := DefaultConfig()
-	with := func(f func(c *Config)) Config {
-		c := DefaultConfig()
+	def := scenarios.DefaultConfig()
+	with := func(f func(c *scenarios.Config)) scenarios.Config {
+		c := scenarios.DefaultConfig()
 		f(&c)
 		return c
 	}
@@ -23,57 +25,59 @@ func TestParseArgs(t *testing.T) {
 		name string
 		args []string
 		env  map[string]string
-		want Config
+		want scenarios.Config
 	}{
 		{"defaults", nil, nil, def},
 		{"count and warmup", []string{"COUNT=60", "WARMUP=0"}, nil,
-			with(func(c *Config) { c.Count, c.Warmup = 60, 0 })},
+			with(func(c *scenarios.Config) { c.Count, c.Warmup = 60, 0 })},
 		{"rtts with spaces", []string{"RTTS=3 10 25"}, nil,
-			with(func(c *Config) { c.RTTs = []int{3, 10, 25} })},
+			with(func(c *scenarios.Config) { c.RTTs = []int{3, 10, 25} })},
 		{"rtts with commas and spaces", []string{"RTTS= 10,0 , 1000"}, nil,
-			with(func(c *Config) { c.RTTs = []int{10, 0, 1000} })},
+			with(func(c *scenarios.Config) { c.RTTs = []int{10, 0, 1000} })},
 		{"one mode", []string{"MODES=pooled"}, nil,
-			with(func(c *Config) { c.Modes = []string{"pooled"} })},
+			with(func(c *scenarios.Config) { c.Modes = []string{"pooled"} })},
 		{"modes reordered with comma", []string{"MODES=pooled,per-request"}, nil,
-			with(func(c *Config) { c.Modes = []string{"pooled", "per-request"} })},
+			with(func(c *scenarios.Config) { c.Modes = []string{"pooled", "per-request"} })},
 		{"server delay bounds", []string{"SERVER_DELAY_MS=0"}, nil,
-			with(func(c *Config) { c.ServerDelayMS = 0 })},
+			with(func(c *scenarios.Config) { c.ServerDelayMS = 0 })},
 		{"tls 1.3", []string{"PER_REQUEST_TLS=1.3"}, nil,
-			with(func(c *Config) { c.PerRequestTLS = "1.3" })},
-		{"out, images, profile", []string{"OUT=/tmp/x", "LAB_IMAGES=offline", "PROFILE=vendormock/profiles/alimtalk"}, nil,
-			with(func(c *Config) { c.Out, c.LabImages, c.Profile = "/tmp/x", "offline", "vendormock/profiles/alimtalk" })},
+			with(func(c *scenarios.Config) { c.PerRequestTLS = "1.3" })},
+		{"out, images, profile", []string{"OUT=out/x", "LAB_IMAGES=offline", "PROFILE=vendormock/profiles/alimtalk"}, nil,
+			with(func(c *scenarios.Config) {
+				c.Out, c.LabImages, c.Profile = "out/x", "offline", "vendormock/profiles/alimtalk"
+			})},
 		{"keepalive as duration", []string{"KEEPALIVE_TIMEOUT=75s"}, nil,
-			with(func(c *Config) { c.KeepaliveTimeout = 75 * time.Second })},
+			with(func(c *scenarios.Config) { c.KeepaliveTimeout = 75 * time.Second })},
 		{"keepalive as whole seconds", []string{"KEEPALIVE_TIMEOUT=5"}, nil,
-			with(func(c *Config) { c.KeepaliveTimeout = 5 * time.Second })},
+			with(func(c *scenarios.Config) { c.KeepaliveTimeout = 5 * time.Second })},
 		{"from environment", nil, map[string]string{"COUNT": "7", "RTTS": "10", "MODES": "pooled"},
-			with(func(c *Config) { c.Count, c.RTTs, c.Modes = 7, []int{10}, []string{"pooled"} })},
+			with(func(c *scenarios.Config) { c.Count, c.RTTs, c.Modes = 7, []int{10}, []string{"pooled"} })},
 		{"word wins over environment", []string{"COUNT=9"}, map[string]string{"COUNT": "7", "WARMUP": "3"},
-			with(func(c *Config) { c.Count, c.Warmup = 9, 3 })},
+			with(func(c *scenarios.Config) { c.Count, c.Warmup = 9, 3 })},
 		{"word wins over invalid environment", []string{"COUNT=9"}, map[string]string{"COUNT": "abc"},
-			with(func(c *Config) { c.Count = 9 })},
+			with(func(c *scenarios.Config) { c.Count = 9 })},
 		{"empty environment is unset", nil, map[string]string{"COUNT": ""}, def},
 		{"later word wins", []string{"COUNT=1", "COUNT=2"}, nil,
-			with(func(c *Config) { c.Count = 2 })},
+			with(func(c *scenarios.Config) { c.Count = 2 })},
 		{"unrelated environment ignored", nil, map[string]string{"HOME": "/root", "FOO": "x"}, def},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseArgs(tt.args, envOf(tt.env))
+			got, err := parseKeys(tt.args, envOf(tt.env))
 			if err != nil {
-				t.Fatalf("ParseArgs(%q) error: %v", tt.args, err)
+				t.Fatalf("parseKeys(%q) error: %v", tt.args, err)
 			}
 			if !reflect.DeepEqual(got, tt.want) {
-				t.Errorf("ParseArgs(%q)\n got %+v\nwant %+v", tt.args, got, tt.want)
+				t.Errorf("parseKeys(%q)\n got %+v\nwant %+v", tt.args, got, tt.want)
 			}
 		})
 	}
 }
 
 func TestParseArgsNilGetenv(t *testing.T) {
-	got, err := ParseArgs([]string{"COUNT=3"}, nil)
+	got, err := parseKeys([]string{"COUNT=3"}, nil)
 	if err != nil || got.Count != 3 {
-		t.Fatalf("ParseArgs with nil getenv = %+v, %v; want Count 3", got, err)
+		t.Fatalf("parseKeys with nil getenv = %+v, %v; want Count 3", got, err)
 	}
 }
 
@@ -126,10 +130,10 @@ func TestParseArgsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseArgs(tt.args, envOf(tt.env))
+			_, err := parseKeys(tt.args, envOf(tt.env))
 			var ue *UsageError
 			if !errors.As(err, &ue) {
-				t.Fatalf("ParseArgs(%q, %v) error = %v; want *UsageError", tt.args, tt.env, err)
+				t.Fatalf("parseKeys(%q, %v) error = %v; want *UsageError", tt.args, tt.env, err)
 			}
 			if ue.Key != tt.wantKey || ue.Source != tt.wantSrc {
 				t.Errorf("UsageError key %q source %q; want %q %q", ue.Key, ue.Source, tt.wantKey, tt.wantSrc)
@@ -145,34 +149,17 @@ func TestParseArgsErrors(t *testing.T) {
 
 func TestUsageNamesEveryKey(t *testing.T) {
 	var b strings.Builder
-	if err := Usage(&b); err != nil {
+	if err := usage(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range KnownKeys() {
+	for _, k := range knownKeys() {
 		if !strings.Contains(b.String(), "\n  "+k+"=") {
 			t.Errorf("Usage does not explain %s:\n%s", k, b.String())
 		}
 	}
-	for _, s := range []string{DefaultModes, DefaultRTTs, "official, offline, auto", "1.2, 1.3"} {
+	for _, s := range []string{defaultModes(), defaultRTTs(), "official, offline, auto", "1.2, 1.3"} {
 		if !strings.Contains(b.String(), s) {
 			t.Errorf("Usage does not mention %q", s)
-		}
-	}
-}
-
-func TestIdleConnTimeout(t *testing.T) {
-	tests := []struct {
-		keepalive time.Duration
-		rtt       int
-		want      time.Duration
-	}{
-		{75 * time.Second, 10, 75*time.Second - 10*time.Millisecond - IdleConnMargin},
-		{75 * time.Second, 0, 74 * time.Second},
-		{2 * time.Second, 1000, 0},
-	}
-	for _, tt := range tests {
-		if got := IdleConnTimeout(tt.keepalive, tt.rtt); got != tt.want {
-			t.Errorf("IdleConnTimeout(%s, %d) = %s; want %s", tt.keepalive, tt.rtt, got, tt.want)
 		}
 	}
 }

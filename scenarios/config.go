@@ -1,0 +1,109 @@
+package scenarios
+
+import (
+	"slices"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// Defaults of the lab's arguments. They reproduce the case of DESIGN.md
+// ("The case this reproduces"): 1,000 measured sends plus 50 warm-up sends,
+// 3 ms and 10 ms RTT, both client strategies, an 18 ms vendor think time and
+// a per-request engine capped at TLS 1.2. Usage prints them.
+const (
+	DefaultCount         = 1000
+	DefaultWarmup        = 50
+	DefaultServerDelayMS = 18
+	DefaultPerRequestTLS = "1.2"
+	DefaultOut           = "results"
+	DefaultLabImages     = "auto"
+	DefaultProfile       = vendormock.DefaultProfileDir
+	DefaultWorkerState   = "tmpfs"
+	DefaultCPUProfile    = "off"
+	DefaultMalformed     = 0
+)
+
+// Limits of the lab's arguments, checked by the lab command.
+const (
+	MaxRTTMS         = 1000  // largest RTT per value, ms
+	MaxServerDelayMS = 10000 // largest SERVER_DELAY_MS, ms
+	// MinKeepaliveTimeout is the smallest KEEPALIVE_TIMEOUT accepted: the
+	// pooled client's idle timeout is keepalive_timeout - RTT -
+	// IdleConnMargin and must stay positive.
+	MinKeepaliveTimeout = 2 * time.Second
+	MaxKeepaliveTimeout = time.Hour
+	// IdleConnMargin is how much further below nginx's keepalive_timeout
+	// than one RTT the pooled client's idle timeout sits, so the client
+	// never reuses a connection nginx is closing (DESIGN.md: 14-19 resets
+	// per 1,000 sends without that gap, 0 with it).
+	IdleConnMargin = time.Second
+)
+
+// IdleConnTimeout returns the pooled client's idle timeout for a server
+// keepalive_timeout and an RTT in ms: keepalive - RTT - IdleConnMargin. It
+// is <= 0 when keepalive is too short (the lab command refuses such a
+// config).
+func IdleConnTimeout(keepalive time.Duration, rttMS int) time.Duration {
+	return keepalive - time.Duration(rttMS)*time.Millisecond - IdleConnMargin
+}
+
+// AllModes are the client strategies a run may compare, in report order.
+var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
+
+// Config is one lab run (the lab command builds it from KEY=VALUE words
+// and the environment). Durations are wall time; *MS fields are whole milliseconds.
+type Config struct {
+	Count         int      // COUNT: measured sends per (mode, RTT), >= 1
+	Warmup        int      // WARMUP: warm-up sends before them, excluded from stats, >= 0
+	RTTs          []int    // RTTS: round trips to run at, ms, each 0..MaxRTTMS, in the given order, no duplicates
+	Modes         []string // MODES: client strategies, vendorapi.PerRequestName / vendorapi.PooledName
+	ServerDelayMS int      // SERVER_DELAY_MS: WireMock fixed delay on a send, ms
+	PerRequestTLS string   // PER_REQUEST_TLS: highest TLS version of the per-request client, "1.2" or "1.3"
+	Out           string   // OUT: results directory
+	LabImages     string   // LAB_IMAGES: official | offline | auto (used by the images script)
+	// KeepaliveTimeout is nginx's keepalive_timeout (KEEPALIVE_TIMEOUT);
+	// 0 means the vendor profile's value.
+	KeepaliveTimeout time.Duration
+	Profile          string // PROFILE: vendor profile directory
+	// WorkerState is where the worker's ledger and records live during a
+	// run (WORKER_STATE): "tmpfs" (/dev/shm, the default) or "disk" (next to
+	// OUT). The ledger syncs to its file before every send; on this class of
+	// shared VM a disk fsync costs CPU and wall time that has nothing to do
+	// with the client strategies being compared, so the comparison runs on
+	// tmpfs and "disk" measures that cost on its own (README, "Known limits").
+	WorkerState string
+	// CPUProfile "on" makes every worker write a Go CPU profile to
+	// OUT/pprof/worker-<mode>-<rtt>ms.pprof (CPU_PROFILE).
+	CPUProfile string
+	// Scenario is a fault or race scenario of scenarios/catalog to run
+	// instead of the bench (SCENARIO): a scenario's name or "all"; ""
+	// runs the bench. The lab command checks the name against the catalog
+	// (package scenarios/fault).
+	Scenario string
+	// Malformed is how many malformed messages (MALFORMED) are mixed among
+	// the measured ones of every run: each must be dead-lettered with its
+	// reason while every valid message is SENT (issue 3's check). Their
+	// handling time counts in wall_s and CPU per send.
+	Malformed int
+}
+
+// DefaultConfig returns the Config used when no word or environment
+// variable sets a key: the case's 3 ms and 10 ms RTTs and both client
+// strategies, per-request first.
+func DefaultConfig() Config {
+	return Config{
+		Count:         DefaultCount,
+		Warmup:        DefaultWarmup,
+		RTTs:          []int{3, 10},
+		Modes:         slices.Clone(AllModes),
+		ServerDelayMS: DefaultServerDelayMS,
+		PerRequestTLS: DefaultPerRequestTLS,
+		Out:           DefaultOut,
+		LabImages:     DefaultLabImages,
+		Profile:       DefaultProfile,
+		WorkerState:   DefaultWorkerState,
+		CPUProfile:    DefaultCPUProfile,
+	}
+}

@@ -1,0 +1,63 @@
+package fault
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// journal returns the journal's POSTs to the send path of this scenario.
+func (s *scenarioRun) journal(ctx context.Context) ([]vendormock.JournalEntry, error) {
+	return journalFor(ctx, s.r.Stack, s.prefix)
+}
+
+func (s *scenarioRun) journalCount(ctx context.Context) (int, error) {
+	j, err := s.journal(ctx)
+	return len(j), err
+}
+
+// journalFor reads WireMock's journal and keeps POSTs to the send path
+// whose refkey starts with prefix.
+func journalFor(ctx context.Context, st *vendormock.Stack, prefix string) ([]vendormock.JournalEntry, error) {
+	all, err := st.Journal(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []vendormock.JournalEntry
+	for _, e := range all {
+		if e.Method == "POST" && e.Path == st.Profile.API.SendPath && strings.HasPrefix(e.RefKey, prefix) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// judge gathers what happened and compares it with the scenario's Expect.
+func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error) {
+	journal, err := s.journal(ctx)
+	if err != nil {
+		return Verdict{}, err
+	}
+	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
+		Published:   s.pub.pub.Published(),
+		RecordsPath: s.recs.Path(),
+		LedgerPath:  filepath.Join(s.dir, lab.LedgerFile),
+		AMQPURL:     s.r.Stack.AMQPURL,
+		Main:        s.topo.Names.Main,
+		SendPath:    s.r.Stack.Profile.API.SendPath,
+	})
+	if err != nil {
+		return Verdict{}, fmt.Errorf("reconcile: %w", err)
+	}
+	in.Journal = make([]reconcile.JournalEntry, len(journal))
+	for i, j := range journal {
+		in.Journal[i] = reconcile.JournalEntry{Method: j.Method, Path: j.Path, RefKey: j.RefKey, Status: j.Status, LoggedAt: j.LoggedAt}
+	}
+	rep := reconcile.Reconcile(in)
+	return evaluate(s.sc, &rep, in.Records, journal, s.checks, stepErr), nil
+}

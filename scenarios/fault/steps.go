@@ -1,0 +1,373 @@
+package fault
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// scenarioRun is the state of one fault scenario.
+type scenarioRun struct {
+	r        *Runner
+	sc       *Scenario
+	topo     queues.Topology
+	dir      string // host folder mounted at /out
+	prefix   string // refkey prefix
+	pub      *sender
+	recs     *lab.Records
+	wk       *vendormock.Worker
+	restarts int
+	checks   []Check
+	rng      *rand.Rand
+}
+
+// RunScenario runs one fault scenario (kind fault) and returns its
+// Verdict. Faults it switched on are switched off again before it
+// returns, whatever happened. The error is for what keeps the lab from
+// judging (Docker, broker, WireMock errors); a wait that times out ends
+// the steps early and fails the Verdict instead.
+func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err error) {
+	if sc.Kind != KindFault {
+		return Verdict{}, fmt.Errorf("run scenario %s: kind %s: use RunIdleRace", sc.Name, sc.Kind)
+	}
+	t0 := time.Now()
+	s := &scenarioRun{r: r, sc: sc, prefix: fmt.Sprintf("f-%s-%s-", r.runID, sc.Name),
+		rng: rand.New(rand.NewPCG(sc.Workload.Seed, 0x5eed))}
+	s.topo = queues.DefaultTopology("fault." + sc.Name)
+	s.topo.RetryDelay = sc.Client.RetryDelay.D()
+	s.topo.MaxAttempts = sc.Client.MaxAttempts
+	s.dir = filepath.Join(r.opts.WorkDir, "scenarios", sc.Name)
+	_ = os.RemoveAll(s.dir)
+	if err := lab.StateDir(s.dir); err != nil {
+		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
+	}
+	s.recs = lab.NewRecords(filepath.Join(s.dir, lab.RecordsFile))
+	r.logf("%s: %s (fault by %s)", sc.Name, sc.Description, sc.Tool)
+
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		if s.wk != nil {
+			_ = s.wk.Stop(cctx, stopTimeout)
+		}
+		if cerr := r.restore(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("restore stack after %s: %w", sc.Name, cerr))
+		}
+	}()
+	if err := s.setup(ctx); err != nil {
+		return Verdict{}, fmt.Errorf("run scenario %s: set up: %w", sc.Name, err)
+	}
+	var stepErr error
+	for i, st := range sc.Steps {
+		if err := ctx.Err(); err != nil {
+			return Verdict{}, err
+		}
+		if err := s.step(ctx, i, st); err != nil {
+			if errors.Is(err, ErrWaitTimeout) {
+				stepErr = fmt.Errorf("steps[%d]: %w", i, err)
+				r.logf("%s: %v", sc.Name, stepErr)
+				break
+			}
+			return Verdict{}, fmt.Errorf("run scenario %s: steps[%d]: %w", sc.Name, i, err)
+		}
+	}
+	if d := sc.Expect.Settle.D(); d > 0 && stepErr == nil {
+		r.logf("%s: settle %s before counting the journal", sc.Name, d)
+		if err := lab.Sleep(ctx, d); err != nil {
+			return Verdict{}, err
+		}
+	}
+	// Stop the worker (SIGTERM: it finishes the message in flight) before
+	// the reconciler reads its ledger and peeks the queues.
+	if err := s.wk.Stop(ctx, stopTimeout); err != nil {
+		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
+	}
+	logs, _ := s.wk.Logs(context.WithoutCancel(ctx))
+	_ = os.WriteFile(filepath.Join(s.dir, "worker.log"), []byte(logs), 0o644)
+	v, err = s.judge(ctx, stepErr)
+	if err != nil {
+		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
+	}
+	v.DurationS = time.Since(t0).Seconds()
+	r.logf("%s: %s", sc.Name, v.Line())
+	return v, nil
+}
+
+// setup brings the stack to the scenario's start state, declares and
+// purges its queues, and starts its worker.
+func (s *scenarioRun) setup(ctx context.Context) error {
+	r, sc := s.r, s.sc
+	if err := r.Stack.SetRTT(ctx, sc.Network.RTTMS); err != nil {
+		return err
+	}
+	if err := r.reloadNginx(ctx, sc.Server.Nginx); err != nil {
+		return err
+	}
+	if err := r.setServer(ctx, *sc.Server.DelayMS, sc.Server.Stubs); err != nil {
+		return err
+	}
+	for _, t := range sc.Network.Toxics {
+		if err := r.addToxic(t); err != nil {
+			return err
+		}
+	}
+	// A scenario of the same name may have run before on this broker.
+	var err error
+	if s.pub, err = newSender(r.conn, s.topo); err != nil {
+		return err
+	}
+	if err := s.startWorker(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// workerArgs returns the notifier-worker flags of the scenario.
+func (s *scenarioRun) workerArgs() []string {
+	st, c := s.r.Stack, s.sc.Client
+	// The worker reaches the broker through Toxiproxy (BrokerProxy).
+	amqpURL := fmt.Sprintf("amqp://guest:guest@%s:%d/", vendormock.AliasToxiproxy, BrokerPort)
+	args := append(lab.WorkerArgs(st, amqpURL, s.topo, c.Strategy), "-reconnect-max", "1s", "-summary-every", "1000")
+	if c.Strategy == vendorapi.PerRequestName {
+		args = append(args, "-tls-max", "1.2")
+	} else {
+		idle := c.IdleConnTimeout.D()
+		if idle == 0 {
+			ka := s.sc.Server.Nginx.KeepaliveTimeout.D()
+			if ka == 0 {
+				ka = s.r.defaultKeepalive()
+			}
+			idle = ka - time.Duration(s.sc.Network.RTTMS)*time.Millisecond - time.Second
+		}
+		args = append(args, "-idle-conn-timeout", idle.String())
+	}
+	for flag, d := range map[string]Duration{"-response-timeout": c.ResponseTimeout, "-tls-handshake-timeout": c.TLSHandshakeTimeout, "-dial-timeout": c.DialTimeout} {
+		if d > 0 {
+			args = append(args, flag, d.D().String())
+		}
+	}
+	if c.ClockStart != "" {
+		args = append(args, "-clock-start", c.ClockStart)
+	}
+	return args
+}
+
+// startWorker starts the scenario's worker and waits until it consumes
+// from the main queue.
+func (s *scenarioRun) startWorker(ctx context.Context) error {
+	name := "fault-" + s.sc.Name
+	if s.restarts > 0 {
+		name += "-" + strconv.Itoa(s.restarts+1)
+	}
+	wk, err := s.r.Stack.StartWorker(ctx, vendormock.WorkerOptions{
+		Name:   name,
+		Args:   s.workerArgs(),
+		Env:    lab.WorkerEnv(s.r.Stack),
+		CPUs:   workerCPUs,
+		OutDir: s.dir,
+	})
+	if err != nil {
+		return err
+	}
+	s.wk = wk
+	return s.pub.waitConsumer(ctx, wk)
+}
+
+// step runs one step.
+func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
+	r := s.r
+	switch {
+	case st.Send != nil:
+		return s.send(ctx, st.Send)
+	case st.Wait != nil:
+		return s.wait(ctx, *st.Wait)
+	case st.CheckJournal != nil:
+		n, err := s.journalCount(ctx)
+		if err != nil {
+			return err
+		}
+		c := Check{Step: i, What: "journal sends so far", Want: st.CheckJournal.String(), Got: n, OK: st.CheckJournal.Match(n)}
+		s.checks = append(s.checks, c)
+		r.logf("%s: steps[%d] check journal: %d (want %s) %s", s.sc.Name, i, n, c.Want, okWord(c.OK))
+		return nil
+	case st.ToxicAdd != nil:
+		return r.addToxic(*st.ToxicAdd)
+	case st.ToxicRemove != "":
+		if err := r.Stack.Proxy().RemoveToxic(st.ToxicRemove); err != nil {
+			if err2 := r.broker.RemoveToxic(st.ToxicRemove); err2 != nil {
+				return fmt.Errorf("remove toxic %s: %w", st.ToxicRemove, err)
+			}
+		}
+		r.logf("toxic %s removed", st.ToxicRemove)
+		return nil
+	case st.ProxyDisable != "":
+		r.logf("proxy %s disabled", st.ProxyDisable)
+		return r.proxy(st.ProxyDisable).Disable()
+	case st.ProxyEnable != "":
+		r.logf("proxy %s enabled", st.ProxyEnable)
+		return r.proxy(st.ProxyEnable).Enable()
+	case st.Nginx != nil:
+		n := *st.Nginx
+		if n.KeepaliveTimeout == 0 {
+			n.KeepaliveTimeout = s.sc.Server.Nginx.KeepaliveTimeout
+		}
+		return r.reloadNginx(ctx, n)
+	case st.ServerDelayMS != nil:
+		return r.setServer(ctx, *st.ServerDelayMS, s.sc.Server.Stubs)
+	case st.RotateToken:
+		if err := r.Stack.RotateAccessToken(ctx); err != nil {
+			return err
+		}
+		if len(s.sc.Server.Stubs) > 0 {
+			return r.Stack.AddStubs(ctx, s.sc.Server.Stubs)
+		}
+		return nil
+	case st.RestartWorker != nil:
+		r.logf("%s: SIGTERM to the worker, then a new one on the same ledger", s.sc.Name)
+		if err := s.wk.Stop(ctx, stopTimeout); err != nil {
+			return err
+		}
+		if err := lab.Sleep(ctx, st.RestartWorker.After.D()); err != nil {
+			return err
+		}
+		s.restarts++
+		return s.startWorker(ctx)
+	case st.Sleep != 0:
+		return lab.Sleep(ctx, st.Sleep.D())
+	}
+	return fmt.Errorf("empty step")
+}
+
+// send publishes one send step's messages with its pacing.
+func (s *scenarioRun) send(ctx context.Context, st *SendStep) error {
+	total := st.Count + st.Invalid
+	invalidAt := map[int]bool{}
+	for j := range st.Invalid {
+		invalidAt[(2*j+1)*total/(2*st.Invalid)] = true
+	}
+	cat := firstNonEmpty(st.Category, s.sc.Workload.Category)
+	tmpl := firstNonEmpty(st.Template, s.sc.Workload.Template)
+	if err := s.recs.Poll(); err != nil {
+		return err
+	}
+	base := s.recs.Len()
+	wait := st.Wait == nil || *st.Wait
+	burst := total
+	if st.Pacing.Mode == "bursts" {
+		burst = st.Pacing.Burst
+	}
+	perMsg := time.Duration(*s.sc.Server.DelayMS+6*s.sc.Network.RTTMS+300) * time.Millisecond
+	for done := 0; done < total; {
+		n := min(burst, total-done)
+		for k := range n {
+			idx := done + k
+			var err error
+			if invalidAt[idx] {
+				err = s.pub.invalid(ctx, s.prefix, idx)
+			} else {
+				err = s.pub.valid(ctx, s.prefix, message.Category(cat), tmpl)
+			}
+			if err != nil {
+				return err
+			}
+			if iv := st.Pacing.Interval.D(); st.Pacing.Mode == "continuous" && iv > 0 && idx < total-1 {
+				if err := lab.Sleep(ctx, iv); err != nil {
+					return err
+				}
+			}
+		}
+		done += n
+		if !wait {
+			continue
+		}
+		if err := s.waitFor(ctx, waitCond{records: base + done}, 60*time.Second+time.Duration(n)*perMsg); err != nil {
+			return err
+		}
+		if st.Pacing.Mode == "bursts" && done < total {
+			pause := st.Pacing.PauseMin.D() + time.Duration(s.rng.Int64N(int64(st.Pacing.PauseMax.D()-st.Pacing.PauseMin.D())+1))
+			last, _ := s.recs.Last() // waitFor saw at least base+done records
+			if err := lab.Sleep(ctx, time.Until(last.End.Add(pause))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
+	t := w.Timeout.D()
+	if t == 0 {
+		t = DefaultWaitTimeout
+	}
+	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal}, t)
+}
+
+type waitCond struct {
+	records  int
+	outcomes map[outcome.Outcome]int
+	journal  int
+}
+
+// waitFor polls the records (and the journal when asked) until c holds.
+func (s *scenarioRun) waitFor(ctx context.Context, c waitCond, timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	state := ""
+	for {
+		if err := s.recs.Poll(); err != nil {
+			return err
+		}
+		ok := s.recs.Len() >= c.records
+		counts := s.recs.Counts()
+		for k, n := range c.outcomes {
+			ok = ok && counts[k] >= n
+		}
+		state = fmt.Sprintf("%d records %s", s.recs.Len(), formatCounts(counts))
+		if ok && c.journal > 0 {
+			n, err := s.journalCount(ctx)
+			if err != nil {
+				return err
+			}
+			ok = n >= c.journal
+			state += fmt.Sprintf(", journal %d", n)
+		}
+		if ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-deadline.C:
+			return fmt.Errorf("%w after %s: want records>=%d outcomes>=%v journal>=%d; have %s", ErrWaitTimeout, timeout, c.records, c.outcomes, c.journal, state)
+		case <-tick.C:
+		}
+	}
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func okWord(ok bool) string {
+	if ok {
+		return "ok"
+	}
+	return "FAILED"
+}

@@ -1,0 +1,115 @@
+package lab
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
+)
+
+func appendFile(t *testing.T, path, text string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestRecordsFollowsAGrowingFile: records appear as their lines complete,
+// a missing file is empty, a malformed line is an error naming it.
+func TestRecordsFollowsAGrowingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), RecordsFile)
+	r := NewRecords(path)
+	steps := []struct {
+		name    string
+		text    string
+		wantLen int
+	}{
+		{"missing file", "", 0},
+		{"one record", `{"seq":1,"outcome":"SENT"}` + "\n", 1},
+		{"partial line waits", `{"seq":2,"outcome":"UNK`, 1},
+		{"line completed", `NOWN"}` + "\n" + `{"seq":3,"outcome":"SENT"}` + "\n", 3},
+		{"blank line", "\n", 3},
+	}
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if s.text != "" {
+				appendFile(t, path, s.text)
+			}
+			if err := r.Poll(); err != nil {
+				t.Fatal(err)
+			}
+			if r.Len() != s.wantLen {
+				t.Fatalf("Len = %d; want %d", r.Len(), s.wantLen)
+			}
+		})
+	}
+	if got := r.Counts(); got[outcome.Sent] != 2 || got[outcome.Unknown] != 1 {
+		t.Errorf("Counts = %v; want SENT 2, UNKNOWN 1", got)
+	}
+	if last, ok := r.Last(); !ok || last.Seq != 3 {
+		t.Errorf("Last = %+v, %v; want seq 3", last, ok)
+	}
+	appendFile(t, path, "{not json\n")
+	if err := r.Poll(); !errors.Is(err, records.ErrMalformedLine) {
+		t.Errorf("Poll after a malformed line = %v; want records.ErrMalformedLine", err)
+	}
+	if _, ok := NewRecords(filepath.Join(t.TempDir(), "none")).Last(); ok {
+		t.Error("Last of an empty file: want ok false")
+	}
+}
+
+func TestWorkerArgs(t *testing.T) {
+	st := &vendormock.Stack{VendorURL: "https://api.vendor.test", ClientID: "lab-client", ClientSecret: "s3cret-value"}
+	topo := queues.DefaultTopology("q")
+	args := WorkerArgs(st, "amqp://broker/", topo, "pooled")
+	for flag, want := range map[string]string{
+		"-amqp-url": "amqp://broker/", "-queue": "q", "-vendor-url": st.VendorURL, "-ca-file": vendormock.WorkerCAPath,
+		"-client-id": "lab-client", "-strategy": "pooled", "-records": vendormock.WorkerOutDir + "/" + RecordsFile,
+		"-ledger": vendormock.WorkerOutDir + "/" + LedgerFile,
+	} {
+		i := slices.Index(args, flag)
+		if i < 0 || i+1 >= len(args) || args[i+1] != want {
+			t.Errorf("%s: args %q; want %q", flag, args, want)
+		}
+	}
+	if strings.Contains(strings.Join(args, " "), st.ClientSecret) {
+		t.Error("the client secret is in the worker's arguments; it must go by environment only")
+	}
+	if WorkerEnv(st)["VENDOR_CLIENT_SECRET"] != st.ClientSecret {
+		t.Error("WorkerEnv lacks the client secret")
+	}
+}
+
+func TestHelpers(t *testing.T) {
+	if got := LastLines("a\nb\nc\nd\n", 2); got != "c\nd" {
+		t.Errorf("LastLines = %q", got)
+	}
+	var b bytes.Buffer
+	pw := PrefixWriter{W: &b, Prefix: "[stack] "}
+	if _, err := pw.Write([]byte("one\ntwo\n")); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != "[stack] one\n[stack] two\n" {
+		t.Errorf("PrefixWriter wrote %q", b.String())
+	}
+	dir := filepath.Join(t.TempDir(), "state")
+	if err := StateDir(dir); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(dir); err != nil || st.Mode().Perm() != 0o777 {
+		t.Errorf("StateDir: mode %v, %v; want 0777", st.Mode().Perm(), err)
+	}
+}

@@ -1,0 +1,104 @@
+package lab
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+)
+
+// Files of a worker's state folder (mounted at vendormock.WorkerOutDir).
+const (
+	RecordsFile = "records.jsonl"
+	LedgerFile  = "ledger.db"
+)
+
+// WorkerArgs returns the notifier-worker flags every lab worker gets (flag
+// names of worker/cmd/notifier-worker): the broker at amqpURL and topo's
+// main queue with its retry delay and attempts, the stack's vendor URL,
+// CA and client id, the client strategy, and records and ledger in the
+// state folder. The client secret goes by environment only (WorkerEnv).
+func WorkerArgs(st *vendormock.Stack, amqpURL string, topo queues.Topology, strategy string) []string {
+	return []string{
+		"-amqp-url", amqpURL,
+		"-queue", topo.Names.Main,
+		"-retry-delay", topo.RetryDelay.String(),
+		"-max-attempts", strconv.Itoa(topo.MaxAttempts),
+		"-vendor-url", st.VendorURL,
+		"-ca-file", vendormock.WorkerCAPath,
+		"-client-id", st.ClientID,
+		"-strategy", strategy,
+		"-records", vendormock.WorkerOutDir + "/" + RecordsFile,
+		"-ledger", vendormock.WorkerOutDir + "/" + LedgerFile,
+	}
+}
+
+// WorkerEnv is the environment of a lab worker: one Go processor and the
+// client secret.
+func WorkerEnv(st *vendormock.Stack) map[string]string {
+	return map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": st.ClientSecret}
+}
+
+// StateDir creates dir for a worker's state, writable by any user (the
+// worker image may run as another user). Errors: the file system's.
+func StateDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	if err := os.Chmod(dir, 0o777); err != nil {
+		return fmt.Errorf("create state dir: %w", err)
+	}
+	return nil
+}
+
+// Sleep waits d or until ctx is done (then it returns ctx's error).
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// MS converts d to milliseconds.
+func MS(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// LastLines returns the last n lines of s.
+func LastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// PrefixWriter prefixes every line written through it with Prefix.
+type PrefixWriter struct {
+	W      io.Writer
+	Prefix string
+}
+
+var _ io.Writer = PrefixWriter{}
+
+// Write writes each line of b to W with Prefix; it returns len(b) or the
+// first error of W.
+func (p PrefixWriter) Write(b []byte) (int, error) {
+	for _, l := range strings.Split(strings.TrimRight(string(b), "\n"), "\n") {
+		if _, err := io.WriteString(p.W, p.Prefix+l+"\n"); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}

@@ -1,0 +1,100 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// repoRoot returns the nearest folder at or above the working directory
+// that holds go.mod (the repository root; run.sh runs from there), else the
+// working directory.
+func repoRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return "."
+	}
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return wd
+		}
+	}
+}
+
+// ResolveProfile finds the profile directory: as given when it exists,
+// else relative to the module root (repoRoot), so tests running in
+// scenarios/ find the default profile too. Errors: neither is a directory.
+func ResolveProfile(p string) (string, error) {
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		return filepath.Abs(p)
+	}
+	if !filepath.IsAbs(p) {
+		cand := filepath.Join(repoRoot(), p)
+		if st, err := os.Stat(cand); err == nil && st.IsDir() {
+			return cand, nil
+		}
+	}
+	return "", fmt.Errorf("find profile: %s is not a directory (PROFILE is relative to the repository root)", p)
+}
+
+// tmpfsDir creates the tmpfs folder for the worker's state of one lab run
+// under /dev/shm. Errors: /dev/shm is missing or not a tmpfs (say
+// WORKER_STATE=disk then).
+func tmpfsDir(runID string) (string, error) {
+	var st syscall.Statfs_t
+	const tmpfsMagic = 0x01021994
+	if err := syscall.Statfs("/dev/shm", &st); err != nil || st.Type != tmpfsMagic {
+		return "", fmt.Errorf("WORKER_STATE=tmpfs needs a tmpfs at /dev/shm (not found here): use WORKER_STATE=disk")
+	}
+	dir := filepath.Join("/dev/shm", "notifier-lab", runID)
+	if err := os.MkdirAll(dir, 0o777); err != nil {
+		return "", fmt.Errorf("create tmpfs state dir: %w", err)
+	}
+	return dir, nil
+}
+
+// moveDir copies the regular files of src into dst (created) and removes
+// src: the worker's state, from tmpfs to the run's folder on disk.
+func moveDir(src, dst string) error {
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return os.RemoveAll(src)
+}
+
+// copyFile copies src to dst, creating dst's folder.
+func copyFile(src, dst string) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(dst, data, 0o644)
+}
