@@ -23,6 +23,7 @@ const (
 	DefaultWorkerState   = "tmpfs"
 	DefaultCPUProfile    = "off"
 	DefaultMalformed     = 0
+	DefaultTCPHandshake  = HandshakeOff
 )
 
 // Limits of the lab's arguments, checked by the lab command.
@@ -87,6 +88,15 @@ type Config struct {
 	// reason while every valid message is SENT (issue 3's check). Their
 	// handling time counts in wall_s and CPU per send.
 	Malformed int
+	// TCPHandshake is TCP_HANDSHAKE: HandshakeOn adds Toxiproxy's handshake
+	// toxic (rtt = the run's RTT), so a new connection costs its TCP round
+	// trip as on a real network; HandshakeOff (the default) is stock
+	// Toxiproxy, the case's own conditions (docs/case.md, "Reproduction
+	// settings").
+	TCPHandshake string
+	// Bulk is BULK: how many messages the summary's bulk projection
+	// calculates for (DefaultBulk), >= 1.
+	Bulk int
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -105,5 +115,7 @@ func DefaultConfig() Config {
 		Profile:       DefaultProfile,
 		WorkerState:   DefaultWorkerState,
 		CPUProfile:    DefaultCPUProfile,
+		TCPHandshake:  DefaultTCPHandshake,
+		Bulk:          DefaultBulk,
 	}
 }

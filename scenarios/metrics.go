@@ -45,11 +45,13 @@ const maxErrors = 20
 // refkey (malformed messages, or none published) count in Outcomes only.
 // Fields are valid after Close.
 type Metrics struct {
-	Latency      Latency // httptrace total_ms of measured records that made a send call, ms
-	Phases       Phases  // p50 of their connect / TLS handshake / TTFB, ms
-	SendsPerS    float64 // Measured / WallS
-	WallS        float64 // earliest measured Start to latest measured End, s
-	CPUMSPerSend float64 // see Close; -1 = unknown
+	Latency      Latency    // httptrace total_ms of measured records that made a send call, ms
+	Phases       Phases     // p50 of their connect / TLS handshake / TTFB, ms
+	PhasesP99    Phases     // p99 of their connect / TLS handshake / TTFB, ms
+	CDF          []CDFPoint // LatencyCDFOf their total, CDFPoints quantiles
+	SendsPerS    float64    // Measured / WallS
+	WallS        float64    // earliest measured Start to latest measured End, s
+	CPUMSPerSend float64    // see Close; -1 = unknown
 	// ClientCPUMSPerSend is the mean over measured sends of the CPU the
 	// worker spent inside the send call (Record.SendCPUMS), ms: the client
 	// strategy's own cost, without ledger, broker and records work.
@@ -164,12 +166,15 @@ func (m *Metrics) Close() {
 			Max:  sorted[len(sorted)-1],
 			Mean: stat.Mean(sorted, nil),
 		}
-		m.Phases = Phases{
-			ConnectMS:      Percentile(slices.Sorted(slices.Values(m.connects)), 0.5),
-			TLSHandshakeMS: Percentile(slices.Sorted(slices.Values(m.handshakes)), 0.5),
-			TTFBMS:         Percentile(slices.Sorted(slices.Values(m.ttfbs)), 0.5),
-		}
+		m.Phases, m.PhasesP99 = phasesAt(m.connects, m.handshakes, m.ttfbs, 0.5), phasesAt(m.connects, m.handshakes, m.ttfbs, 0.99)
+		m.CDF = LatencyCDFOf(sorted, CDFPoints)
 	}
+}
+
+// phasesAt returns the q-quantile of each phase's samples, ms.
+func phasesAt(connects, handshakes, ttfbs []float64, q float64) Phases {
+	at := func(v []float64) float64 { return Percentile(slices.Sorted(slices.Values(v)), q) }
+	return Phases{ConnectMS: at(connects), TLSHandshakeMS: at(handshakes), TTFBMS: at(ttfbs)}
 }
 
 // Percentile returns the q-quantile (0..1) of sorted ascending data by the

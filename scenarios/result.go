@@ -17,10 +17,19 @@ import (
 // tools read (issue 2 §5): keep them, add freely. Latencies and CPU are
 // milliseconds, durations seconds.
 type Result struct {
-	Mode          string `json:"mode"`            // vendorapi.PerRequestName or vendorapi.PooledName
-	RTTMS         int    `json:"rtt_ms"`          // RTT added by Toxiproxy, ms
-	Count         int    `json:"count"`           // measured sends asked for (COUNT)
-	Warmup        int    `json:"warmup"`          // warm-up sends before them (WARMUP)
+	Mode   string `json:"mode"`   // vendorapi.PerRequestName or vendorapi.PooledName
+	RTTMS  int    `json:"rtt_ms"` // RTT added by Toxiproxy, ms
+	Count  int    `json:"count"`  // measured sends of this run (COUNT, capped per point: PointCounts)
+	Warmup int    `json:"warmup"` // warm-up sends before them (WARMUP, capped per point: PointCounts)
+	// CountRequested and WarmupRequested are COUNT and WARMUP as asked,
+	// written when PointCounts capped them for this RTT (0 otherwise).
+	CountRequested  int `json:"count_requested,omitempty"`
+	WarmupRequested int `json:"warmup_requested,omitempty"`
+	// TCPHandshake is TCP_HANDSHAKE: "on" when Toxiproxy's handshake toxic
+	// made a new connection cost its TCP round trip, "off" for stock
+	// Toxiproxy (the case's conditions). "" in results written before the
+	// knob existed means "off".
+	TCPHandshake  string `json:"tcp_handshake"`
 	ServerDelayMS int    `json:"server_delay_ms"` // WireMock fixed delay on a send, ms
 	// Malformed is how many malformed messages were mixed among the
 	// measured ones (MALFORMED); each must end INVALID in the dead-letter queue.
@@ -34,10 +43,14 @@ type Result struct {
 	KeepaliveTimeoutS float64 `json:"keepalive_timeout_s"`
 
 	// Client side, from the worker's records (Metrics).
-	SendsPerS    float64 `json:"sends_per_s"`     // measured sends / WallS
-	LatencyMS    Latency `json:"latency_ms"`      // httptrace total of the measured sends, ms
-	PhaseP50MS   Phases  `json:"phase_p50_ms"`    // p50 of the trace phases of the measured sends, ms
-	CPUMSPerSend float64 `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
+	SendsPerS  float64 `json:"sends_per_s"`  // measured sends / WallS
+	LatencyMS  Latency `json:"latency_ms"`   // httptrace total of the measured sends, ms
+	PhaseP50MS Phases  `json:"phase_p50_ms"` // p50 of the trace phases of the measured sends, ms
+	PhaseP99MS Phases  `json:"phase_p99_ms"` // p99 of the trace phases of the measured sends, ms
+	// LatencyCDF is the distribution of the measured sends' latency:
+	// CDFPoints quantiles from 0 (fastest) to 1 (slowest), ms.
+	LatencyCDF   []CDFPoint `json:"latency_cdf_ms,omitempty"`
+	CPUMSPerSend float64    `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
 	// ClientCPUMSPerSend is the worker's CPU inside the send call per
 	// measured send, ms (the client strategy alone; Metrics).
 	ClientCPUMSPerSend float64 `json:"cpu_ms_per_send_client"`
@@ -58,7 +71,14 @@ type Result struct {
 	// Stack.
 	StackStartS    float64 `json:"stack_start_s"`     // cold start of the four containers, s (once per lab run)
 	SelfCheckRTTMS float64 `json:"self_check_rtt_ms"` // probe round trip through Toxiproxy before the run, ms
-	AccessLog      string  `json:"access_log"`        // nginx access log slice of this run, relative to OUT
+	// SelfCheckNewConnMS is a new connection's time to its first response
+	// byte through Toxiproxy before the run, ms (>= 2 RTT when
+	// TCP_HANDSHAKE=on); 0 when not measured.
+	SelfCheckNewConnMS float64 `json:"self_check_new_conn_ms,omitempty"`
+	// TimeWait counts the worker's TIME_WAIT sockets during the run (the
+	// side that closes first keeps them); nil when not sampled.
+	TimeWait  *TimeWait `json:"time_wait,omitempty"`
+	AccessLog string    `json:"access_log"` // nginx access log slice of this run, relative to OUT
 
 	Environment Environment `json:"environment"`
 	// Reconcile is the reconciler's verdict on this run (package
@@ -88,6 +108,32 @@ type Phases struct {
 	ConnectMS      float64 `json:"connect"`
 	TLSHandshakeMS float64 `json:"tls_handshake"`
 	TTFBMS         float64 `json:"ttfb"`
+}
+
+// CDFPoint is one point of a latency distribution: the Q-quantile (0..1,
+// nearest-rank) is MS milliseconds.
+type CDFPoint struct {
+	Q  float64 `json:"q"`
+	MS float64 `json:"ms"`
+}
+
+// CDFPoints is how many quantiles a Result keeps of its latency
+// distribution (0, 0.01, ..., 1).
+const CDFPoints = 101
+
+// LatencyCDFOf returns n >= 2 evenly spaced quantiles of sorted ascending
+// data, from q = 0 (the minimum) to q = 1 (the maximum), by Percentile's
+// nearest-rank definition; nil for empty data or n < 2.
+func LatencyCDFOf(sorted []float64, n int) []CDFPoint {
+	if len(sorted) == 0 || n < 2 {
+		return nil
+	}
+	out := make([]CDFPoint, n)
+	for i := range out {
+		q := float64(i) / float64(n-1)
+		out[i] = CDFPoint{Q: q, MS: Percentile(sorted, q)}
+	}
+	return out
 }
 
 // Environment describes where a Result was measured.
