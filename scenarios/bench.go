@@ -126,8 +126,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
-	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s; images %s; work dir %s",
-		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, images.Kind, workDir)
+	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s; images %s; work dir %s",
+		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, images.Kind, workDir)
 
 	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")
 	stack, err := vendormock.Start(ctx, vendormock.Options{
@@ -171,9 +171,24 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := b.runOne(ctx, mode, rtt)
+			// Each point's sends are capped so it takes about PointBudget
+			// (a sweep up to 380 ms stays within minutes); the result
+			// records what was asked when capped.
+			count, warmup, err := PointCounts(cfg.Count, cfg.Warmup, mode, rtt, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake)
 			if err != nil {
 				return err
+			}
+			pb := *b
+			pb.cfg.Count, pb.cfg.Warmup = count, warmup
+			if count != cfg.Count || warmup != cfg.Warmup {
+				logf(w, "%s at %d ms: COUNT %d and WARMUP %d capped to %d and %d (about %s per point)", mode, rtt, cfg.Count, cfg.Warmup, count, warmup, PointBudget)
+			}
+			r, err := pb.runOne(ctx, mode, rtt)
+			if err != nil {
+				return err
+			}
+			if count != cfg.Count || warmup != cfg.Warmup {
+				r.CountRequested, r.WarmupRequested = cfg.Count, cfg.Warmup
 			}
 			if err := WriteResult(out, r); err != nil {
 				return err
@@ -204,6 +219,9 @@ type bench struct {
 	env      Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
+	// onTick, when set, runs at every progress tick of waitWorker (the
+	// TIME_WAIT sampler).
+	onTick func()
 }
 
 // runOne measures one mode at one RTT.
@@ -211,10 +229,14 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	label := fmt.Sprintf("%s %d ms", mode, rtt)
 	fail := func(step string, err error) error { return &RunError{Mode: mode, RTTMS: rtt, Step: step, Err: err} }
 
-	if err := b.stack.SetRTT(ctx, rtt); err != nil {
+	if err := b.setNetwork(ctx, rtt); err != nil {
 		return Result{}, fail("set rtt", err)
 	}
 	selfRTT, err := b.stack.SelfCheck(ctx, rtt)
+	if err != nil {
+		return Result{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+	}
+	selfNew, err := b.stack.SelfCheckNewConn(ctx, rtt, b.cfg.TCPHandshake == HandshakeOn)
 	if err != nil {
 		return Result{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
 	}
@@ -251,7 +273,8 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("start worker", err)
 	}
-	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting the worker (1 CPU)", label, lab.MS(selfRTT), n)
+	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
+		label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name:   fmt.Sprintf("%s-%dms", mode, rtt),
 		Args:   args,
@@ -270,6 +293,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		}
 	}()
 
+	tw := b.sampleTimeWait(ctx, wk.ContainerID())
 	recordsPath := filepath.Join(runDir, lab.RecordsFile)
 	if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
 		re := fail("wait worker", err)
@@ -330,7 +354,8 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	r := Result{
 		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
 		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
-		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, CPUMSPerSend: m.CPUMSPerSend,
+		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, PhaseP99MS: m.PhasesP99, LatencyCDF: m.CDF,
+		CPUMSPerSend: m.CPUMSPerSend, TCPHandshake: b.cfg.TCPHandshake, SelfCheckNewConnMS: lab.MS(selfNew), TimeWait: tw,
 		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState, Malformed: b.cfg.Malformed,
 		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
 		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,

@@ -92,6 +92,9 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 		case <-deadline.C:
 			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
 		case <-tick.C:
+			if b.onTick != nil {
+				b.onTick()
+			}
 			if err := counter.Poll(); err != nil {
 				return err
 			}

@@ -116,3 +116,23 @@ func containerPID(ctx context.Context, id string) (int, error) {
 	}
 	return info.State.Pid, nil
 }
+
+// sampleTimeWait sets b.onTick to count the TIME_WAIT sockets of the
+// worker container id at every progress tick and returns the counts it
+// fills; nil (nothing sampled) when the container's PID cannot be read,
+// which is logged.
+func (b *bench) sampleTimeWait(ctx context.Context, id string) *TimeWait {
+	b.onTick = nil
+	pid, err := containerPID(ctx, id)
+	if err != nil || pid <= 0 {
+		logf(b.w, "TIME_WAIT not sampled: worker pid %d: %v", pid, err)
+		return nil
+	}
+	tw := &TimeWait{}
+	b.onTick = func() {
+		if n, err := CountTimeWaitOfPID("/proc", pid); err == nil {
+			tw.Add(n) // the process is gone once the worker exited: keep the last sample
+		}
+	}
+	return tw
+}
