@@ -201,7 +201,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
-	return WriteReport(out, results, w)
+	return WriteReport(out, results, w, WithBulk(cfg.Bulk))
 }
 
 // bench is the state shared by the runs of one Run.

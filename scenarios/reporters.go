@@ -259,7 +259,6 @@ func notes(rs []Result) []string {
 		"Latency is the worker's httptrace total per measured send; percentiles are nearest-rank (gonum stat.Quantile, Empirical).",
 		"CPU ms/send is the worker process's own user+sys CPU over the measured sends, divided by their number.",
 		"TCP conns counts distinct nginx connections that carried POST " + SendPath + ", warm-up included, as the case counted.",
-		"Toxiproxy delays data, not the TCP handshake: a new connection costs one RTT less here than on a real network.",
 	}
 	if scaledCaseWall(rs) {
 		n = append(n, "This run measured "+countLabel(rs)+" sends per run; case wall times marked *"+
@@ -282,7 +281,8 @@ func environmentLine(rs []Result) string {
 // Markdown (OUT/summary.md): the main table laid out like the case's, with
 // the case's row under each of ours, the pooled/per-request comparison per
 // RTT, per-run details and notes.
-func NewMarkdownReporter(rs []Result) Reporter {
+func NewMarkdownReporter(rs []Result, opts ...ReportOption) Reporter {
+	o := newReportOptions(opts)
 	return func(w io.Writer) error {
 		var b strings.Builder
 		b.WriteString("# notifier-lab: per-request vs pooled HTTP client\n\n")
@@ -290,6 +290,7 @@ func NewMarkdownReporter(rs []Result) Reporter {
 			r := rs[0]
 			fmt.Fprintf(&b, "%s measured sends after %d warm-up sends per run, vendor delay %d ms, worker on 1 CPU.\n\n",
 				countLabel(rs), r.Warmup, r.ServerDelayMS)
+			b.WriteString(networkLine(rs) + "\n\n")
 		}
 		mdTable(&b, summaryTable(rs))
 		b.WriteString("\n## Pooled vs per-request\n\n")
@@ -300,6 +301,7 @@ func NewMarkdownReporter(rs []Result) Reporter {
 		}
 		b.WriteString("\n## Details\n\n")
 		mdTable(&b, detailTable(rs))
+		writeNetworkSections(&b, rs, o)
 		b.WriteString("\n## Notes\n\n")
 		for _, n := range notes(rs) {
 			b.WriteString("- " + n + "\n")
@@ -379,7 +381,7 @@ func thousands(n int) string {
 
 // WriteReport writes OUT/summary.md and OUT/charts/*.svg for rs and the
 // text summary to w. It is the end of Run and the whole of `lab report`.
-func WriteReport(out string, rs []Result, w io.Writer) error {
+func WriteReport(out string, rs []Result, w io.Writer, opts ...ReportOption) error {
 	path := filepath.Join(out, "summary.md")
 	// Sections other reports own (the fault scenarios, the idle race) are
 	// kept: they sit between "<!-- name:begin -->" and "<!-- name:end -->".
@@ -391,7 +393,7 @@ func WriteReport(out string, rs []Result, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("create summary: %w", err)
 	}
-	if err := NewMarkdownReporter(rs)(f); err != nil {
+	if err := NewMarkdownReporter(rs, opts...)(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write summary: %w", err)
 	}
@@ -407,6 +409,9 @@ func WriteReport(out string, rs []Result, w io.Writer) error {
 	if err := WriteCharts(filepath.Join(out, "charts"), rs); err != nil {
 		return err
 	}
+	if err := WriteSweepCharts(filepath.Join(out, "charts"), rs); err != nil {
+		return err
+	}
 	if err := NewTextReporter(rs)(w); err != nil {
 		return fmt.Errorf("print summary: %w", err)
 	}
@@ -415,12 +420,12 @@ func WriteReport(out string, rs []Result, w io.Writer) error {
 
 // Report reads OUT/bench-*.json and writes the report (WriteReport): the
 // `lab report OUT` command.
-func Report(out string, w io.Writer) error {
+func Report(out string, w io.Writer, opts ...ReportOption) error {
 	rs, err := ReadResults(out)
 	if err != nil {
 		return err
 	}
-	return WriteReport(out, rs, w)
+	return WriteReport(out, rs, w, opts...)
 }
 
 // dash returns s, or "-" when it is empty.
