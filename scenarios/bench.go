@@ -232,13 +232,9 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err := b.setNetwork(ctx, rtt); err != nil {
 		return Result{}, fail("set rtt", err)
 	}
-	selfRTT, err := b.stack.SelfCheck(ctx, rtt)
+	selfRTT, selfNew, err := b.selfCheck(ctx, rtt)
 	if err != nil {
-		return Result{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
-	}
-	selfNew, err := b.stack.SelfCheckNewConn(ctx, rtt, b.cfg.TCPHandshake == HandshakeOn)
-	if err != nil {
-		return Result{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+		return Result{}, fail("self-check", err)
 	}
 	if err := b.stack.ResetJournal(ctx); err != nil {
 		return Result{}, fail("reset journal", err)

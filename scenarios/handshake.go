@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 )
@@ -66,4 +67,21 @@ func setHandshake(p toxicProxy, rttMS int) error {
 		return fmt.Errorf("set handshake: add %s: %w", handshakeToxicName, err)
 	}
 	return nil
+}
+
+// selfCheck measures the network setNetwork made before a run produces
+// numbers: a round trip on an established connection (>= RTT) and a new
+// connection's time to first response byte (>= 2 RTT with TCP_HANDSHAKE=on,
+// >= 1 RTT otherwise). Errors wrap ErrSelfCheck and the stack's
+// vendormock.ErrRTTNotApplied or vendormock.ErrHandshakeNotApplied.
+func (b *bench) selfCheck(ctx context.Context, rttMS int) (established, newConn time.Duration, err error) {
+	established, err = b.stack.SelfCheck(ctx, rttMS)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrSelfCheck, err)
+	}
+	newConn, err = b.stack.SelfCheckNewConn(ctx, rttMS, b.cfg.TCPHandshake == HandshakeOn)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%w: %w", ErrSelfCheck, err)
+	}
+	return established, newConn, nil
 }

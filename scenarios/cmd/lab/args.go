@@ -57,7 +57,7 @@ var keys = []key{
 		func(c *scenarios.Config, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
 	{"WARMUP", "warm-up sends before them, excluded from stats", strconv.Itoa(scenarios.DefaultWarmup), "a whole number >= 0",
 		func(c *scenarios.Config, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
-	{"RTTS", "round trips added by Toxiproxy, ms", strconv.Quote(defaultRTTs()),
+	{"RTTS", "round trips added by Toxiproxy, ms; a list sweeps them (each point's COUNT and WARMUP are capped to about 60 s and 10 s of sends at the model's time per send, never below 20 and 5; the bench file records what was asked)", strconv.Quote(defaultRTTs()),
 		fmt.Sprintf("whole ms, each 0..%d, separated by spaces or commas", scenarios.MaxRTTMS),
 		func(c *scenarios.Config, v string) (err error) { c.RTTs, err = parseRTTs(v); return }},
 	{"MODES", "HTTP client strategies to compare", strconv.Quote(defaultModes()),
@@ -225,6 +225,10 @@ environment. An unknown key or an invalid value exits 2 and starts nothing.
 	}
 	b.WriteString(`
 Example: ./run.sh COUNT=1000 RTTS="3 10" MODES="per-request pooled"
+RTT sweep on a real network's handshake (about 10 min):
+         ./run.sh RTTS="1 3 10 50 150 380" COUNT=200 TCP_HANDSHAKE=on OUT=results/sweep
+The Node study's settings (docs/studies.md, study B):
+         ./run.sh RTTS="1 3 10 50 150 380" COUNT=200 TCP_HANDSHAKE=on SERVER_DELAY_MS=0 PER_REQUEST_TLS=1.3 OUT=results/sweep-node
 `)
 	_, err := io.WriteString(w, b.String())
 	return err
