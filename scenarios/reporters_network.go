@@ -191,7 +191,7 @@ func writeNetworkSections(b *strings.Builder, rs []Result, o reportOptions) {
 	fmt.Fprintf(b, "%s back-to-back sends at each run's p50 and at its measured rate (wall time / sends, which includes the worker's own work), and the latest start that still ends before the send window closes at 20:50 Asia/Seoul (docs/case.md, \"Delivery rules\"; the longer of the two projections decides).\n\n", thousands(o.bulk))
 	mdTable(b, projectionTable(rs, o.bulk))
 	b.WriteString("\n## Phases and TIME_WAIT\n\n")
-	b.WriteString("Per-phase p50 and p99 of the measured sends (a phase that did not happen counts 0), the self-check's new connection (time to first response byte), and the TIME_WAIT sockets in the worker's network namespace, sampled while it ran (the side that closes first keeps them for 60 s).\n\n")
+	b.WriteString("Per-phase p50 and p99 of the measured sends (a phase that did not happen counts 0), the self-check's new connection (time to first response byte), and the TIME_WAIT sockets in the worker's network namespace, sampled while it ran (the side that closes first keeps them for 60 s). With TCP_HANDSHAKE=on the TCP round trip shows in the TLS handshake phase: through Toxiproxy connect() returns at once and the handshake toxic holds the ClientHello.\n\n")
 	mdTable(b, phaseTable(rs))
 }
 
