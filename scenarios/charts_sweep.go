@@ -50,7 +50,24 @@ func rttTicks(rs []int) plot.ConstantTicks {
 	return ticks
 }
 
-// newSweepPlot returns a plot with RTT on a log x axis.
+// chartRTTs returns the RTTs a sweep chart shows: the lab's (> 0), the
+// case's (3 and 10 ms) and, when rs are comparable with it, study B's.
+func chartRTTs(rs []Result) []int {
+	xs := sweepRTTs(rs)
+	for _, c := range caseFigures {
+		xs = append(xs, c.RTTMS)
+	}
+	if comparableWithNodeStudy(rs) {
+		for _, s := range nodeStudyPoints {
+			xs = append(xs, s.RTTMS)
+		}
+	}
+	slices.Sort(xs)
+	return slices.Compact(xs)
+}
+
+// newSweepPlot returns a plot with RTT on a log x axis spanning xs, legend
+// at the bottom right (the lines rise to the right).
 func newSweepPlot(title, ylabel string, xs []int) *plot.Plot {
 	p := plot.New()
 	p.Title.Text = title
@@ -59,9 +76,10 @@ func newSweepPlot(title, ylabel string, xs []int) *plot.Plot {
 	p.X.Scale = plot.LogScale{}
 	p.X.Tick.Marker = rttTicks(xs)
 	p.X.Min, p.X.Max = float64(xs[0])/1.3, float64(xs[len(xs)-1])*1.3
-	p.Legend.Top = true
-	p.Legend.Left = true
-	p.Legend.XOffs = vg.Points(12)
+	p.Legend.Top = false
+	p.Legend.Left = false
+	p.Legend.YOffs = vg.Points(8)
+	p.Legend.TextStyle.Font.Size = vg.Points(9)
 	return p
 }
 
@@ -113,7 +131,7 @@ func SweepLatencyPlot(rs []Result, q float64) (*plot.Plot, error) {
 	if q >= 0.99 {
 		name, value, caseValue = "p99", func(r Result) float64 { return r.LatencyMS.P99 }, func(c CaseFigure) float64 { return c.P99MS }
 	}
-	p := newSweepPlot(name+" send latency against RTT ("+handshakeTitle(rs)+")", "ms (log scale)", xs)
+	p := newSweepPlot(name+" send latency against RTT ("+handshakeTitle(rs)+")", "ms (log scale)", chartRTTs(rs))
 	p.Y.Scale = plot.LogScale{}
 	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
 	for _, m := range modes(rs) {
@@ -162,7 +180,7 @@ func SweepRatioPlot(rs []Result) (*plot.Plot, error) {
 	if len(xs) == 0 {
 		return nil, fmt.Errorf("plot sweep ratio: no result with RTT > 0")
 	}
-	p := newSweepPlot("per-request p50 / pooled p50 against RTT ("+handshakeTitle(rs)+")", "ratio", xs)
+	p := newSweepPlot("per-request p50 / pooled p50 against RTT ("+handshakeTitle(rs)+")", "ratio", chartRTTs(rs))
 	p.Y.Min = 0
 	var lab plotter.XYs
 	for _, pen := range Penalties(rs) {
@@ -209,9 +227,8 @@ func SweepRatioPlot(rs []Result) (*plot.Plot, error) {
 				p.Legend.Add(label, l)
 			}
 		}
-		p.Y.Max = max(p.Y.Max, NodeStudyRatioHigh*1.2)
 	}
-	p.Y.Max = max(p.Y.Max, 2)
+	p.Y.Max = max(p.Y.Max, 3.6)
 	return p, nil
 }
 
@@ -222,7 +239,7 @@ func CDFPlot(r Result) (*plot.Plot, error) {
 		return nil, fmt.Errorf("plot cdf %s at %d ms: no latency distribution in the result", r.Mode, r.RTTMS)
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Send latency distribution: %s at %d ms RTT (TCP_HANDSHAKE=%s, %d sends)", clientLabel(r), r.RTTMS, handshakeLabel(r), r.Measured)
+	p.Title.Text = fmt.Sprintf("Latency CDF: %s, %d ms, TCP_HANDSHAKE=%s, %d sends", clientLabel(r), r.RTTMS, handshakeLabel(r), r.Measured)
 	p.X.Label.Text = "latency, ms"
 	p.Y.Label.Text = "fraction of sends <= latency"
 	p.Y.Min, p.Y.Max = 0, 1
