@@ -54,7 +54,8 @@ const (
 	// confirm.
 	DefaultPublishTimeout = 10 * time.Second
 	// DefaultReconnectMin and DefaultReconnectMax bound the broker
-	// reconnect backoff (doubling, jittered to [d/2, d]).
+	// reconnect backoff and the pause after requeued deliveries (one
+	// policy, newBackoff: doubling, each delay within ±50%).
 	DefaultReconnectMin = 250 * time.Millisecond
 	DefaultReconnectMax = 30 * time.Second
 	// DefaultHeartbeat is the AMQP heartbeat interval: a dead broker
@@ -209,7 +210,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
 	if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
-		bad("amqp url: %v", err)
+		bad("amqp url: %w", err)
 	}
 	if c.Queue == "" {
 		bad("queue: empty")
@@ -227,10 +228,10 @@ func (c Config) Validate() error {
 		bad("strategy %q: known strategies: %s", c.Strategy, strings.Join(known, ", "))
 	}
 	if _, err := ParseTLSVersion(c.TLSMax); err != nil {
-		bad("tls max: %v", err)
+		bad("tls max: %w", err)
 	}
 	if _, err := ParseLogLevel(c.LogLevel); err != nil {
-		bad("log level: %v", err)
+		bad("log level: %w", err)
 	}
 	if c.MaxAttempts < 1 {
 		bad("max attempts %d: want >= 1", c.MaxAttempts)

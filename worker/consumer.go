@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -107,7 +106,7 @@ var errStop = errors.New("stop")
 // handler reports a fatal error. The in-flight message is always finished:
 // ctx is only looked at between messages.
 func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
-	requeues := 0
+	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
 	for {
 		if ctx.Err() != nil {
 			return false, errStop
@@ -129,19 +128,11 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			}
 			if rec.Requeued {
 				// The broker hands the requeued message straight back: pause
-				// (doubling per consecutive requeue, capped) instead of
+				// (newBackoff, growing per consecutive requeue) instead of
 				// spinning while a target queue is unavailable.
-				requeues++
-				pause := c.requeuePause(requeues)
-				t := time.NewTimer(pause)
-				select {
-				case <-ctx.Done():
-				case <-lost:
-				case <-t.C:
-				}
-				t.Stop()
+				sleep(ctx, pause.NextBackOff(), lost)
 			} else {
-				requeues = 0
+				pause.Reset()
 			}
 			if c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages {
 				c.log.Info("max messages handled; stopping", "handled", c.stats.handled)
@@ -149,16 +140,6 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			}
 		}
 	}
-}
-
-// requeuePause is the pause after the n-th consecutive requeued delivery:
-// ReconnectMin doubled n-1 times, at most ReconnectMax.
-func (c *consumer) requeuePause(n int) time.Duration {
-	d := c.cfg.ReconnectMin << min(n-1, 20)
-	if d > c.cfg.ReconnectMax || d < 0 {
-		d = c.cfg.ReconnectMax
-	}
-	return d
 }
 
 // account writes the Record of a handled message (not of a requeued one)
@@ -234,23 +215,6 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
-
-// backoff is a capped exponential delay with jitter in [d/2, d].
-type backoff struct {
-	min, max time.Duration
-	n        int
-}
-
-func (b *backoff) next() time.Duration {
-	d := b.min << min(b.n, 30)
-	if d > b.max || d <= 0 {
-		d = b.max
-	}
-	b.n++
-	return d/2 + rand.N(d/2+1)
-}
-
-func (b *backoff) reset() { b.n = 0 }
 
 // session is one broker connection with its consume channel (prefetch 1)
 // and its publish channel (confirm mode).
@@ -351,7 +315,7 @@ func (s *session) close() {
 // loop opens sessions until ctx is done, MaxMessages is reached or a fatal
 // error happens, reconnecting with backoff when a session is lost.
 func (c *consumer) loop(ctx context.Context) error {
-	bo := backoff{min: c.cfg.ReconnectMin, max: c.cfg.ReconnectMax}
+	bo := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
 	failures := 0
 	for {
 		if ctx.Err() != nil {
@@ -363,14 +327,10 @@ func (c *consumer) loop(ctx context.Context) error {
 				return err
 			}
 			failures++
-			d := bo.next()
+			d := bo.NextBackOff()
 			c.log.Warn("broker unavailable; reconnecting", "error", err.Error(), "failures", failures, "delay", d.String())
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, d, nil) {
 				return nil
-			case <-t.C:
 			}
 			continue
 		}
@@ -388,16 +348,12 @@ func (c *consumer) loop(ctx context.Context) error {
 			// A session that lived long resets the backoff; one that died
 			// at once keeps doubling it.
 			if time.Since(began) > c.cfg.ReconnectMax {
-				bo.reset()
+				bo.Reset()
 			}
-			d := bo.next()
+			d := bo.NextBackOff()
 			c.log.Warn("broker session ended; reconnecting", "generation", s.gen, "delay", d.String())
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, d, nil) {
 				return nil
-			case <-t.C:
 			}
 		}
 	}

@@ -203,7 +203,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	rec.Attempt = attempts
 
 	switch class {
-	case vendorapi.Sent:
+	case outcome.Sent:
 		rec.Outcome = outcome.Sent
 		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
 			// It was sent: ack it regardless, then stop (the ledger is broken).
@@ -212,7 +212,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		}
 		h.ack(d, &rec)
 		return rec, nil
-	case vendorapi.Rejected:
+	case outcome.Rejected:
 		detail := "code " + rec.Code + ": " + errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Rejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
@@ -221,7 +221,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
 			},
 		})
-	case vendorapi.NotSent:
+	case outcome.NotSent:
 		finish := func() error {
 			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
 		}
@@ -232,12 +232,13 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			// so the redelivery of the requeued original is sent again.
 			finish: finish, finishOnRequeue: true,
 		}
-		if attempts >= h.c.MaxAttempts {
-			r.queue = h.c.Names.Dead
+		topo := queues.Topology{Names: h.c.Names, MaxAttempts: h.c.MaxAttempts}
+		if q, dead := topo.AfterNotSent(attempts); dead {
+			r.queue = q
 			r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
 		}
 		return rec, h.route(ctx, d, &rec, r)
-	default: // vendorapi.Unknown and anything unexpected: the conservative class.
+	default: // outcome.Unknown and anything unexpected: the conservative class.
 		detail := errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Unknown, queue: h.c.Names.Unknown,

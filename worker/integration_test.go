@@ -24,6 +24,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -31,7 +32,7 @@ import (
 )
 
 // These tests start a real RabbitMQ (image from LAB_IMAGE_RABBITMQ, see
-// /work/helpers/IMAGES.md or .lab/images.env) with testcontainers-go and
+// vendormock/images/ensure-images.sh and .lab/images.env) with testcontainers-go and
 // run the worker in-process against an httptest TLS vendor.
 //
 //	go test -tags integration -run Integration ./worker/
@@ -43,11 +44,7 @@ func startRabbit(t *testing.T) (string, testcontainers.Container) {
 	if image == "" {
 		t.Fatal("LAB_IMAGE_RABBITMQ is not set: build the images (vendormock/images/ensure-images.sh) and load them: set -a; . .lab/images.env; set +a")
 	}
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
+	vendormock.EnsureTestcontainersEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{

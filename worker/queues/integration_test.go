@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -31,13 +32,7 @@ func startRabbit(t *testing.T) string {
 	if image == "" {
 		t.Fatal("LAB_IMAGE_RABBITMQ is not set: build the lab images with vendormock/images/ensure-images.sh, then `set -a; . .lab/images.env; set +a` and run again")
 	}
-	// Never let testcontainers guess the Docker host (it picks the default
-	// gateway here) or start Ryuk (its image cannot be pulled offline).
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
+	vendormock.EnsureTestcontainersEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{

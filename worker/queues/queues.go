@@ -288,7 +288,8 @@ func WithAttempt(h amqp.Table, n int) amqp.Table {
 	return out
 }
 
-// AfterNotSent routes a message whose send just ended NOT_SENT. attempts is
+// AfterNotSent routes a message whose send just ended NOT_SENT (the
+// handler calls it to choose between Retry and Dead). attempts is
 // the count including the one that just failed, normally Attempt(headers)+1.
 // It returns the Retry queue while attempts < MaxAttempts, else the Dead
 // queue (and dead=true). The worker re-publishes the body with

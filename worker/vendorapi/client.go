@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // MessagePath is the vendor's send endpoint (DESIGN.md, "Vendor API").
@@ -94,7 +96,7 @@ type Client struct {
 	strategy      Strategy
 	tokenURL      string
 	messageURL    string
-	initErr       error // bad base URL or nil strategy: every Send is NotSent
+	initErr       error // bad base URL or nil strategy: every Send is NOT_SENT
 	idemHeader    string
 	corrHeader    string
 	now           func() time.Time
@@ -221,10 +223,10 @@ func (c *Client) String() string {
 func (c *Client) Send(ctx context.Context, n message.Notification) (Result, error) {
 	var res Result
 	if c.initErr != nil {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonRequest, Err: c.initErr}
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: c.initErr}
 	}
 	if c.closed.Load() {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonClosed, Err: ErrClientClosed}
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonClosed, Err: ErrClientClosed}
 	}
 	body, err := json.Marshal(messageRequest{
 		RefKey:       n.RefKey,
@@ -234,7 +236,7 @@ func (c *Client) Send(ctx context.Context, n message.Notification) (Result, erro
 		Category:     string(n.Category),
 	})
 	if err != nil {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("encode message: %w", err)}
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("encode message: %w", err)}
 	}
 
 	tok, fetched, serr := c.token(ctx)
@@ -276,7 +278,7 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
 		http.MethodPost, c.messageURL, bytes.NewReader(body))
 	if err != nil {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("build message request: %w", err)}, false
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("build message request: %w", err)}, false
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
@@ -313,7 +315,7 @@ func judge(status int, data []byte, readErr error, tr *tracer) (Result, *SendErr
 		code = string(mr.Code)
 	}
 	res.Code = code
-	fail := func(class Class, reason Reason, err error) (Result, *SendError) {
+	fail := func(class outcome.Outcome, reason Reason, err error) (Result, *SendError) {
 		se := &SendError{Class: class, Op: OpSend, Code: code, Reason: reason, Err: err}
 		if parsed {
 			se.Description = mr.Description
@@ -327,15 +329,15 @@ func judge(status int, data []byte, readErr error, tr *tracer) (Result, *SendErr
 			if errors.Is(readErr, ErrBadResponse) {
 				reason = ReasonBody
 			}
-			return fail(Unknown, reason, fmt.Errorf("read message response: http status %d: %w", status, readErr))
+			return fail(outcome.Unknown, reason, fmt.Errorf("read message response: http status %d: %w", status, readErr))
 		}
 		if !parsed || mr.Code == "" {
 			res.Code = strconv.Itoa(status)
 			code = res.Code
-			return fail(Unknown, ReasonBody, fmt.Errorf("decode message response (%d bytes, http status %d): %w", len(data), status, ErrBadResponse))
+			return fail(outcome.Unknown, ReasonBody, fmt.Errorf("decode message response (%d bytes, http status %d): %w", len(data), status, ErrBadResponse))
 		}
 		if string(mr.Code) != SuccessCode {
-			return fail(Rejected, ReasonBusiness, fmt.Errorf("business code %s: %w", mr.Code, ErrRejected))
+			return fail(outcome.Rejected, ReasonBusiness, fmt.Errorf("business code %s: %w", mr.Code, ErrRejected))
 		}
 		res.MessageKey = mr.MessageKey
 		return res, nil
@@ -344,13 +346,13 @@ func judge(status int, data []byte, readErr error, tr *tracer) (Result, *SendErr
 		if parsed && mr.Code != "" {
 			reason = ReasonBusiness
 		}
-		return fail(Rejected, reason, fmt.Errorf("http status %d: %w", status, ErrRejected))
+		return fail(outcome.Rejected, reason, fmt.Errorf("http status %d: %w", status, ErrRejected))
 	default:
 		// 5xx: a proxy's 502/504 says nothing about whether the vendor
 		// processed the request, and a vendor's 500/503 may come after it
 		// stored the message: Unknown, the conservative choice. 1xx/3xx
 		// are not answers this API gives (redirects are not followed).
-		return fail(Unknown, ReasonStatus, fmt.Errorf("http status %d: %w", status, ErrBadStatus))
+		return fail(outcome.Unknown, ReasonStatus, fmt.Errorf("http status %d: %w", status, ErrBadStatus))
 	}
 }
 

@@ -62,11 +62,11 @@ func Default() Window {
 func Parse(start, end, zone string) (Window, error) {
 	s, err := parseHHMM(start, false)
 	if err != nil {
-		return Window{}, fmt.Errorf("parse window: start %q: %v: %w", start, err, ErrWindow)
+		return Window{}, fmt.Errorf("parse window: start %q: %w: %w", start, err, ErrWindow)
 	}
 	e, err := parseHHMM(end, true)
 	if err != nil {
-		return Window{}, fmt.Errorf("parse window: end %q: %v: %w", end, err, ErrWindow)
+		return Window{}, fmt.Errorf("parse window: end %q: %w: %w", end, err, ErrWindow)
 	}
 	if zone == "" {
 		return Window{}, fmt.Errorf("parse window: zone: empty, want an IANA name such as %s: %w", DefaultZone, ErrWindow)

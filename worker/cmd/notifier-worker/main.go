@@ -118,7 +118,7 @@ Usage: notifier-worker [flags]
 	fs.StringVar(&c.WindowZone, "window-zone", worker.DefaultWindowZone, "send window time zone (IANA name)")
 	fs.StringVar(&clockStart, "clock-start", "", "start the worker's clock at this RFC 3339 `time` (then it runs at real speed); empty = host clock")
 	fs.DurationVar(&c.PublishTimeout, "publish-timeout", worker.DefaultPublishTimeout, "one re-publish including its broker confirm")
-	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "longest broker reconnect delay (backoff doubles from 250ms, jittered)")
+	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "broker reconnect backoff interval cap (doubles from 250ms; each delay within ±50%)")
 	fs.IntVar(&c.SummaryEvery, "summary-every", worker.DefaultSummaryEvery, "log an info summary line every N handled messages")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", worker.DefaultLogLevel), "debug | info | warn | error (debug logs one line per message) [env LOG_LEVEL]")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile (pprof) of the whole run to `file`; empty = none")
