@@ -22,9 +22,10 @@ import (
 // would ack a different message.
 var ErrStaleDelivery = errors.New("delivery from a lost channel")
 
-// ErrTopology wraps a topology declaration the broker refused for good
-// (PRECONDITION_FAILED: a queue exists with other arguments). The worker
-// stops instead of reconnecting.
+// ErrTopology wraps a topology declaration the broker refused for good: a
+// queue exists with other arguments (a *queues.MismatchError, the broker's
+// PRECONDITION_FAILED) or the topology is invalid. The worker logs it in
+// one line and stops instead of reconnecting; the command exits 3.
 var ErrTopology = errors.New("declare topology")
 
 // generations numbers broker sessions (connection + channels). Exactly one
@@ -254,8 +255,7 @@ func (c *consumer) open() (s *session, err error) {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
 	if err := c.topology.Declare(ch); err != nil {
-		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+		if errors.Is(err, queues.ErrQueueMismatch) || errors.Is(err, queues.ErrTopology) {
 			return nil, fmt.Errorf("%w: %w", ErrTopology, err)
 		}
 		return nil, fmt.Errorf("declare topology: %w", err)

@@ -97,6 +97,11 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	log.Info("starting", "config", cfg)
 	err = c.loop(ctx)
 	c.stats.log(log, time.Now())
+	if me, ok := errors.AsType[*queues.MismatchError](err); ok {
+		log.Error("queue exists with other arguments; migrate or delete it, then start again",
+			"queue", me.Queue, "argument", me.Argument, "on_broker", me.Current, "declared", me.Declared, "error", err.Error())
+		return err
+	}
 	if err != nil {
 		log.Error("stopping on error", "error", err.Error())
 		return err

@@ -8,8 +8,10 @@
 //
 // Exit status: 0 after SIGTERM/SIGINT (the in-flight message finished and
 // acked) or after -max-messages handled messages; 2 for a bad flag or
-// configuration (nothing started); 1 for any other error (ledger write
-// failure, topology refused, unreadable CA or ledger file).
+// configuration (nothing started); 3 when the broker refused the queue
+// topology for good (a queue exists with other arguments, for example
+// another -queue-type: migrate or delete it; restarting cannot help); 1 for
+// any other error (ledger write failure, unreadable CA or ledger file).
 package main
 
 import (
@@ -47,11 +49,21 @@ func main() {
 	}()
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "notifier-worker: %v\n", err)
-		if errors.Is(err, worker.ErrConfig) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode maps a run error to the exit status of the package doc.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, worker.ErrConfig):
+		return 2
+	case errors.Is(err, worker.ErrTopology):
+		return 3
+	}
+	return 1
 }
 
 func run(ctx context.Context, cfg worker.Config) error {

@@ -1,14 +1,18 @@
 package main
 
 import (
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -98,5 +102,25 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out.String(), f) {
 			t.Errorf("help lacks %s", f)
 		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, 0},
+		{"config", fmt.Errorf("x: %w", worker.ErrConfig), 2},
+		{"topology", fmt.Errorf("%w: %w", worker.ErrTopology, &queues.MismatchError{Queue: "q", Err: &amqp.Error{Code: 406}}), 3},
+		{"other", errors.New("ledger"), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exitCode(tt.err); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
 	}
 }
