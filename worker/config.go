@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -50,6 +51,16 @@ const (
 	// arguments, so the worker and the lab's driver must agree.
 	DefaultRetryDelay  = queues.DefaultRetryDelay
 	DefaultMaxAttempts = queues.DefaultMaxAttempts
+	// DefaultRetryMaxDelay bounds a retry delay taken from the vendor's
+	// Retry-After; it is also the retry queue's x-message-ttl.
+	DefaultRetryMaxDelay = queues.DefaultRetryMaxDelay
+	// DefaultQueueType is "classic" (queues.Classic explains why).
+	DefaultQueueType = string(queues.Classic)
+	// DefaultDeliveryLimit is the quorum main queue's x-delivery-limit.
+	DefaultDeliveryLimit = queues.DefaultDeliveryLimit
+	// DefaultOpsAddr is where the command serves /healthz and /metrics.
+	// Config.OpsAddr "" serves nothing.
+	DefaultOpsAddr = ":9090"
 	// DefaultPublishTimeout bounds one re-publish including its broker
 	// confirm.
 	DefaultPublishTimeout = 10 * time.Second
@@ -95,6 +106,31 @@ type Config struct {
 	// MaxAttempts is how many send attempts a NOT_SENT message gets before
 	// it is dead-lettered (>= 1).
 	MaxAttempts int
+	// RetryMaxDelay bounds the retry delay a vendor's Retry-After asks
+	// for, and is the retry queue's x-message-ttl (must match the declared
+	// topology).
+	RetryMaxDelay time.Duration
+	// QueueType is "classic" or "quorum" for all six queues (must match
+	// the queues already on the broker: a mismatch stops the worker with
+	// ErrTopology).
+	QueueType string
+	// DeliveryLimit is the quorum main queue's x-delivery-limit: a message
+	// delivered that many times without an ack (the worker crashed on it)
+	// is dead-lettered. Ignored for classic queues.
+	DeliveryLimit int
+	// DisableSingleActiveConsumer declares the main queue WITHOUT
+	// x-single-active-consumer, so several replicas consume at once. Only
+	// for the lab's negative control.
+	DisableSingleActiveConsumer bool
+	// WorkerID names this replica in records (Record.Replica) and logs;
+	// "" = the host name.
+	WorkerID string
+	// OpsAddr ("host:port") serves /healthz and /metrics; "" = none.
+	OpsAddr string
+	// VendorStatusTable maps the vendor's HTTP statuses and business codes
+	// to outcomes: a YAML/JSON file path or inline JSON ("{...}");
+	// "" = vendorapi.DefaultStatusTable.
+	VendorStatusTable string
 
 	// VendorURL is the vendor's base URL, "https://host[:port]".
 	VendorURL string
@@ -184,6 +220,14 @@ func (c Config) WithDefaults() Config {
 	set(&c.WindowZone, DefaultWindowZone)
 	set(&c.LogLevel, DefaultLogLevel)
 	setD(&c.RetryDelay, DefaultRetryDelay)
+	setD(&c.RetryMaxDelay, DefaultRetryMaxDelay)
+	set(&c.QueueType, DefaultQueueType)
+	if c.WorkerID == "" {
+		c.WorkerID, _ = os.Hostname()
+	}
+	if c.DeliveryLimit == 0 {
+		c.DeliveryLimit = DefaultDeliveryLimit
+	}
 	setD(&c.IdleConnTimeout, DefaultIdleConnTimeout)
 	setD(&c.ResponseTimeout, DefaultResponseTimeout)
 	setD(&c.DialTimeout, DefaultDialTimeout)
@@ -236,6 +280,15 @@ func (c Config) Validate() error {
 	if c.MaxAttempts < 1 {
 		bad("max attempts %d: want >= 1", c.MaxAttempts)
 	}
+	if _, err := queues.ParseQueueType(c.QueueType); err != nil {
+		bad("queue type: %w", err)
+	}
+	if c.DeliveryLimit < 0 {
+		bad("delivery limit %d: want >= 1", c.DeliveryLimit)
+	}
+	if c.RetryDelay > c.RetryMaxDelay {
+		bad("retry delay %v above retry max delay %v", c.RetryDelay, c.RetryMaxDelay)
+	}
 	if c.MaxMessages < 0 {
 		bad("max messages %d: want >= 0", c.MaxMessages)
 	}
@@ -243,7 +296,7 @@ func (c Config) Validate() error {
 		bad("ledger path: empty")
 	}
 	for name, d := range map[string]time.Duration{
-		"retry delay": c.RetryDelay, "idle conn timeout": c.IdleConnTimeout,
+		"retry delay": c.RetryDelay, "retry max delay": c.RetryMaxDelay, "idle conn timeout": c.IdleConnTimeout,
 		"response timeout": c.ResponseTimeout, "dial timeout": c.DialTimeout,
 		"tls handshake timeout": c.TLSHandshakeTimeout, "publish timeout": c.PublishTimeout,
 		"reconnect min": c.ReconnectMin, "reconnect max": c.ReconnectMax,
@@ -291,6 +344,13 @@ func (c Config) LogValue() slog.Value {
 		slog.Time("clock_start", c.ClockStart),
 		slog.String("retry_delay", c.RetryDelay.String()),
 		slog.Int("max_attempts", c.MaxAttempts),
+		slog.String("retry_max_delay", c.RetryMaxDelay.String()),
+		slog.String("queue_type", c.QueueType),
+		slog.Int("delivery_limit", c.DeliveryLimit),
+		slog.Bool("single_active_consumer", !c.DisableSingleActiveConsumer),
+		slog.String("worker_id", c.WorkerID),
+		slog.String("ops_addr", c.OpsAddr),
+		slog.String("vendor_status_table", c.VendorStatusTable),
 	)
 }
 
@@ -340,4 +400,18 @@ func ParseLogLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("unknown log level %q: known levels: debug, info, warn, error", s)
 	}
 	return l, nil
+}
+
+// Topology returns the queue topology cfg (after WithDefaults) declares:
+// the lab's driver must declare the same one (RabbitMQ refuses a redeclare
+// with other arguments).
+func (c Config) Topology() queues.Topology {
+	t := queues.DefaultTopology(c.Queue)
+	t.RetryDelay = c.RetryDelay
+	t.RetryMaxDelay = c.RetryMaxDelay
+	t.MaxAttempts = c.MaxAttempts
+	t.Type = queues.QueueType(c.QueueType)
+	t.DeliveryLimit = c.DeliveryLimit
+	t.SingleActiveConsumer = !c.DisableSingleActiveConsumer
+	return t
 }

@@ -74,9 +74,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 
-	topo := queues.DefaultTopology(cfg.Queue)
-	topo.RetryDelay = cfg.RetryDelay
-	topo.MaxAttempts = cfg.MaxAttempts
+	topo := cfg.Topology()
 	c := &consumer{
 		cfg: cfg,
 		log: log,
@@ -88,6 +86,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Names:          topo.Names,
 			MaxAttempts:    cfg.MaxAttempts,
 			PublishTimeout: cfg.PublishTimeout,
+			RetryDelay:     cfg.RetryDelay,
+			RetryMaxDelay:  cfg.RetryMaxDelay,
+			Replica:        cfg.WorkerID,
 			Logger:         log,
 		}),
 		records:  recs,
@@ -112,8 +113,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 // NewVendorClient builds the vendor client of cfg (after WithDefaults): the
 // named strategy, the CA file as the only roots, the TLS cap for the
-// per-request strategy, the timeouts and the headers. Errors: unknown
-// strategy (naming the known ones), unreadable or empty CA file.
+// per-request strategy, the timeouts, the headers and the vendor status
+// table. Errors: unknown strategy (naming the known ones), unreadable or
+// empty CA file, a status table that cannot be read or is invalid (wraps
+// ErrConfig and vendorapi.ErrStatusTable, naming the field).
 func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 	strategies := vendorapi.Strategies()
 	newStrategy, ok := strategies[cfg.Strategy]
@@ -153,6 +156,13 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 		}
 	}
 	opts := []vendorapi.Option{vendorapi.WithCorrelationHeader(cfg.CorrelationHeader)}
+	if cfg.VendorStatusTable != "" {
+		table, err := vendorapi.LoadStatusTable(cfg.VendorStatusTable)
+		if err != nil {
+			return nil, fmt.Errorf("%w: vendor status table: %w", ErrConfig, err)
+		}
+		opts = append(opts, vendorapi.WithStatusTable(table))
+	}
 	if cfg.IdempotencyHeader != "" {
 		opts = append(opts, vendorapi.WithIdempotencyHeader(cfg.IdempotencyHeader))
 	}

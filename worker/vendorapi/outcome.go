@@ -9,6 +9,7 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
@@ -57,6 +58,9 @@ var (
 	// ErrRejected is in the chain of every Rejected *SendError: the vendor
 	// answered a 4xx or a business code other than SuccessCode.
 	ErrRejected = errors.New("vendor rejected the request")
+	// ErrNotProcessed is in the chain of a NotSent *SendError made from a
+	// vendor answer the StatusTable maps to NOT_SENT (429, 408, ...).
+	ErrNotProcessed = errors.New("vendor did not process the request")
 	// ErrBadStatus is in the chain of an Unknown *SendError made from a
 	// 5xx (a proxy's 502/504, or the vendor's 500/503) or an unexpected
 	// 1xx/3xx status.
@@ -84,7 +88,10 @@ type SendError struct {
 	// parsed, for the failed queue. It is kept out of Error() because a
 	// vendor may echo message data in it.
 	Description string
-	Err         error
+	// RetryAfter is the vendor's Retry-After (seconds or HTTP date, from
+	// now) on a NotSent answer; 0 when it sent none.
+	RetryAfter time.Duration
+	Err        error
 }
 
 // Error returns "vendor <op>: <CLASS> (<reason>) code <code>: <cause>", the
