@@ -95,6 +95,8 @@ type consumer struct {
 	topology queues.Topology
 	gens     generations
 	stats    stats
+	health   health
+	metrics  *Metrics // nil = none
 	// now is wall time (tests may replace it).
 	now func() time.Time
 }
@@ -120,6 +122,9 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		case d, ok := <-deliveries:
 			if !ok {
 				return true, nil
+			}
+			if c.health.active.CompareAndSwap(false, true) {
+				c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
 			}
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
 			rec, herr := h.Handle(ctx, d)
@@ -153,6 +158,7 @@ func (c *consumer) account(ctx context.Context, rec *records.Record, body []byte
 		return
 	}
 	c.stats.add(rec)
+	c.metrics.observe(rec, c.topology.Names.Retry)
 	rec.Seq = c.records.LastSeq() + c.stats.handled
 	if err := c.records.Write(*rec); err != nil {
 		c.log.Error("write record", "seq", rec.Seq, "refkey", rec.RefKey, "error", err)
@@ -292,6 +298,8 @@ func (c *consumer) open() (s *session, err error) {
 		case e = <-pubClosed:
 		}
 		c.gens.retire(s.gen)
+		c.health.broker.Store(false)
+		c.health.active.Store(false)
 		close(s.lost)
 		if e != nil {
 			c.log.Warn("broker session lost", "generation", s.gen, "error", e.Error())
@@ -336,9 +344,16 @@ func (c *consumer) loop(ctx context.Context) error {
 		}
 		failures = 0
 		began := time.Now()
-		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", 1, "generation", s.gen)
+		c.health.active.Store(false)
+		c.health.broker.Store(true)
+		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", 1, "generation", s.gen,
+			"single_active_consumer", c.topology.SingleActiveConsumer)
+		c.log.Info("standby", "worker_id", c.cfg.WorkerID,
+			"detail", "no delivery yet: another replica may be the active consumer, or the queue is empty")
 		lost, err := c.serve(ctx, s.gen, c.handler.WithPublisher(s.pub), s.deliveries, s.lost)
 		s.close()
+		c.health.broker.Store(false)
+		c.health.active.Store(false)
 		switch {
 		case errors.Is(err, errStop):
 			return nil

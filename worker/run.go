@@ -75,12 +75,13 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}()
 
 	topo := cfg.Topology()
+	metrics := NewMetrics()
 	c := &consumer{
 		cfg: cfg,
 		log: log,
 		handler: NewHandler(HandlerConfig{
 			Sender:         client,
-			Ledger:         led,
+			Ledger:         timedLedger{Ledger: led, m: metrics},
 			Window:         win,
 			Clock:          clock,
 			Names:          topo.Names,
@@ -93,9 +94,17 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}),
 		records:  recs,
 		topology: topo,
+		metrics:  metrics,
 		now:      time.Now,
 	}
-	log.Info("starting", "config", cfg)
+	log.Info("starting", "config", cfg, "shutdown_grace", ShutdownGrace(cfg).String())
+	if cfg.OpsAddr != "" {
+		stop, err := startOps(cfg.OpsAddr, opsHandler(&c.health, led, metrics), log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	err = c.loop(ctx)
 	c.stats.log(log, time.Now())
 	if me, ok := errors.AsType[*queues.MismatchError](err); ok {
