@@ -179,3 +179,21 @@ func TestParseRetryAfter(t *testing.T) {
 		})
 	}
 }
+
+// TestProfileStatusTable: the alimtalk profile's table parses and says
+// what its comments say.
+func TestProfileStatusTable(t *testing.T) {
+	tab, err := LoadStatusTable(filepath.Join("..", "..", "vendormock", "profiles", "alimtalk", "status.yaml"))
+	if err != nil {
+		t.Fatalf("load profile table: %v", err)
+	}
+	for status, want := range map[int]outcome.Outcome{429: outcome.NotSent, 408: outcome.NotSent, 503: outcome.Unknown,
+		400: outcome.Rejected, 404: outcome.Rejected, 502: outcome.Unknown, 504: outcome.Unknown} {
+		if got := tab.ForStatus(status); got != want {
+			t.Errorf("status %d: %s, want %s", status, got, want)
+		}
+	}
+	if o, ok := tab.ForCode("4290"); !ok || o != outcome.NotSent {
+		t.Errorf("code 4290: %s %v, want NOT_SENT", o, ok)
+	}
+}
