@@ -436,7 +436,7 @@ func TestIntegrationBinary(t *testing.T) {
 	dir := t.TempDir()
 	records := filepath.Join(dir, "records.jsonl")
 	env := append(os.Environ(), "AMQP_URL="+url, "VENDOR_URL="+v.srv.URL, "VENDOR_CA_FILE="+v.caFile,
-		"VENDOR_CLIENT_ID=lab", "VENDOR_CLIENT_SECRET=lab-secret")
+		"VENDOR_CLIENT_ID=lab", "VENDOR_CLIENT_SECRET=lab-secret", "OPS_ADDR=127.0.0.1:0", "WORKER_ID=bin-1")
 	command := func(args ...string) (*exec.Cmd, *strings.Builder) {
 		cmd := exec.Command(bin, append([]string{"-queue", "it-bin", "-ledger", filepath.Join(dir, "ledger.db"),
 			"-records", records, "-strategy", "per-request", "-tls-max", "1.2", "-log-level", "debug"}, args...)...)
@@ -475,6 +475,46 @@ func TestIntegrationBinary(t *testing.T) {
 		}
 		if !strings.Contains(out.String(), "known strategies: per-request, pooled") {
 			t.Errorf("output does not list the strategies: %s", out)
+		}
+	})
+	t.Run("quorum over classic queues exits 3 with one line", func(t *testing.T) {
+		// The queues exist as classic (declared here like an older
+		// worker would have); this worker is told to use quorum queues.
+		conn, err := amqp.Dial(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := conn.Channel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := queues.DefaultTopology("it-bin").Declare(ch); err != nil {
+			t.Fatalf("declare classic: %v", err)
+		}
+		_ = conn.Close()
+		cmd, out := command("-queue-type", "quorum")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if code := exitCode(t, cmd, 30*time.Second); code != 3 {
+			t.Fatalf("exit %d, want 3; output: %s", code, out)
+		}
+		var errorLines []string
+		for line := range strings.Lines(out.String()) {
+			if strings.Contains(line, `"level":"ERROR"`) {
+				errorLines = append(errorLines, line)
+			}
+		}
+		if len(errorLines) != 1 {
+			t.Fatalf("%d error lines, want 1: %s", len(errorLines), out)
+		}
+		for _, want := range []string{`"queue":"it-bin"`, `"argument":"x-queue-type"`, `"on_broker":"'classic'"`, `"declared":"'quorum'"`, "migrate or delete"} {
+			if !strings.Contains(errorLines[0], want) {
+				t.Errorf("error line lacks %s: %s", want, errorLines[0])
+			}
+		}
+		if strings.Contains(out.String(), "reconnecting") {
+			t.Errorf("the worker retried a refusal that cannot heal: %s", out)
 		}
 	})
 	t.Run("max messages exits 0", func(t *testing.T) {
