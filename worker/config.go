@@ -28,7 +28,7 @@ const (
 	DefaultStrategy = vendorapi.PooledName
 	// DefaultTLSMax caps the per-request strategy at TLS 1.3, i.e. no cap.
 	// The lab passes "1.2" to reproduce the case's old engine, which could
-	// not speak TLS 1.3 (DESIGN.md). The pooled strategy is never capped.
+	// not speak TLS 1.3 (docs/case.md). The pooled strategy is never capped.
 	DefaultTLSMax = "1.3"
 	// DefaultCorrelationHeader carries the refkey on every send so the
 	// proxy's access log can join requests to messages. Not an idempotency
@@ -36,13 +36,13 @@ const (
 	DefaultCorrelationHeader = "X-Refkey"
 	// DefaultIdempotencyHeader is "" (none): Go's transport replays a POST
 	// on its own when it carries Idempotency-Key or X-Idempotency-Key, and
-	// the case's vendor does not de-duplicate (DESIGN.md).
+	// the case's vendor does not de-duplicate (docs/vendor-api.md).
 	DefaultIdempotencyHeader = ""
 	// DefaultLedgerPath is the bbolt attempt ledger file.
 	DefaultLedgerPath = "./notifier-ledger.db"
 	// DefaultWindowStart, DefaultWindowEnd and DefaultWindowZone are the
 	// case's send window for advertising messages: 08:00 to 20:50
-	// Asia/Seoul (DESIGN.md, "Delivery rules").
+	// Asia/Seoul (docs/outcomes.md).
 	DefaultWindowStart = "08:00"
 	DefaultWindowEnd   = "20:50"
 	DefaultWindowZone  = "Asia/Seoul"
@@ -151,7 +151,7 @@ type Config struct {
 	// per-request strategy. The pooled strategy ignores it.
 	TLSMax string
 	// IdleConnTimeout (pooled only) should sit below the vendor's
-	// keepalive_timeout by at least one RTT (DESIGN.md).
+	// keepalive_timeout by at least one RTT (docs/environment.md).
 	IdleConnTimeout     time.Duration
 	ResponseTimeout     time.Duration // whole send call, body included
 	DialTimeout         time.Duration // TCP connect

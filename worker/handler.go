@@ -84,7 +84,7 @@ type HandlerConfig struct {
 	Logger *slog.Logger
 }
 
-// Handler routes one delivery to exactly one place (DESIGN.md outcome
+// Handler routes one delivery to exactly one place (docs/outcomes.md outcome
 // table). It holds no channel: acks go through the delivery's
 // amqp.Acknowledger, re-publishes through Publisher.
 type Handler struct {

@@ -76,7 +76,7 @@ func startRabbit(t *testing.T) (string, testcontainers.Container) {
 }
 
 // fakeVendor is an httptest TLS server speaking the vendor API of
-// DESIGN.md; it counts sends per refkey.
+// docs/vendor-api.md; it counts sends per refkey.
 type fakeVendor struct {
 	srv    *httptest.Server
 	caFile string

@@ -21,7 +21,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// MessagePath is the vendor's send endpoint (DESIGN.md, "Vendor API").
+// MessagePath is the vendor's send endpoint (docs/vendor-api.md).
 const MessagePath = "/v3/message"
 
 // SuccessCode is the vendor's business code for an accepted message.

@@ -13,7 +13,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// TokenPath is the vendor's token endpoint (DESIGN.md, "Vendor API").
+// TokenPath is the vendor's token endpoint (docs/vendor-api.md).
 const TokenPath = "/v1/token"
 
 // DefaultTokenRefreshMargin is how long before its "expired" time a cached

@@ -48,7 +48,7 @@ var seoul = sync.OnceValue(func() *time.Location {
 	return loc
 })
 
-// Default returns 08:00-20:50 Asia/Seoul (the case in DESIGN.md:
+// Default returns 08:00-20:50 Asia/Seoul (the case in docs/outcomes.md:
 // advertising messages may not go out after 20:50 KST). This package
 // imports time/tzdata, so it works in a FROM scratch image.
 func Default() Window {
