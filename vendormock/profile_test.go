@@ -31,7 +31,7 @@ func TestLoadDefaultProfile(t *testing.T) {
 		{"server delay", p.WireMock.ServerDelayMS, 18},
 		{"correlation header", p.Client.CorrelationHeader, "X-Refkey"},
 		{"idempotency header", p.Client.IdempotencyHeader, ""},
-		{"stubs", len(p.Stubs), 5},
+		{"stubs", len(p.Stubs), 6},
 		{"dir absolute", filepath.IsAbs(p.Dir), true},
 	}
 	for _, c := range checks {

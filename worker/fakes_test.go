@@ -194,7 +194,7 @@ func delivery(a amqp.Acknowledger, tag uint64, b []byte, headers amqp.Table) amq
 }
 
 // sendErr returns a *vendorapi.SendError of class c.
-func sendErr(c vendorapi.Class, code string, err error) error {
+func sendErr(c outcome.Outcome, code string, err error) error {
 	return &vendorapi.SendError{Class: c, Op: "send", Code: code, Err: err}
 }
 

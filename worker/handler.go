@@ -71,13 +71,20 @@ type HandlerConfig struct {
 	MaxAttempts int
 	// PublishTimeout bounds one re-publish. 0 = DefaultPublishTimeout.
 	PublishTimeout time.Duration
+	// RetryDelay is how long a NOT_SENT message waits in the retry queue
+	// (its per-message expiration) when the vendor sent no Retry-After;
+	// 0 = DefaultRetryDelay. RetryMaxDelay bounds a Retry-After; 0 =
+	// DefaultRetryMaxDelay.
+	RetryDelay, RetryMaxDelay time.Duration
+	// Replica is put into every Record (Record.Replica).
+	Replica string
 	// Decode parses a body; nil = message.Decode.
 	Decode func([]byte) (message.Notification, error)
 	// Logger; nil = discard.
 	Logger *slog.Logger
 }
 
-// Handler routes one delivery to exactly one place (DESIGN.md outcome
+// Handler routes one delivery to exactly one place (docs/outcomes.md outcome
 // table). It holds no channel: acks go through the delivery's
 // amqp.Acknowledger, re-publishes through Publisher.
 type Handler struct {
@@ -91,6 +98,12 @@ func NewHandler(c HandlerConfig) *Handler {
 	}
 	if c.PublishTimeout <= 0 {
 		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.RetryMaxDelay <= 0 {
+		c.RetryMaxDelay = DefaultRetryMaxDelay
 	}
 	if c.Decode == nil {
 		c.Decode = message.Decode
@@ -122,7 +135,7 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := h.c.Clock.Now()
-	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
+	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers), Replica: h.c.Replica}
 	defer func() { rec.End = time.Now() }()
 
 	n, derr := h.c.Decode(d.Body)
@@ -188,8 +201,10 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	setTrace(&rec, res.Trace)
 	class := vendorapi.ClassOf(serr)
 	var se *vendorapi.SendError
+	var retryAfter time.Duration
 	if errors.As(serr, &se) {
 		rec.Code = se.Code
+		retryAfter = se.RetryAfter
 	}
 	if serr == nil {
 		rec.Code = res.Code
@@ -203,7 +218,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	rec.Attempt = attempts
 
 	switch class {
-	case vendorapi.Sent:
+	case outcome.Sent:
 		rec.Outcome = outcome.Sent
 		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
 			// It was sent: ack it regardless, then stop (the ledger is broken).
@@ -212,7 +227,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		}
 		h.ack(d, &rec)
 		return rec, nil
-	case vendorapi.Rejected:
+	case outcome.Rejected:
 		detail := "code " + rec.Code + ": " + errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Rejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
@@ -221,7 +236,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
 			},
 		})
-	case vendorapi.NotSent:
+	case outcome.NotSent:
 		finish := func() error {
 			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
 		}
@@ -232,12 +247,20 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			// so the redelivery of the requeued original is sent again.
 			finish: finish, finishOnRequeue: true,
 		}
-		if attempts >= h.c.MaxAttempts {
-			r.queue = h.c.Names.Dead
+		topo := queues.Topology{Names: h.c.Names, MaxAttempts: h.c.MaxAttempts}
+		if q, dead := topo.AfterNotSent(attempts); dead {
+			r.queue = q
 			r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
+		} else {
+			delay := RetryDelay(h.c.RetryDelay, retryAfter, h.c.RetryMaxDelay)
+			r.expiration = queues.Expiration(delay)
+			r.reason = "definitely not sent; retry in " + delay.String()
+			if retryAfter > 0 {
+				r.reason += " (vendor Retry-After " + retryAfter.String() + ")"
+			}
 		}
 		return rec, h.route(ctx, d, &rec, r)
-	default: // vendorapi.Unknown and anything unexpected: the conservative class.
+	default: // outcome.Unknown and anything unexpected: the conservative class.
 		detail := errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Unknown, queue: h.c.Names.Unknown,
@@ -254,7 +277,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 type route struct {
 	outcome                      outcome.Outcome
 	queue, reason, errText, code string
-	expiration                   string // held queue TTL, ms
+	expiration                   string // per-message TTL in ms (held and retry queues)
 	attempt                      int
 	setAttempt                   bool
 	// finish records the outcome in the ledger after the re-publish was
@@ -365,4 +388,14 @@ func refKeyOf(body []byte) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// RetryDelay is how long a NOT_SENT message waits in the retry queue: the
+// vendor's Retry-After when it sent one (retryAfter > 0) and it is longer
+// than the worker's own delay, else def; never more than maxDelay (the
+// retry queue's x-message-ttl caps it anyway). Retry-After is a minimum
+// wait (RFC 9110 10.2.3), so a longer wait honours it; a shorter one would
+// not.
+func RetryDelay(def, retryAfter, maxDelay time.Duration) time.Duration {
+	return min(max(def, retryAfter), maxDelay)
 }

@@ -179,7 +179,7 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "rejected goes to failed with the vendor code", body: body(t, "r-rej", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.Rejected, "3016", errors.New("template mismatch")),
+			sendErr: sendErr(outcome.Rejected, "3016", errors.New("template mismatch")),
 			wantOut: outcome.Rejected, wantQueue: names.Failed, wantSent: 1, wantState: ledger.Rejected, wantCode: "3016",
 			wantAttHdr: 0,
 			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
@@ -190,13 +190,13 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "not sent goes to retry with attempt 1", body: body(t, "r-ns", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed),
+			sendErr: sendErr(outcome.NotSent, "", vendorapi.ErrClientClosed),
 			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
 		},
 		{
 			name: "not sent at the last attempt goes to dead", body: body(t, "r-ns-last", message.Info), now: inWindow,
 			headers: amqp.Table{queues.HeaderAttempt: int32(4)},
-			sendErr: sendErr(vendorapi.NotSent, "", errors.New("dial tcp: connection refused")),
+			sendErr: sendErr(outcome.NotSent, "", errors.New("dial tcp: connection refused")),
 			wantOut: outcome.NotSent, wantQueue: names.Dead, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 5,
 			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				if reason, _ := p.p.Headers[queues.HeaderReason].(string); !strings.Contains(reason, "exhausted") {
@@ -206,7 +206,7 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "unknown goes to unknown", body: body(t, "r-unk", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.Unknown, "", errors.New("read: connection reset by peer")),
+			sendErr: sendErr(outcome.Unknown, "", errors.New("read: connection reset by peer")),
 			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
 		},
 		{
@@ -216,7 +216,7 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "error text is redacted", body: body(t, "r-redact", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.NotSent, "", tokenErr),
+			sendErr: sendErr(outcome.NotSent, "", tokenErr),
 			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
 			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				hdr, _ := p.p.Headers[queues.HeaderError].(string)
@@ -409,9 +409,9 @@ func TestPublishFailureRequeues(t *testing.T) {
 		wantSends    int
 		wantRedQueue string
 	}{
-		{"rejected", sendErr(vendorapi.Rejected, "3016", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
-		{"unknown", sendErr(vendorapi.Unknown, "", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
-		{"not sent", sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed), ledger.NotSent, outcome.Sent, 2, ""},
+		{"rejected", sendErr(outcome.Rejected, "3016", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
+		{"unknown", sendErr(outcome.Unknown, "", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
+		{"not sent", sendErr(outcome.NotSent, "", vendorapi.ErrClientClosed), ledger.NotSent, outcome.Sent, 2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -492,7 +492,7 @@ func TestLedgerFailure(t *testing.T) {
 		led := newMemLedger()
 		led.finishErr = errors.New("disk full")
 		r := newRig(t, led, inWindow)
-		r.send.err = sendErr(vendorapi.Unknown, "", errBoom)
+		r.send.err = sendErr(outcome.Unknown, "", errBoom)
 		ack := &fakeAcker{}
 		_, err := r.h.Handle(context.Background(), delivery(ack, 9, body(t, "r-lf3", message.Info), nil))
 		if !errors.Is(err, ErrLedger) {
@@ -524,7 +524,7 @@ func TestHandleSendIgnoresCancel(t *testing.T) {
 // recipient either.
 func TestHandleLogsNoRecipient(t *testing.T) {
 	r := newRig(t, nil, inWindow)
-	r.send.err = sendErr(vendorapi.Unknown, "", errors.New("reset sending to "+testRecipient))
+	r.send.err = sendErr(outcome.Unknown, "", errors.New("reset sending to "+testRecipient))
 	r.pub.err = errors.New("publish to x: " + testRecipient)
 	if _, err := r.h.Handle(context.Background(), delivery(&fakeAcker{}, 1, body(t, "r-log", message.Info), nil)); err != nil {
 		t.Fatal(err)
