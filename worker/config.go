@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -40,6 +41,10 @@ const (
 	DefaultIdempotencyHeader = ""
 	// DefaultLedgerPath is the bbolt attempt ledger file.
 	DefaultLedgerPath = "./notifier-ledger.db"
+	// DefaultLedgerRetention is how long a ledger entry is kept after its
+	// last update (7 days): longer than any redelivery or retry horizon
+	// (docs/deployment.md).
+	DefaultLedgerRetention = 7 * 24 * time.Hour
 	// DefaultWindowStart, DefaultWindowEnd and DefaultWindowZone are the
 	// case's send window for advertising messages: 08:00 to 20:50
 	// Asia/Seoul (docs/outcomes.md).
@@ -162,8 +167,15 @@ type Config struct {
 	// key: only for a vendor that de-duplicates on it.
 	IdempotencyHeader string
 
-	// LedgerPath is the bbolt attempt ledger file.
+	// LedgerPath is the LEDGER spec (ledger.OpenStore): a bbolt file path,
+	// or a postgres:// or postgresql:// URL shared by every replica.
 	LedgerPath string
+	// LedgerRetention: entries not updated for this long are pruned in the
+	// background (about hourly). 0 = DefaultLedgerRetention.
+	LedgerRetention time.Duration
+	// LedgerEphemeralOK lets the worker start in a container with a bbolt
+	// ledger that is not on a mounted volume (lost with the container).
+	LedgerEphemeralOK bool
 	// RecordsPath is a JSON Lines file of Record, appended one line per
 	// handled message. "" = no records.
 	RecordsPath string
@@ -233,6 +245,7 @@ func (c Config) WithDefaults() Config {
 	setD(&c.DialTimeout, DefaultDialTimeout)
 	setD(&c.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout)
 	setD(&c.PublishTimeout, DefaultPublishTimeout)
+	setD(&c.LedgerRetention, DefaultLedgerRetention)
 	setD(&c.ReconnectMin, DefaultReconnectMin)
 	setD(&c.ReconnectMax, DefaultReconnectMax)
 	setD(&c.Heartbeat, DefaultHeartbeat)
@@ -292,8 +305,11 @@ func (c Config) Validate() error {
 	if c.MaxMessages < 0 {
 		bad("max messages %d: want >= 0", c.MaxMessages)
 	}
-	if c.LedgerPath == "" {
-		bad("ledger path: empty")
+	if _, err := ledger.SpecKind(c.LedgerPath); err != nil {
+		bad("ledger: %v", err)
+	}
+	if c.LedgerRetention <= 0 {
+		bad("ledger retention %v: want > 0, for example 168h", c.LedgerRetention)
 	}
 	for name, d := range map[string]time.Duration{
 		"retry delay": c.RetryDelay, "retry max delay": c.RetryMaxDelay, "idle conn timeout": c.IdleConnTimeout,
@@ -316,6 +332,7 @@ func (c Config) Validate() error {
 func (c Config) String() string {
 	c.ClientSecret = redactedIfSet(c.ClientSecret)
 	c.AMQPURL = RedactURL(c.AMQPURL)
+	c.LedgerPath = redactLedger(c.LedgerPath)
 	c.Logger = nil
 	type plain Config // no String method: no recursion
 	return fmt.Sprintf("%+v", plain(c))
@@ -337,7 +354,9 @@ func (c Config) LogValue() slog.Value {
 		slog.String("dial_timeout", c.DialTimeout.String()),
 		slog.String("correlation_header", c.CorrelationHeader),
 		slog.String("idempotency_header", c.IdempotencyHeader),
-		slog.String("ledger", c.LedgerPath),
+		slog.String("ledger", redactLedger(c.LedgerPath)),
+		slog.String("ledger_retention", c.LedgerRetention.String()),
+		slog.Bool("ledger_ephemeral_ok", c.LedgerEphemeralOK),
 		slog.String("records", c.RecordsPath),
 		slog.Int("max_messages", c.MaxMessages),
 		slog.String("window", c.WindowStart+"-"+c.WindowEnd+" "+c.WindowZone),
@@ -369,6 +388,15 @@ func RedactURL(raw string) string {
 		return "<unparsable url>"
 	}
 	return u.Redacted()
+}
+
+// redactLedger hides the password of a PostgreSQL ledger URL; a file path
+// is returned as is.
+func redactLedger(spec string) string {
+	if kind, _ := ledger.SpecKind(spec); kind == ledger.KindPostgres {
+		return RedactURL(spec)
+	}
+	return spec
 }
 
 // StrategyNames returns the names of vendorapi.Strategies(), sorted.

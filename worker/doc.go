@@ -13,6 +13,7 @@
 //	     |    window (ad only) --OUTSIDE_SEND_WINDOW-----> held queue (TTL to opening) + ack
 //	     |    ledger.Begin --Duplicate-------------------> ack (DUPLICATE, not sent)
 //	     |                 --Unresolved------------------> unknown queue + ack
+//	     |                 --Conflict (other body)-------> dead queue, INVALID REFKEY_CONFLICT + ack
 //	     |                 --Proceed
 //	     v
 //	 Sender (vendorapi.Client): SENT ---------------------> ledger SENT + ack

@@ -38,11 +38,17 @@ type Sender interface {
 	Close() error
 }
 
-// Ledger is the part of *ledger.Ledger the handler uses.
+// Ledger is the part of ledger.Store the handler uses: Begin before the
+// send, Finish after it. bodyHash is ledger.BodyHash of the delivery body.
 type Ledger interface {
-	Begin(refkey string, now time.Time) (ledger.Decision, ledger.Entry, error)
-	Finish(refkey string, state ledger.State, detail string, now time.Time) error
+	Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error)
+	Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error
 }
+
+// CodeRefKeyConflict is the code and reason of a message whose refkey the
+// ledger knows with another body: dead-lettered as INVALID, never sent
+// (docs/outcomes.md).
+const CodeRefKeyConflict = "REFKEY_CONFLICT"
 
 // Window is the part of window.Window the handler uses.
 type Window interface {
@@ -52,7 +58,7 @@ type Window interface {
 
 var (
 	_ Sender = (*vendorapi.Client)(nil)
-	_ Ledger = (*ledger.Ledger)(nil)
+	_ Ledger = (ledger.Store)(nil)
 	_ Window = window.Window{}
 )
 
@@ -161,7 +167,13 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		return rec, nil
 	}
 
-	decision, entry, err := h.c.Ledger.Begin(n.RefKey, now)
+	bodyHash := ledger.BodyHash(d.Body)
+	finish := func(state outcome.Outcome, detail string) func() error {
+		return func() error {
+			return h.c.Ledger.Finish(ctx, n.RefKey, bodyHash, state, detail, h.c.Clock.Now())
+		}
+	}
+	decision, entry, err := h.c.Ledger.Begin(ctx, n.RefKey, bodyHash, now)
 	if err != nil {
 		rec.Outcome, rec.Requeued = "", true
 		rec.Error = "ledger begin failed: " + Redact(err.Error(), n.Recipient)
@@ -176,14 +188,20 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		rec.Error = "already " + string(entry.State)
 		h.ack(d, &rec)
 		return rec, nil
+	case ledger.Conflict:
+		// The refkey was reused for another notification: never sent, never
+		// acked as a duplicate, and the first one's entry is left as it is.
+		reason := CodeRefKeyConflict + ": refkey already used for a different message body (ledger " + string(entry.State) + ")"
+		rec.Error, rec.Code = reason, CodeRefKeyConflict
+		return rec, h.route(ctx, d, &rec, route{
+			outcome: outcome.Invalid, queue: h.c.Names.Dead, reason: reason, code: CodeRefKeyConflict,
+		})
 	case ledger.Unresolved:
 		reason := "an earlier attempt has no recorded outcome (ledger " + string(entry.State) + "); may have reached the vendor"
 		rec.Error = reason
 		ferr := h.route(ctx, d, &rec, route{
 			outcome: outcome.Unknown, queue: h.c.Names.Unknown, reason: reason,
-			finish: func() error {
-				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, reason, h.c.Clock.Now())
-			},
+			finish: finish(outcome.Unknown, reason),
 		})
 		return rec, ferr
 	case ledger.Proceed:
@@ -220,7 +238,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	switch class {
 	case outcome.Sent:
 		rec.Outcome = outcome.Sent
-		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
+		if err := finish(outcome.Sent, res.MessageKey)(); err != nil {
 			// It was sent: ack it regardless, then stop (the ledger is broken).
 			h.ack(d, &rec)
 			return rec, fmt.Errorf("finish ledger entry %q: %w", n.RefKey, errors.Join(ErrLedger, err))
@@ -232,20 +250,15 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Rejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
 			errText: errText, code: rec.Code,
-			finish: func() error {
-				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
-			},
+			finish: finish(outcome.Rejected, detail),
 		})
 	case outcome.NotSent:
-		finish := func() error {
-			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
-		}
 		r := route{
 			outcome: outcome.NotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			// Provably not sent: record it even when the re-publish fails,
 			// so the redelivery of the requeued original is sent again.
-			finish: finish, finishOnRequeue: true,
+			finish: finish(outcome.NotSent, errText), finishOnRequeue: true,
 		}
 		topo := queues.Topology{Names: h.c.Names, MaxAttempts: h.c.MaxAttempts}
 		if q, dead := topo.AfterNotSent(attempts); dead {
@@ -266,9 +279,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			outcome: outcome.Unknown, queue: h.c.Names.Unknown,
 			reason:  "may have reached the vendor; never re-sent automatically",
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
-			finish: func() error {
-				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, detail, h.c.Clock.Now())
-			},
+			finish: finish(outcome.Unknown, detail),
 		})
 	}
 }

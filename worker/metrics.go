@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"context"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -109,12 +110,12 @@ type timedLedger struct {
 
 var _ Ledger = timedLedger{}
 
-func (l timedLedger) Begin(refkey string, now time.Time) (ledger.Decision, ledger.Entry, error) {
+func (l timedLedger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
 	defer l.m.ledgerOp("begin", time.Now())
-	return l.Ledger.Begin(refkey, now)
+	return l.Ledger.Begin(ctx, refkey, bodyHash, now)
 }
 
-func (l timedLedger) Finish(refkey string, state ledger.State, detail string, now time.Time) error {
+func (l timedLedger) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
 	defer l.m.ledgerOp("finish", time.Now())
-	return l.Ledger.Finish(refkey, state, detail, now)
+	return l.Ledger.Finish(ctx, refkey, bodyHash, state, detail, now)
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -55,11 +54,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			err = fmt.Errorf("close vendor client: %w", cerr)
 		}
 	}()
-	led, err := ledger.Open(cfg.LedgerPath)
+	led, stopPrune, err := openLedgerStore(ctx, cfg, clock, log)
 	if err != nil {
-		return fmt.Errorf("open ledger: %w", err)
+		return err
 	}
 	defer func() {
+		stopPrune()
 		if cerr := led.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close ledger: %w", cerr)
 		}

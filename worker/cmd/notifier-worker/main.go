@@ -34,6 +34,9 @@ import (
 var errUsage = errors.New("usage")
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "ledger" {
+		os.Exit(ledgerMain(context.Background(), os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	opts, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -122,7 +125,9 @@ Usage: notifier-worker [flags]
 	fs.DurationVar(&c.TLSHandshakeTimeout, "tls-handshake-timeout", worker.DefaultTLSHandshakeTimeout, "TLS handshake timeout")
 	fs.StringVar(&c.CorrelationHeader, "correlation-header", worker.DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key)")
 	fs.StringVar(&c.IdempotencyHeader, "idempotency-header", worker.DefaultIdempotencyHeader, "request header carrying the refkey as an idempotency key; empty = none (only for a vendor that de-duplicates on it)")
-	fs.StringVar(&c.LedgerPath, "ledger", worker.DefaultLedgerPath, "attempt ledger `file` (bbolt)")
+	fs.StringVar(&c.LedgerPath, "ledger", env("LEDGER", worker.DefaultLedgerPath), "attempt ledger `spec`: a bbolt file path (one replica) or a postgres:// URL (shared by every replica) [env LEDGER]")
+	fs.DurationVar(&c.LedgerRetention, "ledger-retention", envDuration(getenv, "LEDGER_RETENTION", worker.DefaultLedgerRetention), "prune ledger entries not updated for this long, hourly [env LEDGER_RETENTION]")
+	fs.BoolVar(&c.LedgerEphemeralOK, "ledger-ephemeral-ok", getenv("LEDGER_EPHEMERAL_OK") == "true", "start in a container although the bbolt ledger is not on a mounted volume (it is lost with the container) [env LEDGER_EPHEMERAL_OK=true]")
 	fs.StringVar(&c.RecordsPath, "records", "", "append one JSON line per handled message to this `file`; empty = none")
 	fs.IntVar(&c.MaxMessages, "max-messages", 0, "exit 0 after this many handled messages; 0 = run until SIGTERM/SIGINT")
 	fs.StringVar(&c.WindowStart, "window-start", worker.DefaultWindowStart, "send window opening for ad messages, `HH:MM`")
@@ -161,6 +166,9 @@ Usage: notifier-worker [flags]
 	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if err := checkLedgerEnv(getenv); err != nil {
+		return c, err
 	}
 	if clockStart != "" {
 		t, err := time.Parse(time.RFC3339Nano, clockStart)
