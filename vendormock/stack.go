@@ -19,8 +19,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/go-connections/nat"
+	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -490,7 +489,7 @@ func (s *Stack) waitVendorPath(ctx context.Context) error {
 }
 
 // hostAddr returns "127.0.0.1:PORT" of a published container port.
-func hostAddr(ctx context.Context, c testcontainers.Container, port nat.Port) (string, error) {
+func hostAddr(ctx context.Context, c testcontainers.Container, port string) (string, error) {
 	host, err := c.Host(ctx)
 	if err != nil {
 		return "", fmt.Errorf("host of %s: %w", port, err)

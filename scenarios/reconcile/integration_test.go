@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/go-connections/nat"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -63,7 +62,7 @@ func startContainer(t *testing.T, ctx context.Context, req testcontainers.Contai
 	if err != nil {
 		t.Fatalf("start %s: %v", req.Image, err)
 	}
-	p, err := c.MappedPort(ctx, nat.Port(port))
+	p, err := c.MappedPort(ctx, port)
 	if err != nil {
 		t.Fatalf("port %s of %s: %v", port, req.Image, err)
 	}
