@@ -77,7 +77,7 @@ func (t *Toxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			if wait := release.Sub(time.Now()); wait > 0 {
+			if wait := time.Until(release); wait > 0 {
 				timer := time.NewTimer(wait)
 				select {
 				case <-timer.C:
