@@ -172,7 +172,7 @@ func parseAccessLine(line []byte) (AccessEntry, error) {
 		e.SessionReused = true
 	case ".", "":
 	default:
-		return e, fmt.Errorf("ssl_session_reused %q: want r or .", l.SSLSessionReused)
+		return e, fmt.Errorf("ssl_session_reused %q: want r (resumed) or . (full handshake)", l.SSLSessionReused)
 	}
 	if e.Status, err = strconv.Atoi(l.Status); err != nil || e.Status < 100 || e.Status > 999 {
 		return e, fmt.Errorf("status %q: not an HTTP status", l.Status)

@@ -77,7 +77,8 @@ ensure_toxiproxy() {
     die "cannot read the Toxiproxy version from $src/go.mod"
   local files=("$here/toxiproxy/Dockerfile" "$src/go.mod" "$src/go.sum") f
   while IFS= read -r f; do files+=("$f"); done < <(find "$src" -name '*.go' | LC_ALL=C sort)
-  hash=$(hash_of "${files[@]}")
+  local ldflags="-X github.com/Shopify/toxiproxy/v2.Version=$version"
+  hash=$(hash_str "$ldflags $(hash_of "${files[@]}")")
   TOXIPROXY_IMAGE="notifier-lab/toxiproxy:$version-$hash"
   if [ "$(image_label "$TOXIPROXY_IMAGE")" = "$hash" ]; then
     log "$TOXIPROXY_IMAGE up to date"
@@ -85,7 +86,7 @@ ensure_toxiproxy() {
   fi
   mkdir -p "$ctx"
   log "building the lab's Toxiproxy $version server (static, with the handshake toxic)"
-  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -o "$ctx/toxiproxy-server" .) ||
+  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$ctx/toxiproxy-server" .) ||
     die "go build of the Toxiproxy server ($src) failed"
   cp "$here/toxiproxy/Dockerfile" "$ctx/Dockerfile"
   build_image "$TOXIPROXY_IMAGE" "$hash" "$ctx"
