@@ -48,11 +48,11 @@ func ImagesFromEnv() (Images, error) {
 func ReadImagesEnv(path string) (Images, error) {
 	abs, err := resolveRepoPath(path)
 	if err != nil {
-		return Images{}, fmt.Errorf("%w: %v: run ./run.sh to build the images", ErrImagesMissing, err)
+		return Images{}, fmt.Errorf("%w: %w: run ./run.sh to build the images", ErrImagesMissing, err)
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return Images{}, fmt.Errorf("%w: %v: run ./run.sh to build the images", ErrImagesMissing, err)
+		return Images{}, fmt.Errorf("%w: %w: run ./run.sh to build the images", ErrImagesMissing, err)
 	}
 	defer f.Close()
 	vals := map[string]string{}
