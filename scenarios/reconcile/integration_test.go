@@ -137,7 +137,8 @@ func TestGatherIntegration(t *testing.T) {
 
 	// Vendor: a send stub, then the requests the "worker" made.
 	if err := wiremock.NewClient(wmURL).StubFor(wiremock.Post(wiremock.URLPathEqualTo(DefaultSendPath)).
-		WillReturnJSON(map[string]string{"code": "1000", "description": "success"}, map[string]string{"Content-Type": "application/json"}, 200)); err != nil {
+		WillReturnResponse(wiremock.NewResponse().WithJSONBody(map[string]string{"code": "1000", "description": "success"}).
+			WithHeaders(map[string]string{"Content-Type": "application/json"}).WithStatus(200))); err != nil {
 		t.Fatalf("stub: %v", err)
 	}
 	for _, k := range []string{"a", "b", "u1", "f1", "b"} {
