@@ -313,7 +313,8 @@ func TestStackEndToEnd(t *testing.T) {
 	t.Run("keepalive_requests carries a pooled run on one connection", func(t *testing.T) {
 		// A token call plus 50 warm-up and 1,000 sends is 1,051 requests;
 		// nginx's default keepalive_requests (1000) would split them over two
-		// connections (ENVIRONMENT.md). No delay and no RTT keep this short.
+		// connections (docs/environment.md#nginx). No delay and no RTT keep
+		// this short.
 		if err := s.SetServerDelay(ctx, 0); err != nil {
 			t.Fatalf("SetServerDelay: %v", err)
 		}

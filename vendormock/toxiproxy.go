@@ -16,7 +16,7 @@ import (
 
 // ErrRTTNotApplied is returned (wrapped) by SelfCheck when a probe's round
 // trip is below the RTT that SetRTT should have added: a latency toxic that
-// is silently not applied must not produce numbers (issue 2 §3).
+// is silently not applied must not produce numbers.
 var ErrRTTNotApplied = errors.New("latency toxic not applied")
 
 // Names of the two latency toxics SetRTT manages on the vendor proxy.
@@ -28,7 +28,7 @@ const (
 // SplitRTT splits a round trip of rttMS into Toxiproxy latencies in whole
 // ms: rttMS/2 downstream and the rest upstream (3 -> 1 down + 2 up). The
 // latency toxic acts on one direction and takes whole milliseconds
-// (ENVIRONMENT.md "Toxiproxy details").
+// (docs/environment.md#toxiproxy).
 func SplitRTT(rttMS int) (downMS, upMS int) {
 	return rttMS / 2, rttMS - rttMS/2
 }
