@@ -2,6 +2,7 @@ package vendormock
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -46,7 +47,17 @@ type Profile struct {
 	// Stubs are the WireMock stubs read from WireMock.Stubs, with each
 	// body file already read into Response.Body.
 	Stubs []StubSpec `yaml:"-"`
+
+	// StatusTableJSON is the profile's status table (StatusTableFile, the
+	// worker's vendorapi.StatusTable format) as one JSON document, ready for
+	// the worker's VENDOR_STATUS_TABLE; "" when the profile has none (the
+	// worker then uses its default table, docs/vendor-api.md#status-table).
+	// The worker validates it at start.
+	StatusTableJSON string `yaml:"-"`
 }
+
+// StatusTableFile is the status table's file name inside a profile folder.
+const StatusTableFile = "status.yaml"
 
 // APISpec describes the vendor API as the worker and the journal reader see
 // it (api).
@@ -59,7 +70,8 @@ type APISpec struct {
 
 // TLSPolicy is the vendor front end's TLS policy (tls). Versions are "1.2"
 // or "1.3". The case allowed 1.2 and 1.3 with session cache and tickets off,
-// so every new connection pays a full TLS handshake (DESIGN.md).
+// so every new connection pays a full TLS handshake
+// (docs/case.md#reproduction-settings).
 type TLSPolicy struct {
 	MinVersion     string `yaml:"min_version"`
 	MaxVersion     string `yaml:"max_version"`
@@ -76,7 +88,8 @@ type NginxSpec struct {
 	// connections; 0 disables keep-alive (nginx's default is 75 s).
 	KeepaliveTimeout time.Duration `yaml:"keepalive_timeout"`
 	// KeepaliveRequests is nginx's keepalive_requests, the requests one
-	// connection may carry (default 1000 since nginx 1.19.10; ENVIRONMENT.md).
+	// connection may carry (default 1000 since nginx 1.19.10;
+	// docs/environment.md#nginx).
 	KeepaliveRequests int `yaml:"keepalive_requests"`
 	// UpstreamKeepalive is the idle connections nginx keeps to WireMock.
 	UpstreamKeepalive int `yaml:"upstream_keepalive"`
@@ -104,7 +117,7 @@ type ClientDefaults struct {
 	// IdempotencyHeader is the header the vendor de-duplicates on; "" when
 	// it does not de-duplicate, in which case the worker must send none
 	// (Go's net/http replays a POST carrying Idempotency-Key or
-	// X-Idempotency-Key; DESIGN.md "Delivery outcomes").
+	// X-Idempotency-Key; docs/outcomes.md#automatic-replays).
 	IdempotencyHeader string `yaml:"idempotency_header"`
 }
 
@@ -147,7 +160,31 @@ func LoadProfile(dir string) (*Profile, error) {
 		return nil, err
 	}
 	p.Stubs = stubs
+	if p.StatusTableJSON, err = loadStatusTable(filepath.Join(abs, StatusTableFile)); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// loadStatusTable reads the YAML status table at path as JSON; a missing
+// file is "". Errors wrap ErrInvalidProfile and name the file.
+func loadStatusTable(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: read status table: %w", ErrInvalidProfile, err)
+	}
+	var doc any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrInvalidProfile, path, err)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: not a mapping of strings: %w", ErrInvalidProfile, path, err)
+	}
+	return string(b), nil
 }
 
 var (
