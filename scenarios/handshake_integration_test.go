@@ -57,7 +57,7 @@ func TestSelfCheckRefusesMissingHandshake(t *testing.T) {
 		t.Errorf("new connection's first byte after %s, want >= %d ms", fresh, 2*rtt)
 	}
 
-	if err := stack.Proxy().RemoveToxic(handshakeToxicName); err != nil {
+	if err := stack.Proxy().RemoveToxic(vendormock.ToxicHandshake); err != nil {
 		t.Fatalf("remove the handshake toxic: %v", err)
 	}
 	_, fresh, err = b.selfCheck(ctx, rtt)

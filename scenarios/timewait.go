@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -107,14 +108,14 @@ func containerPID(ctx context.Context, id string) (int, error) {
 		return 0, fmt.Errorf("container pid: %w", err)
 	}
 	defer cli.Close()
-	info, err := cli.ContainerInspect(ctx, id)
+	info, err := cli.ContainerInspect(ctx, id, client.ContainerInspectOptions{})
 	if err != nil {
 		return 0, fmt.Errorf("container pid: inspect: %w", err)
 	}
-	if info.State == nil {
+	if info.Container.State == nil {
 		return 0, nil
 	}
-	return info.State.Pid, nil
+	return info.Container.State.Pid, nil
 }
 
 // sampleTimeWait sets b.onTick to count the TIME_WAIT sockets of the
