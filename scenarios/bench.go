@@ -271,10 +271,17 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	}
 	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
 		label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
+	env := lab.WorkerEnv(b.stack)
+	if b.stateDir != "" {
+		// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
+		// (no fsync cost in the client comparison); it is copied next to
+		// the run's files afterwards, so the worker may accept it.
+		env[vendormock.EnvLedgerEphemeralOK] = "true"
+	}
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name:   fmt.Sprintf("%s-%dms", mode, rtt),
 		Args:   args,
-		Env:    lab.WorkerEnv(b.stack),
+		Env:    env,
 		CPUs:   1,
 		OutDir: runDir,
 	})
