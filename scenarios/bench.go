@@ -166,11 +166,20 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		logf(w, "worker ledger and records on tmpfs during each run (%s); WORKER_STATE=disk puts them on disk", b.stateDir)
 	}
 	var results []Result
+	prevRTT := -1
 	for _, rtt := range cfg.RTTs {
 		for _, mode := range cfg.Modes {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if prevRTT >= 0 {
+				// Let the previous point's connections finish closing
+				// through the toxics before they change (LinkSettle).
+				if err := sleepCtx(ctx, LinkSettle(prevRTT)); err != nil {
+					return err
+				}
+			}
+			prevRTT = rtt
 			// Each point's sends are capped so it takes about PointBudget
 			// (a sweep up to 380 ms stays within minutes); the result
 			// records what was asked when capped.
@@ -374,6 +383,28 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	}
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
 	return r, nil
+}
+
+// LinkSettle is how long the bench waits between two points before it
+// changes the proxy's toxics: two RTTs of the previous point (a close
+// crosses the latency toxics both ways) and a second. Toxiproxy 2.5.0's
+// server can panic (index out of range in ToxicLink.AddToxic) when a toxic
+// is removed while a connection is still closing through it, which a
+// sweep hit at 380 ms.
+func LinkSettle(prevRTTMS int) time.Duration {
+	return 2*time.Duration(prevRTTMS)*time.Millisecond + time.Second
+}
+
+// sleepCtx waits d or until ctx is done (returning its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // newRunID returns a short unique id for refkeys and the work dir:

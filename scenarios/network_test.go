@@ -242,3 +242,12 @@ func TestComparableWithNodeStudy(t *testing.T) {
 		t.Errorf("study B at 150 ms: ratio %.3f, want 2.98 (docs/studies.md)", p.Ratio())
 	}
 }
+
+func TestLinkSettle(t *testing.T) {
+	if got := LinkSettle(380); got != 1760*time.Millisecond {
+		t.Errorf("LinkSettle(380) = %s, want 1.76 s (2 RTT + 1 s)", got)
+	}
+	if got := LinkSettle(0); got != time.Second {
+		t.Errorf("LinkSettle(0) = %s, want 1 s", got)
+	}
+}
