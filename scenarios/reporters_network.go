@@ -93,7 +93,7 @@ func sweepTable(rs []Result) (t table) {
 			}
 			row = append(row, f1(r.LatencyMS.P50)+" / "+f1(r.LatencyMS.P99))
 			c := fmt.Sprintf("%s %d", m, r.Count)
-			if r.CountRequested > 0 {
+			if r.CountRequested > 0 && r.CountRequested != r.Count {
 				c += fmt.Sprintf(" (of %d)", r.CountRequested)
 			}
 			counts = append(counts, c)
@@ -179,8 +179,8 @@ func writeNetworkSections(b *strings.Builder, rs []Result, o reportOptions) {
 		mdTable(b, sweepTable(rs))
 		b.WriteString("\nCharts: [p50](charts/" + SweepP50Chart + "), [p99](charts/" + SweepP99Chart + "), [ratio](charts/" + SweepRatioChart + "); a latency distribution per run: charts/cdf-<mode>-<rtt>ms.svg.\n")
 		if capped(rs) {
-			fmt.Fprintf(b, "\nSends per point shrink with RTT: COUNT and WARMUP are capped so a point takes about %s (%s of warm-up) at the model's time per send, SERVER_DELAY_MS + round trips x RTT, never below %d (%d); \"(of N)\" is what was asked.\n",
-				PointBudget, WarmupBudget, MinPointCount, MinPointWarmup)
+			fmt.Fprintf(b, "\nSends per point shrink with RTT: COUNT and WARMUP are capped so a point takes about %.0f s (%.0f s of warm-up) at the model's time per send, SERVER_DELAY_MS + round trips x RTT, never below %d (%d); \"(of N)\" is the COUNT asked. Fewer sends make p99 coarser at the largest RTTs.\n",
+				PointBudget.Seconds(), WarmupBudget.Seconds(), MinPointCount, MinPointWarmup)
 		}
 		if comparableWithNodeStudy(rs) {
 			fmt.Fprintf(b, "\nNode study (docs/studies.md, study B): medians 155 vs 462 ms at 150 ms and 385 vs 1,153 ms at 380 ms; ratio %.1fx-%.1fx at every RTT from %d to %d ms. Its proxy held the first byte until 1.5 RTT after connect; the lab's handshake toxic holds it one RTT after accept.\n",
@@ -191,7 +191,7 @@ func writeNetworkSections(b *strings.Builder, rs []Result, o reportOptions) {
 	fmt.Fprintf(b, "%s back-to-back sends at each run's p50 and at its measured rate (wall time / sends, which includes the worker's own work), and the latest start that still ends before the send window closes at 20:50 Asia/Seoul (docs/case.md, \"Delivery rules\"; the longer of the two projections decides).\n\n", thousands(o.bulk))
 	mdTable(b, projectionTable(rs, o.bulk))
 	b.WriteString("\n## Phases and TIME_WAIT\n\n")
-	b.WriteString("Per-phase p50 and p99 of the measured sends (a phase that did not happen counts 0), the self-check's new connection (time to first response byte), and the TIME_WAIT sockets in the worker's network namespace, sampled while it ran (the side that closes first keeps them for 60 s). With TCP_HANDSHAKE=on the TCP round trip shows in the TLS handshake phase: through Toxiproxy connect() returns at once and the handshake toxic holds the ClientHello.\n\n")
+	b.WriteString("Per-phase p50 and p99 of the measured sends (a phase that did not happen counts 0), the self-check's new connection (time to first response byte), and the TIME_WAIT sockets in the worker's network namespace, sampled while it ran (the side that closes first keeps them for 60 s, so a run longer than a minute shows fewer than its connections). With TCP_HANDSHAKE=on the TCP round trip shows in the TLS handshake phase: through Toxiproxy connect() returns at once and the handshake toxic holds the ClientHello.\n\n")
 	mdTable(b, phaseTable(rs))
 }
 
