@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"maps"
 	"os"
 	"path/filepath"
@@ -132,8 +133,10 @@ func TestIntegrationFaults(t *testing.T) {
 	if err := json.Unmarshal(raw, &f); err != nil {
 		t.Fatal(err)
 	}
-	if len(f.Faults) != len(vs) || len(vs) < 10 {
-		t.Errorf("faults.json holds %d faults; want %d (>= 10)", len(f.Faults), len(vs))
+	// With -run naming some scenarios, only those ran.
+	whole := flag.Lookup("test.run").Value.String() == ""
+	if len(f.Faults) != len(vs) || (whole && len(vs) < 10) {
+		t.Errorf("faults.json holds %d faults; want %d (>= 10 when the whole catalog ran)", len(f.Faults), len(vs))
 	}
 }
 
