@@ -53,7 +53,7 @@ prerequisites() {
 # creates with org.notifier-lab.session=$LAB_SESSION.
 export LAB_SESSION="${LAB_SESSION:-run-$$-$(date +%s)}"
 
-# cleanup removes the containers and networks this invocation left, on every
+# cleanup removes the containers, networks and volumes this invocation left, on every
 # exit (Ctrl-C included), and nothing of another run on the same machine. The
 # Go code removes its own on a normal exit; this is the safety net for a
 # killed process.
@@ -64,6 +64,8 @@ cleanup() {
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
   ids=$(docker network ls -q --filter "$filter" 2>/dev/null || true)
   [ -n "$ids" ] && docker network rm $ids >/dev/null 2>&1 || true
+  ids=$(docker volume ls -q --filter "$filter" 2>/dev/null || true)
+  [ -n "$ids" ] && docker volume rm $ids >/dev/null 2>&1 || true
 }
 
 case "${1:-}" in

@@ -2,6 +2,7 @@ package vendormock
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -46,7 +47,17 @@ type Profile struct {
 	// Stubs are the WireMock stubs read from WireMock.Stubs, with each
 	// body file already read into Response.Body.
 	Stubs []StubSpec `yaml:"-"`
+
+	// StatusTableJSON is the profile's status table (StatusTableFile, the
+	// worker's vendorapi.StatusTable format) as one JSON document, ready for
+	// the worker's VENDOR_STATUS_TABLE; "" when the profile has none (the
+	// worker then uses its default table, docs/vendor-api.md#status-table).
+	// The worker validates it at start.
+	StatusTableJSON string `yaml:"-"`
 }
+
+// StatusTableFile is the status table's file name inside a profile folder.
+const StatusTableFile = "status.yaml"
 
 // APISpec describes the vendor API as the worker and the journal reader see
 // it (api).
@@ -147,7 +158,31 @@ func LoadProfile(dir string) (*Profile, error) {
 		return nil, err
 	}
 	p.Stubs = stubs
+	if p.StatusTableJSON, err = loadStatusTable(filepath.Join(abs, StatusTableFile)); err != nil {
+		return nil, err
+	}
 	return p, nil
+}
+
+// loadStatusTable reads the YAML status table at path as JSON; a missing
+// file is "". Errors wrap ErrInvalidProfile and name the file.
+func loadStatusTable(path string) (string, error) {
+	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("%w: read status table: %w", ErrInvalidProfile, err)
+	}
+	var doc any
+	if err := yaml.Unmarshal(raw, &doc); err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrInvalidProfile, path, err)
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: not a mapping of strings: %w", ErrInvalidProfile, path, err)
+	}
+	return string(b), nil
 }
 
 var (

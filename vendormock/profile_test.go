@@ -2,6 +2,7 @@ package vendormock
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,7 +32,7 @@ func TestLoadDefaultProfile(t *testing.T) {
 		{"server delay", p.WireMock.ServerDelayMS, 18},
 		{"correlation header", p.Client.CorrelationHeader, "X-Refkey"},
 		{"idempotency header", p.Client.IdempotencyHeader, ""},
-		{"stubs", len(p.Stubs), 5},
+		{"stubs", len(p.Stubs), 6},
 		{"dir absolute", filepath.IsAbs(p.Dir), true},
 	}
 	for _, c := range checks {
@@ -126,5 +127,34 @@ func TestLoadProfileMissingDir(t *testing.T) {
 	_, err := LoadProfile(filepath.Join(t.TempDir(), "nope"))
 	if !errors.Is(err, ErrInvalidProfile) {
 		t.Fatalf("err = %v, want ErrInvalidProfile", err)
+	}
+}
+
+// TestProfileStatusTable: the alimtalk profile's status.yaml reaches the
+// worker as JSON with 429 NOT_SENT, and a broken table names its file.
+func TestProfileStatusTable(t *testing.T) {
+	p, err := LoadProfile(DefaultProfileDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var table struct {
+		Statuses map[string]string `json:"statuses"`
+	}
+	if err := json.Unmarshal([]byte(p.StatusTableJSON), &table); err != nil {
+		t.Fatalf("StatusTableJSON %q: %v", p.StatusTableJSON, err)
+	}
+	if table.Statuses["429"] != "NOT_SENT" {
+		t.Errorf("statuses[429] = %q; want NOT_SENT", table.Statuses["429"])
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, StatusTableFile)
+	if err := os.WriteFile(bad, []byte("statuses: [unclosed"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := loadStatusTable(bad); !errors.Is(err, ErrInvalidProfile) || !strings.Contains(err.Error(), bad) {
+		t.Errorf("broken table: err = %v; want ErrInvalidProfile naming %s", err, bad)
+	}
+	if s, err := loadStatusTable(filepath.Join(dir, "none.yaml")); s != "" || err != nil {
+		t.Errorf("missing table: %q, %v; want \"\", nil", s, err)
 	}
 }

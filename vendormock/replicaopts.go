@@ -49,6 +49,7 @@ const (
 	EnvQueueType            = "QUEUE_TYPE"             // QueueClassic or QueueQuorum
 	EnvSingleActiveConsumer = "SINGLE_ACTIVE_CONSUMER" // "true" or "false"
 	EnvOpsAddr              = "OPS_ADDR"               // ":9090"
+	EnvStatusTable          = "VENDOR_STATUS_TABLE"    // the profile's status table, JSON (Profile.StatusTableJSON)
 )
 
 // Worker defaults the shutdown budget falls back to when the arguments do
@@ -233,6 +234,7 @@ type replicaSpec struct {
 // stackEnv are the stack values a replica's environment defaults to.
 type stackEnv struct {
 	amqpURL, vendorURL, clientID, clientSecret string
+	statusTable                                string // the profile's, JSON; "" = the worker's default
 }
 
 // buildReplica returns the arguments and environment of replica id of o
@@ -246,6 +248,9 @@ func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) 
 		"VENDOR_CLIENT_ID":     st.clientID,
 		"VENDOR_CLIENT_SECRET": st.clientSecret,
 		"GOMAXPROCS":           strconv.Itoa(max(1, int(math.Ceil(o.CPUs)))),
+	}
+	if st.statusTable != "" {
+		env[EnvStatusTable] = st.statusTable
 	}
 	maps.Copy(env, o.Env)
 	env[EnvWorkerID] = id

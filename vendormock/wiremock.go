@@ -2,6 +2,7 @@ package vendormock
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -31,6 +32,19 @@ type StubSpec struct {
 	Priority int64        `yaml:"priority"` // 1 is tried first; 0 = WireMock's default
 	Request  RequestSpec  `yaml:"request"`
 	Response ResponseSpec `yaml:"response"`
+	// Scenario makes the stub stateful (WireMock scenarios): it matches
+	// only while the scenario is in Scenario.When and moves it to
+	// Scenario.Then when it answers. Every scenario starts in "Started".
+	// For example a 429 answered once, after which the ordinary stub
+	// answers the retry. Nil: the stub always matches.
+	Scenario *ScenarioSpec `yaml:"scenario"`
+}
+
+// ScenarioSpec is a stub's WireMock scenario state machine step.
+type ScenarioSpec struct {
+	Name string `yaml:"name"` // scenario name
+	When string `yaml:"when"` // required state; "" = "Started"
+	Then string `yaml:"then"` // new state after the stub answered; "" = unchanged
 }
 
 // RequestSpec is a stub's request pattern. Exactly one of URL, URLPath,
@@ -150,6 +164,9 @@ var methodRE = regexp.MustCompile(`^[A-Z]+$`)
 // validate returns one line per broken rule, naming the key.
 func (s *StubSpec) validate() []string {
 	var probs []string
+	if s.Scenario != nil && strings.TrimSpace(s.Scenario.Name) == "" {
+		probs = append(probs, "scenario.name: required when scenario is set (when/then are WireMock scenario states)")
+	}
 	r := s.Request
 	if !methodRE.MatchString(r.Method) {
 		probs = append(probs, fmt.Sprintf("request.method: must be an upper-case HTTP method, got %q", r.Method))
@@ -304,6 +321,12 @@ func BuildStubRules(stubs []StubSpec, vars StubVars) ([]*wiremock.StubRule, erro
 		rule := wiremock.NewStubRule(r.Method, url)
 		if s.Priority != 0 {
 			rule.AtPriority(s.Priority)
+		}
+		if sc := s.Scenario; sc != nil {
+			rule.InScenario(sc.Name).WhenScenarioStateIs(cmp.Or(sc.When, "Started"))
+			if sc.Then != "" {
+				rule.WillSetStateTo(sc.Then)
+			}
 		}
 		if r.BasicAuth != nil {
 			rule.WithBasicAuth(x.expand(r.BasicAuth.Username), x.expand(r.BasicAuth.Password))

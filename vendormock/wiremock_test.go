@@ -178,3 +178,16 @@ func TestLoadStubsInvalid(t *testing.T) {
 		})
 	}
 }
+
+func TestStubScenarioNeedsName(t *testing.T) {
+	s := StubSpec{Name: "x", Request: RequestSpec{Method: "POST", URLPath: "/v3/message"},
+		Response: ResponseSpec{Status: 429}, Scenario: &ScenarioSpec{When: "Started", Then: "limited"}}
+	err := s.Validate()
+	if err == nil || !strings.Contains(err.Error(), "scenario.name") {
+		t.Fatalf("Validate() = %v; want an error naming scenario.name", err)
+	}
+	s.Scenario.Name = "rate-limit"
+	if err := s.Validate(); err != nil {
+		t.Fatalf("Validate() with a name = %v; want nil", err)
+	}
+}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -27,7 +29,7 @@ const (
 	DefaultStrategy = vendorapi.PooledName
 	// DefaultTLSMax caps the per-request strategy at TLS 1.3, i.e. no cap.
 	// The lab passes "1.2" to reproduce the case's old engine, which could
-	// not speak TLS 1.3 (DESIGN.md). The pooled strategy is never capped.
+	// not speak TLS 1.3 (docs/case.md). The pooled strategy is never capped.
 	DefaultTLSMax = "1.3"
 	// DefaultCorrelationHeader carries the refkey on every send so the
 	// proxy's access log can join requests to messages. Not an idempotency
@@ -35,13 +37,17 @@ const (
 	DefaultCorrelationHeader = "X-Refkey"
 	// DefaultIdempotencyHeader is "" (none): Go's transport replays a POST
 	// on its own when it carries Idempotency-Key or X-Idempotency-Key, and
-	// the case's vendor does not de-duplicate (DESIGN.md).
+	// the case's vendor does not de-duplicate (docs/vendor-api.md).
 	DefaultIdempotencyHeader = ""
 	// DefaultLedgerPath is the bbolt attempt ledger file.
 	DefaultLedgerPath = "./notifier-ledger.db"
+	// DefaultLedgerRetention is how long a ledger entry is kept after its
+	// last update (7 days): longer than any redelivery or retry horizon
+	// (docs/deployment.md).
+	DefaultLedgerRetention = 7 * 24 * time.Hour
 	// DefaultWindowStart, DefaultWindowEnd and DefaultWindowZone are the
 	// case's send window for advertising messages: 08:00 to 20:50
-	// Asia/Seoul (DESIGN.md, "Delivery rules").
+	// Asia/Seoul (docs/outcomes.md).
 	DefaultWindowStart = "08:00"
 	DefaultWindowEnd   = "20:50"
 	DefaultWindowZone  = "Asia/Seoul"
@@ -50,11 +56,22 @@ const (
 	// arguments, so the worker and the lab's driver must agree.
 	DefaultRetryDelay  = queues.DefaultRetryDelay
 	DefaultMaxAttempts = queues.DefaultMaxAttempts
+	// DefaultRetryMaxDelay bounds a retry delay taken from the vendor's
+	// Retry-After; it is also the retry queue's x-message-ttl.
+	DefaultRetryMaxDelay = queues.DefaultRetryMaxDelay
+	// DefaultQueueType is "classic" (queues.Classic explains why).
+	DefaultQueueType = string(queues.Classic)
+	// DefaultDeliveryLimit is the quorum main queue's x-delivery-limit.
+	DefaultDeliveryLimit = queues.DefaultDeliveryLimit
+	// DefaultOpsAddr is where the command serves /healthz and /metrics.
+	// Config.OpsAddr "" serves nothing.
+	DefaultOpsAddr = ":9090"
 	// DefaultPublishTimeout bounds one re-publish including its broker
 	// confirm.
 	DefaultPublishTimeout = 10 * time.Second
 	// DefaultReconnectMin and DefaultReconnectMax bound the broker
-	// reconnect backoff (doubling, jittered to [d/2, d]).
+	// reconnect backoff and the pause after requeued deliveries (one
+	// policy, newBackoff: doubling, each delay within ±50%).
 	DefaultReconnectMin = 250 * time.Millisecond
 	DefaultReconnectMax = 30 * time.Second
 	// DefaultHeartbeat is the AMQP heartbeat interval: a dead broker
@@ -94,6 +111,31 @@ type Config struct {
 	// MaxAttempts is how many send attempts a NOT_SENT message gets before
 	// it is dead-lettered (>= 1).
 	MaxAttempts int
+	// RetryMaxDelay bounds the retry delay a vendor's Retry-After asks
+	// for, and is the retry queue's x-message-ttl (must match the declared
+	// topology).
+	RetryMaxDelay time.Duration
+	// QueueType is "classic" or "quorum" for all six queues (must match
+	// the queues already on the broker: a mismatch stops the worker with
+	// ErrTopology).
+	QueueType string
+	// DeliveryLimit is the quorum main queue's x-delivery-limit: a message
+	// delivered that many times without an ack (the worker crashed on it)
+	// is dead-lettered. Ignored for classic queues.
+	DeliveryLimit int
+	// DisableSingleActiveConsumer declares the main queue WITHOUT
+	// x-single-active-consumer, so several replicas consume at once. Only
+	// for the lab's negative control.
+	DisableSingleActiveConsumer bool
+	// WorkerID names this replica in records (Record.Replica) and logs;
+	// "" = the host name.
+	WorkerID string
+	// OpsAddr ("host:port") serves /healthz and /metrics; "" = none.
+	OpsAddr string
+	// VendorStatusTable maps the vendor's HTTP statuses and business codes
+	// to outcomes: a YAML/JSON file path or inline JSON ("{...}");
+	// "" = vendorapi.DefaultStatusTable.
+	VendorStatusTable string
 
 	// VendorURL is the vendor's base URL, "https://host[:port]".
 	VendorURL string
@@ -114,7 +156,7 @@ type Config struct {
 	// per-request strategy. The pooled strategy ignores it.
 	TLSMax string
 	// IdleConnTimeout (pooled only) should sit below the vendor's
-	// keepalive_timeout by at least one RTT (DESIGN.md).
+	// keepalive_timeout by at least one RTT (docs/environment.md).
 	IdleConnTimeout     time.Duration
 	ResponseTimeout     time.Duration // whole send call, body included
 	DialTimeout         time.Duration // TCP connect
@@ -125,8 +167,15 @@ type Config struct {
 	// key: only for a vendor that de-duplicates on it.
 	IdempotencyHeader string
 
-	// LedgerPath is the bbolt attempt ledger file.
+	// LedgerPath is the LEDGER spec (ledger.OpenStore): a bbolt file path,
+	// or a postgres:// or postgresql:// URL shared by every replica.
 	LedgerPath string
+	// LedgerRetention: entries not updated for this long are pruned in the
+	// background (about hourly). 0 = DefaultLedgerRetention.
+	LedgerRetention time.Duration
+	// LedgerEphemeralOK lets the worker start in a container with a bbolt
+	// ledger that is not on a mounted volume (lost with the container).
+	LedgerEphemeralOK bool
 	// RecordsPath is a JSON Lines file of Record, appended one line per
 	// handled message. "" = no records.
 	RecordsPath string
@@ -183,11 +232,20 @@ func (c Config) WithDefaults() Config {
 	set(&c.WindowZone, DefaultWindowZone)
 	set(&c.LogLevel, DefaultLogLevel)
 	setD(&c.RetryDelay, DefaultRetryDelay)
+	setD(&c.RetryMaxDelay, DefaultRetryMaxDelay)
+	set(&c.QueueType, DefaultQueueType)
+	if c.WorkerID == "" {
+		c.WorkerID, _ = os.Hostname()
+	}
+	if c.DeliveryLimit == 0 {
+		c.DeliveryLimit = DefaultDeliveryLimit
+	}
 	setD(&c.IdleConnTimeout, DefaultIdleConnTimeout)
 	setD(&c.ResponseTimeout, DefaultResponseTimeout)
 	setD(&c.DialTimeout, DefaultDialTimeout)
 	setD(&c.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout)
 	setD(&c.PublishTimeout, DefaultPublishTimeout)
+	setD(&c.LedgerRetention, DefaultLedgerRetention)
 	setD(&c.ReconnectMin, DefaultReconnectMin)
 	setD(&c.ReconnectMax, DefaultReconnectMax)
 	setD(&c.Heartbeat, DefaultHeartbeat)
@@ -209,7 +267,7 @@ func (c Config) Validate() error {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
 	if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
-		bad("amqp url: %v", err)
+		bad("amqp url: %w", err)
 	}
 	if c.Queue == "" {
 		bad("queue: empty")
@@ -227,22 +285,34 @@ func (c Config) Validate() error {
 		bad("strategy %q: known strategies: %s", c.Strategy, strings.Join(known, ", "))
 	}
 	if _, err := ParseTLSVersion(c.TLSMax); err != nil {
-		bad("tls max: %v", err)
+		bad("tls max: %w", err)
 	}
 	if _, err := ParseLogLevel(c.LogLevel); err != nil {
-		bad("log level: %v", err)
+		bad("log level: %w", err)
 	}
 	if c.MaxAttempts < 1 {
 		bad("max attempts %d: want >= 1", c.MaxAttempts)
 	}
+	if _, err := queues.ParseQueueType(c.QueueType); err != nil {
+		bad("queue type: %w", err)
+	}
+	if c.DeliveryLimit < 0 {
+		bad("delivery limit %d: want >= 1", c.DeliveryLimit)
+	}
+	if c.RetryDelay > c.RetryMaxDelay {
+		bad("retry delay %v above retry max delay %v", c.RetryDelay, c.RetryMaxDelay)
+	}
 	if c.MaxMessages < 0 {
 		bad("max messages %d: want >= 0", c.MaxMessages)
 	}
-	if c.LedgerPath == "" {
-		bad("ledger path: empty")
+	if _, err := ledger.SpecKind(c.LedgerPath); err != nil {
+		bad("ledger: %v", err)
+	}
+	if c.LedgerRetention <= 0 {
+		bad("ledger retention %v: want > 0, for example 168h", c.LedgerRetention)
 	}
 	for name, d := range map[string]time.Duration{
-		"retry delay": c.RetryDelay, "idle conn timeout": c.IdleConnTimeout,
+		"retry delay": c.RetryDelay, "retry max delay": c.RetryMaxDelay, "idle conn timeout": c.IdleConnTimeout,
 		"response timeout": c.ResponseTimeout, "dial timeout": c.DialTimeout,
 		"tls handshake timeout": c.TLSHandshakeTimeout, "publish timeout": c.PublishTimeout,
 		"reconnect min": c.ReconnectMin, "reconnect max": c.ReconnectMax,
@@ -262,6 +332,7 @@ func (c Config) Validate() error {
 func (c Config) String() string {
 	c.ClientSecret = redactedIfSet(c.ClientSecret)
 	c.AMQPURL = RedactURL(c.AMQPURL)
+	c.LedgerPath = redactLedger(c.LedgerPath)
 	c.Logger = nil
 	type plain Config // no String method: no recursion
 	return fmt.Sprintf("%+v", plain(c))
@@ -283,13 +354,22 @@ func (c Config) LogValue() slog.Value {
 		slog.String("dial_timeout", c.DialTimeout.String()),
 		slog.String("correlation_header", c.CorrelationHeader),
 		slog.String("idempotency_header", c.IdempotencyHeader),
-		slog.String("ledger", c.LedgerPath),
+		slog.String("ledger", redactLedger(c.LedgerPath)),
+		slog.String("ledger_retention", c.LedgerRetention.String()),
+		slog.Bool("ledger_ephemeral_ok", c.LedgerEphemeralOK),
 		slog.String("records", c.RecordsPath),
 		slog.Int("max_messages", c.MaxMessages),
 		slog.String("window", c.WindowStart+"-"+c.WindowEnd+" "+c.WindowZone),
 		slog.Time("clock_start", c.ClockStart),
 		slog.String("retry_delay", c.RetryDelay.String()),
 		slog.Int("max_attempts", c.MaxAttempts),
+		slog.String("retry_max_delay", c.RetryMaxDelay.String()),
+		slog.String("queue_type", c.QueueType),
+		slog.Int("delivery_limit", c.DeliveryLimit),
+		slog.Bool("single_active_consumer", !c.DisableSingleActiveConsumer),
+		slog.String("worker_id", c.WorkerID),
+		slog.String("ops_addr", c.OpsAddr),
+		slog.String("vendor_status_table", c.VendorStatusTable),
 	)
 }
 
@@ -308,6 +388,15 @@ func RedactURL(raw string) string {
 		return "<unparsable url>"
 	}
 	return u.Redacted()
+}
+
+// redactLedger hides the password of a PostgreSQL ledger URL; a file path
+// is returned as is.
+func redactLedger(spec string) string {
+	if kind, _ := ledger.SpecKind(spec); kind == ledger.KindPostgres {
+		return RedactURL(spec)
+	}
+	return spec
 }
 
 // StrategyNames returns the names of vendorapi.Strategies(), sorted.
@@ -339,4 +428,18 @@ func ParseLogLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("unknown log level %q: known levels: debug, info, warn, error", s)
 	}
 	return l, nil
+}
+
+// Topology returns the queue topology cfg (after WithDefaults) declares:
+// the lab's driver must declare the same one (RabbitMQ refuses a redeclare
+// with other arguments).
+func (c Config) Topology() queues.Topology {
+	t := queues.DefaultTopology(c.Queue)
+	t.RetryDelay = c.RetryDelay
+	t.RetryMaxDelay = c.RetryMaxDelay
+	t.MaxAttempts = c.MaxAttempts
+	t.Type = queues.QueueType(c.QueueType)
+	t.DeliveryLimit = c.DeliveryLimit
+	t.SingleActiveConsumer = !c.DisableSingleActiveConsumer
+	return t
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"sync/atomic"
 	"time"
 
@@ -23,9 +22,10 @@ import (
 // would ack a different message.
 var ErrStaleDelivery = errors.New("delivery from a lost channel")
 
-// ErrTopology wraps a topology declaration the broker refused for good
-// (PRECONDITION_FAILED: a queue exists with other arguments). The worker
-// stops instead of reconnecting.
+// ErrTopology wraps a topology declaration the broker refused for good: a
+// queue exists with other arguments (a *queues.MismatchError, the broker's
+// PRECONDITION_FAILED) or the topology is invalid. The worker logs it in
+// one line and stops instead of reconnecting; the command exits 3.
 var ErrTopology = errors.New("declare topology")
 
 // generations numbers broker sessions (connection + channels). Exactly one
@@ -95,6 +95,8 @@ type consumer struct {
 	topology queues.Topology
 	gens     generations
 	stats    stats
+	health   health
+	metrics  *Metrics // nil = none
 	// now is wall time (tests may replace it).
 	now func() time.Time
 }
@@ -107,7 +109,7 @@ var errStop = errors.New("stop")
 // handler reports a fatal error. The in-flight message is always finished:
 // ctx is only looked at between messages.
 func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
-	requeues := 0
+	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
 	for {
 		if ctx.Err() != nil {
 			return false, errStop
@@ -121,6 +123,9 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			if !ok {
 				return true, nil
 			}
+			if c.health.active.CompareAndSwap(false, true) {
+				c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
+			}
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
 			rec, herr := h.Handle(ctx, d)
 			c.account(ctx, &rec, d.Body)
@@ -129,19 +134,11 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			}
 			if rec.Requeued {
 				// The broker hands the requeued message straight back: pause
-				// (doubling per consecutive requeue, capped) instead of
+				// (newBackoff, growing per consecutive requeue) instead of
 				// spinning while a target queue is unavailable.
-				requeues++
-				pause := c.requeuePause(requeues)
-				t := time.NewTimer(pause)
-				select {
-				case <-ctx.Done():
-				case <-lost:
-				case <-t.C:
-				}
-				t.Stop()
+				sleep(ctx, pause.NextBackOff(), lost)
 			} else {
-				requeues = 0
+				pause.Reset()
 			}
 			if c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages {
 				c.log.Info("max messages handled; stopping", "handled", c.stats.handled)
@@ -149,16 +146,6 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			}
 		}
 	}
-}
-
-// requeuePause is the pause after the n-th consecutive requeued delivery:
-// ReconnectMin doubled n-1 times, at most ReconnectMax.
-func (c *consumer) requeuePause(n int) time.Duration {
-	d := c.cfg.ReconnectMin << min(n-1, 20)
-	if d > c.cfg.ReconnectMax || d < 0 {
-		d = c.cfg.ReconnectMax
-	}
-	return d
 }
 
 // account writes the Record of a handled message (not of a requeued one)
@@ -171,6 +158,7 @@ func (c *consumer) account(ctx context.Context, rec *records.Record, body []byte
 		return
 	}
 	c.stats.add(rec)
+	c.metrics.observe(rec, c.topology.Names.Retry)
 	rec.Seq = c.records.LastSeq() + c.stats.handled
 	if err := c.records.Write(*rec); err != nil {
 		c.log.Error("write record", "seq", rec.Seq, "refkey", rec.RefKey, "error", err)
@@ -235,23 +223,6 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
-// backoff is a capped exponential delay with jitter in [d/2, d].
-type backoff struct {
-	min, max time.Duration
-	n        int
-}
-
-func (b *backoff) next() time.Duration {
-	d := b.min << min(b.n, 30)
-	if d > b.max || d <= 0 {
-		d = b.max
-	}
-	b.n++
-	return d/2 + rand.N(d/2+1)
-}
-
-func (b *backoff) reset() { b.n = 0 }
-
 // session is one broker connection with its consume channel (prefetch 1)
 // and its publish channel (confirm mode).
 type session struct {
@@ -290,8 +261,7 @@ func (c *consumer) open() (s *session, err error) {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
 	if err := c.topology.Declare(ch); err != nil {
-		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.PreconditionFailed {
+		if errors.Is(err, queues.ErrQueueMismatch) || errors.Is(err, queues.ErrTopology) {
 			return nil, fmt.Errorf("%w: %w", ErrTopology, err)
 		}
 		return nil, fmt.Errorf("declare topology: %w", err)
@@ -328,6 +298,8 @@ func (c *consumer) open() (s *session, err error) {
 		case e = <-pubClosed:
 		}
 		c.gens.retire(s.gen)
+		c.health.broker.Store(false)
+		c.health.active.Store(false)
 		close(s.lost)
 		if e != nil {
 			c.log.Warn("broker session lost", "generation", s.gen, "error", e.Error())
@@ -351,7 +323,7 @@ func (s *session) close() {
 // loop opens sessions until ctx is done, MaxMessages is reached or a fatal
 // error happens, reconnecting with backoff when a session is lost.
 func (c *consumer) loop(ctx context.Context) error {
-	bo := backoff{min: c.cfg.ReconnectMin, max: c.cfg.ReconnectMax}
+	bo := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
 	failures := 0
 	for {
 		if ctx.Err() != nil {
@@ -363,22 +335,25 @@ func (c *consumer) loop(ctx context.Context) error {
 				return err
 			}
 			failures++
-			d := bo.next()
+			d := bo.NextBackOff()
 			c.log.Warn("broker unavailable; reconnecting", "error", err.Error(), "failures", failures, "delay", d.String())
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, d, nil) {
 				return nil
-			case <-t.C:
 			}
 			continue
 		}
 		failures = 0
 		began := time.Now()
-		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", 1, "generation", s.gen)
+		c.health.active.Store(false)
+		c.health.broker.Store(true)
+		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", 1, "generation", s.gen,
+			"single_active_consumer", c.topology.SingleActiveConsumer)
+		c.log.Info("standby", "worker_id", c.cfg.WorkerID,
+			"detail", "no delivery yet: another replica may be the active consumer, or the queue is empty")
 		lost, err := c.serve(ctx, s.gen, c.handler.WithPublisher(s.pub), s.deliveries, s.lost)
 		s.close()
+		c.health.broker.Store(false)
+		c.health.active.Store(false)
 		switch {
 		case errors.Is(err, errStop):
 			return nil
@@ -388,16 +363,12 @@ func (c *consumer) loop(ctx context.Context) error {
 			// A session that lived long resets the backoff; one that died
 			// at once keeps doubling it.
 			if time.Since(began) > c.cfg.ReconnectMax {
-				bo.reset()
+				bo.Reset()
 			}
-			d := bo.next()
+			d := bo.NextBackOff()
 			c.log.Warn("broker session ended; reconnecting", "generation", s.gen, "delay", d.String())
-			t := time.NewTimer(d)
-			select {
-			case <-ctx.Done():
-				t.Stop()
+			if !sleep(ctx, d, nil) {
 				return nil
-			case <-t.C:
 			}
 		}
 	}

@@ -322,35 +322,15 @@ func TestDebugLineMasksRecipient(t *testing.T) {
 	}
 }
 
-func TestBackoff(t *testing.T) {
-	b := backoff{min: 100 * time.Millisecond, max: time.Second}
-	for i, ceil := range []time.Duration{100, 200, 400, 800, 1000, 1000, 1000} {
-		ceil *= time.Millisecond
-		d := b.next()
-		if d < ceil/2 || d > ceil {
-			t.Errorf("step %d: delay %v, want in [%v, %v]", i, d, ceil/2, ceil)
-		}
-	}
-	b.reset()
-	if d := b.next(); d > 100*time.Millisecond {
-		t.Errorf("after reset: %v, want <= 100ms", d)
-	}
-}
-
 // TestRequeuePause: consecutive requeued deliveries (a target queue
 // unavailable) are spaced by a doubling pause instead of a hot loop.
 func TestRequeuePause(t *testing.T) {
-	c := &consumer{cfg: Config{ReconnectMin: 10 * time.Millisecond, ReconnectMax: 35 * time.Millisecond}}
-	for n, want := range map[int]time.Duration{1: 10 * time.Millisecond, 2: 20 * time.Millisecond, 3: 35 * time.Millisecond, 40: 35 * time.Millisecond} {
-		if got := c.requeuePause(n); got != want {
-			t.Errorf("pause after %d requeues: %v, want %v", n, got, want)
-		}
-	}
 	r := newRig(t, nil, inWindow)
 	r.pub.err = errors.New("publish not confirmed")
 	var recs, logs bytes.Buffer
 	tc := newTestConsumer(r, &recs, &logs, 0)
-	tc.cfg.ReconnectMin, tc.cfg.ReconnectMax = 30*time.Millisecond, time.Second
+	// newBackoff: the first pause is in [30ms, 90ms].
+	tc.cfg.ReconnectMin, tc.cfg.ReconnectMax = 60*time.Millisecond, time.Second
 	gen := tc.gens.start()
 	ack := &fakeAcker{}
 	deliveries := make(chan amqp.Delivery, 2)
@@ -364,7 +344,7 @@ func TestRequeuePause(t *testing.T) {
 	}
 	// The second delivery is read only after the first pause.
 	if el := time.Since(start); el < 25*time.Millisecond {
-		t.Errorf("second requeued delivery read after %v, want a pause of ~30ms", el)
+		t.Errorf("second requeued delivery read after %v, want a pause of at least 30ms", el)
 	}
 	cancel()
 	waitServe(t, res)

@@ -1,10 +1,10 @@
 // Package worker is the notification worker: one RabbitMQ consumer at
 // prefetch 1 that decodes each message, applies the send window and the
 // attempt ledger, sends it to the vendor, routes it to exactly one place
-// (DESIGN.md, "Delivery outcomes") and writes one Record per handled message.
+// (docs/outcomes.md) and writes one Record per handled message.
 //
 //	RabbitMQ main queue
-//	     | one consumer, QoS prefetch 1, manual ack
+//	     | single active consumer, QoS prefetch 1, manual ack
 //	     v
 //	 Consumer ---- per connection: generation g (acks of older g refused)
 //	     |
@@ -13,11 +13,13 @@
 //	     |    window (ad only) --OUTSIDE_SEND_WINDOW-----> held queue (TTL to opening) + ack
 //	     |    ledger.Begin --Duplicate-------------------> ack (DUPLICATE, not sent)
 //	     |                 --Unresolved------------------> unknown queue + ack
+//	     |                 --Conflict (other body)-------> dead queue, INVALID REFKEY_CONFLICT + ack
 //	     |                 --Proceed
 //	     v
 //	 Sender (vendorapi.Client): SENT ---------------------> ledger SENT + ack
 //	                         REJECTED -----------------> failed queue + ack
-//	                         NOT_SENT -----------------> retry queue (attempt+1) or dead queue + ack
+//	                         NOT_SENT -----------------> retry queue (attempt+1, expiration = retry
+//	                                                     delay or Retry-After, bounded) or dead queue + ack
 //	                         UNKNOWN ------------------> unknown queue + ack (never re-sent)
 //	     |
 //	     v
@@ -28,6 +30,31 @@
 // original with requeue, so nothing is lost. The ledger is written before any
 // request goes out; when it cannot be written the message is nacked with
 // requeue and the worker stops with an error wrapping ErrLedger.
+//
+// # Replicas
+//
+// The main queue is declared with single active consumer (queues.Topology):
+// with two or more replicas, or during a rolling deploy, RabbitMQ delivers
+// to one at a time and the others stand by; when the active one's channel
+// closes, a standby one takes over and receives the unacked message again.
+// A replica learns it is active from its first delivery: it logs "active
+// consumer" then ("standby" before), /healthz says so, and every Record
+// carries its WORKER_ID in Record.Replica.
+//
+// # Shutdown budget
+//
+// On SIGTERM the in-flight message is finished first. ShutdownGrace(cfg)
+// is how long that may take at worst (4 vendor calls of ResponseTimeout,
+// one re-publish of PublishTimeout, ShutdownMargin; 55 s with the
+// defaults); the worker logs it at start. Whatever stops the worker must
+// wait at least that long before SIGKILL (docs/deployment.md).
+//
+// # Operations
+//
+// With OpsAddr set (the command's default :9090) the worker serves
+// /healthz (200 "active" or "standby" while the broker session is open and
+// the ledger answers, else 503) and /metrics (Prometheus text format, see
+// Metrics), counted from the same Records as the records file.
 //
 // Run wires everything from a Config; cmd/notifier-worker is its thin main.
 package worker

@@ -10,7 +10,6 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -119,54 +118,6 @@ func (s *fakeSender) calls() int {
 	return len(s.sent)
 }
 
-// memLedger is an in-memory ledger with the contract's decisions; it stands
-// in where a test injects ledger failures.
-type memLedger struct {
-	mu        sync.Mutex
-	m         map[string]ledger.Entry
-	beginErr  error
-	finishErr error
-}
-
-func newMemLedger() *memLedger { return &memLedger{m: map[string]ledger.Entry{}} }
-
-func (l *memLedger) Begin(refkey string, now time.Time) (ledger.Decision, ledger.Entry, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.beginErr != nil {
-		return 0, ledger.Entry{}, l.beginErr
-	}
-	e, ok := l.m[refkey]
-	switch {
-	case ok && e.State == ledger.Attempting:
-		return ledger.Unresolved, e, nil
-	case ok && e.State != ledger.State(outcome.NotSent):
-		return ledger.Duplicate, e, nil
-	}
-	e = ledger.Entry{RefKey: refkey, State: ledger.Attempting, Attempts: e.Attempts + 1, UpdatedAt: now}
-	l.m[refkey] = e
-	return ledger.Proceed, e, nil
-}
-
-func (l *memLedger) Finish(refkey string, state ledger.State, detail string, now time.Time) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.finishErr != nil {
-		return l.finishErr
-	}
-	e := l.m[refkey]
-	e.RefKey, e.State, e.Detail, e.UpdatedAt = refkey, state, detail, now
-	l.m[refkey] = e
-	return nil
-}
-
-func (l *memLedger) Get(refkey string) (ledger.Entry, bool, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	e, ok := l.m[refkey]
-	return e, ok, nil
-}
-
 // fixedClock always reads t.
 type fixedClock struct{ t time.Time }
 
@@ -194,7 +145,7 @@ func delivery(a amqp.Acknowledger, tag uint64, b []byte, headers amqp.Table) amq
 }
 
 // sendErr returns a *vendorapi.SendError of class c.
-func sendErr(c vendorapi.Class, code string, err error) error {
+func sendErr(c outcome.Outcome, code string, err error) error {
 	return &vendorapi.SendError{Class: c, Op: "send", Code: code, Err: err}
 }
 

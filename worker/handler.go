@@ -38,11 +38,17 @@ type Sender interface {
 	Close() error
 }
 
-// Ledger is the part of *ledger.Ledger the handler uses.
+// Ledger is the part of ledger.Store the handler uses: Begin before the
+// send, Finish after it. bodyHash is ledger.BodyHash of the delivery body.
 type Ledger interface {
-	Begin(refkey string, now time.Time) (ledger.Decision, ledger.Entry, error)
-	Finish(refkey string, state ledger.State, detail string, now time.Time) error
+	Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error)
+	Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error
 }
+
+// CodeRefKeyConflict is the code and reason of a message whose refkey the
+// ledger knows with another body: dead-lettered as INVALID, never sent
+// (docs/outcomes.md).
+const CodeRefKeyConflict = "REFKEY_CONFLICT"
 
 // Window is the part of window.Window the handler uses.
 type Window interface {
@@ -52,7 +58,7 @@ type Window interface {
 
 var (
 	_ Sender = (*vendorapi.Client)(nil)
-	_ Ledger = (*ledger.Ledger)(nil)
+	_ Ledger = (ledger.Store)(nil)
 	_ Window = window.Window{}
 )
 
@@ -71,13 +77,20 @@ type HandlerConfig struct {
 	MaxAttempts int
 	// PublishTimeout bounds one re-publish. 0 = DefaultPublishTimeout.
 	PublishTimeout time.Duration
+	// RetryDelay is how long a NOT_SENT message waits in the retry queue
+	// (its per-message expiration) when the vendor sent no Retry-After;
+	// 0 = DefaultRetryDelay. RetryMaxDelay bounds a Retry-After; 0 =
+	// DefaultRetryMaxDelay.
+	RetryDelay, RetryMaxDelay time.Duration
+	// Replica is put into every Record (Record.Replica).
+	Replica string
 	// Decode parses a body; nil = message.Decode.
 	Decode func([]byte) (message.Notification, error)
 	// Logger; nil = discard.
 	Logger *slog.Logger
 }
 
-// Handler routes one delivery to exactly one place (DESIGN.md outcome
+// Handler routes one delivery to exactly one place (docs/outcomes.md outcome
 // table). It holds no channel: acks go through the delivery's
 // amqp.Acknowledger, re-publishes through Publisher.
 type Handler struct {
@@ -91,6 +104,12 @@ func NewHandler(c HandlerConfig) *Handler {
 	}
 	if c.PublishTimeout <= 0 {
 		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.RetryDelay <= 0 {
+		c.RetryDelay = DefaultRetryDelay
+	}
+	if c.RetryMaxDelay <= 0 {
+		c.RetryMaxDelay = DefaultRetryMaxDelay
 	}
 	if c.Decode == nil {
 		c.Decode = message.Decode
@@ -122,7 +141,7 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := h.c.Clock.Now()
-	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers)}
+	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers), Replica: h.c.Replica}
 	defer func() { rec.End = time.Now() }()
 
 	n, derr := h.c.Decode(d.Body)
@@ -148,7 +167,13 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		return rec, nil
 	}
 
-	decision, entry, err := h.c.Ledger.Begin(n.RefKey, now)
+	bodyHash := ledger.BodyHash(d.Body)
+	finish := func(state outcome.Outcome, detail string) func() error {
+		return func() error {
+			return h.c.Ledger.Finish(ctx, n.RefKey, bodyHash, state, detail, h.c.Clock.Now())
+		}
+	}
+	decision, entry, err := h.c.Ledger.Begin(ctx, n.RefKey, bodyHash, now)
 	if err != nil {
 		rec.Outcome, rec.Requeued = "", true
 		rec.Error = "ledger begin failed: " + Redact(err.Error(), n.Recipient)
@@ -163,14 +188,20 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		rec.Error = "already " + string(entry.State)
 		h.ack(d, &rec)
 		return rec, nil
+	case ledger.Conflict:
+		// The refkey was reused for another notification: never sent, never
+		// acked as a duplicate, and the first one's entry is left as it is.
+		reason := CodeRefKeyConflict + ": refkey already used for a different message body (ledger " + string(entry.State) + ")"
+		rec.Error, rec.Code = reason, CodeRefKeyConflict
+		return rec, h.route(ctx, d, &rec, route{
+			outcome: outcome.Invalid, queue: h.c.Names.Dead, reason: reason, code: CodeRefKeyConflict,
+		})
 	case ledger.Unresolved:
 		reason := "an earlier attempt has no recorded outcome (ledger " + string(entry.State) + "); may have reached the vendor"
 		rec.Error = reason
 		ferr := h.route(ctx, d, &rec, route{
 			outcome: outcome.Unknown, queue: h.c.Names.Unknown, reason: reason,
-			finish: func() error {
-				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, reason, h.c.Clock.Now())
-			},
+			finish: finish(outcome.Unknown, reason),
 		})
 		return rec, ferr
 	case ledger.Proceed:
@@ -188,8 +219,10 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	setTrace(&rec, res.Trace)
 	class := vendorapi.ClassOf(serr)
 	var se *vendorapi.SendError
+	var retryAfter time.Duration
 	if errors.As(serr, &se) {
 		rec.Code = se.Code
+		retryAfter = se.RetryAfter
 	}
 	if serr == nil {
 		rec.Code = res.Code
@@ -203,49 +236,50 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	rec.Attempt = attempts
 
 	switch class {
-	case vendorapi.Sent:
+	case outcome.Sent:
 		rec.Outcome = outcome.Sent
-		if err := h.c.Ledger.Finish(n.RefKey, ledger.Sent, res.MessageKey, h.c.Clock.Now()); err != nil {
+		if err := finish(outcome.Sent, res.MessageKey)(); err != nil {
 			// It was sent: ack it regardless, then stop (the ledger is broken).
 			h.ack(d, &rec)
 			return rec, fmt.Errorf("finish ledger entry %q: %w", n.RefKey, errors.Join(ErrLedger, err))
 		}
 		h.ack(d, &rec)
 		return rec, nil
-	case vendorapi.Rejected:
+	case outcome.Rejected:
 		detail := "code " + rec.Code + ": " + errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Rejected, queue: h.c.Names.Failed, reason: "vendor rejected it",
 			errText: errText, code: rec.Code,
-			finish: func() error {
-				return h.c.Ledger.Finish(n.RefKey, ledger.Rejected, detail, h.c.Clock.Now())
-			},
+			finish: finish(outcome.Rejected, detail),
 		})
-	case vendorapi.NotSent:
-		finish := func() error {
-			return h.c.Ledger.Finish(n.RefKey, ledger.NotSent, errText, h.c.Clock.Now())
-		}
+	case outcome.NotSent:
 		r := route{
 			outcome: outcome.NotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			// Provably not sent: record it even when the re-publish fails,
 			// so the redelivery of the requeued original is sent again.
-			finish: finish, finishOnRequeue: true,
+			finish: finish(outcome.NotSent, errText), finishOnRequeue: true,
 		}
-		if attempts >= h.c.MaxAttempts {
-			r.queue = h.c.Names.Dead
+		topo := queues.Topology{Names: h.c.Names, MaxAttempts: h.c.MaxAttempts}
+		if q, dead := topo.AfterNotSent(attempts); dead {
+			r.queue = q
 			r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
+		} else {
+			delay := RetryDelay(h.c.RetryDelay, retryAfter, h.c.RetryMaxDelay)
+			r.expiration = queues.Expiration(delay)
+			r.reason = "definitely not sent; retry in " + delay.String()
+			if retryAfter > 0 {
+				r.reason += " (vendor Retry-After " + retryAfter.String() + ")"
+			}
 		}
 		return rec, h.route(ctx, d, &rec, r)
-	default: // vendorapi.Unknown and anything unexpected: the conservative class.
+	default: // outcome.Unknown and anything unexpected: the conservative class.
 		detail := errText
 		return rec, h.route(ctx, d, &rec, route{
 			outcome: outcome.Unknown, queue: h.c.Names.Unknown,
 			reason:  "may have reached the vendor; never re-sent automatically",
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
-			finish: func() error {
-				return h.c.Ledger.Finish(n.RefKey, ledger.Unknown, detail, h.c.Clock.Now())
-			},
+			finish: finish(outcome.Unknown, detail),
 		})
 	}
 }
@@ -254,7 +288,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 type route struct {
 	outcome                      outcome.Outcome
 	queue, reason, errText, code string
-	expiration                   string // held queue TTL, ms
+	expiration                   string // per-message TTL in ms (held and retry queues)
 	attempt                      int
 	setAttempt                   bool
 	// finish records the outcome in the ledger after the re-publish was
@@ -365,4 +399,14 @@ func refKeyOf(body []byte) string {
 		s = s[:200]
 	}
 	return s
+}
+
+// RetryDelay is how long a NOT_SENT message waits in the retry queue: the
+// vendor's Retry-After when it sent one (retryAfter > 0) and it is longer
+// than the worker's own delay, else def; never more than maxDelay (the
+// retry queue's x-message-ttl caps it anyway). Retry-After is a minimum
+// wait (RFC 9110 10.2.3), so a longer wait honours it; a shorter one would
+// not.
+func RetryDelay(def, retryAfter, maxDelay time.Duration) time.Duration {
+	return min(max(def, retryAfter), maxDelay)
 }

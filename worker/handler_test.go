@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -52,7 +53,7 @@ func openLedger(t *testing.T) *ledger.Ledger {
 // ledgerGetter is a Ledger whose entries a test can read.
 type ledgerGetter interface {
 	Ledger
-	Get(refkey string) (ledger.Entry, bool, error)
+	Get(ctx context.Context, refkey string) (ledger.Entry, bool, error)
 }
 
 // rig is one handler with its fakes.
@@ -78,9 +79,9 @@ func newRig(t *testing.T, led ledgerGetter, now time.Time) *rig {
 	return r
 }
 
-func (r *rig) state(t *testing.T, refkey string) ledger.State {
+func (r *rig) state(t *testing.T, refkey string) outcome.Outcome {
 	t.Helper()
-	e, ok, err := r.led.Get(refkey)
+	e, ok, err := r.led.Get(context.Background(), refkey)
 	if err != nil {
 		t.Fatalf("ledger get: %v", err)
 	}
@@ -106,22 +107,22 @@ func TestHandleRouting(t *testing.T) {
 		wantOut    outcome.Outcome
 		wantQueue  string // "" = acked without re-publish
 		wantSent   int
-		wantState  ledger.State
+		wantState  outcome.Outcome
 		wantAttHdr int // expected HeaderAttempt on the re-publish; 0 = absent
 		wantCode   string
 		check      func(t *testing.T, r *rig, rec records.Record, p *published)
 	}{
 		{
 			name: "sent", body: body(t, "r-sent", message.Info), now: inWindow,
-			wantOut: outcome.Sent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
+			wantOut: outcome.Sent, wantSent: 1, wantState: outcome.Sent, wantCode: "1000",
 		},
 		{
 			name: "info outside window is sent", body: body(t, "r-info-night", message.Info), now: outWindow,
-			wantOut: outcome.Sent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
+			wantOut: outcome.Sent, wantSent: 1, wantState: outcome.Sent, wantCode: "1000",
 		},
 		{
 			name: "ad inside window is sent", body: body(t, "r-ad-day", message.Ad), now: inWindow,
-			wantOut: outcome.Sent, wantSent: 1, wantState: ledger.Sent, wantCode: "1000",
+			wantOut: outcome.Sent, wantSent: 1, wantState: outcome.Sent, wantCode: "1000",
 		},
 		{
 			name: "invalid body", body: []byte(strings.Replace(string(body(t, "r-bad", message.Info)), `"info"`, `"promo"`, 1)), now: inWindow,
@@ -164,23 +165,23 @@ func TestHandleRouting(t *testing.T) {
 		{
 			name: "duplicate of a sent refkey", body: body(t, "r-dup", message.Info), now: inWindow,
 			prepare: func(t *testing.T, r *rig) {
-				beginFinish(t, r.led, "r-dup", ledger.Sent)
+				beginFinish(t, r.led, "r-dup", outcome.Sent)
 			},
-			wantOut: outcome.Duplicate, wantSent: 0, wantState: ledger.Sent,
+			wantOut: outcome.Duplicate, wantSent: 0, wantState: outcome.Sent,
 		},
 		{
 			name: "unresolved attempt goes to unknown", body: body(t, "r-unres", message.Info), now: inWindow,
 			prepare: func(t *testing.T, r *rig) {
-				if _, _, err := r.led.Begin("r-unres", inWindow); err != nil {
+				if _, _, err := r.led.Begin(context.Background(), "r-unres", "", inWindow); err != nil {
 					t.Fatal(err)
 				}
 			},
-			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 0, wantState: ledger.Unknown,
+			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 0, wantState: outcome.Unknown,
 		},
 		{
 			name: "rejected goes to failed with the vendor code", body: body(t, "r-rej", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.Rejected, "3016", errors.New("template mismatch")),
-			wantOut: outcome.Rejected, wantQueue: names.Failed, wantSent: 1, wantState: ledger.Rejected, wantCode: "3016",
+			sendErr: sendErr(outcome.Rejected, "3016", errors.New("template mismatch")),
+			wantOut: outcome.Rejected, wantQueue: names.Failed, wantSent: 1, wantState: outcome.Rejected, wantCode: "3016",
 			wantAttHdr: 0,
 			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				if got := p.p.Headers[queues.HeaderCode]; got != "3016" {
@@ -190,14 +191,14 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "not sent goes to retry with attempt 1", body: body(t, "r-ns", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed),
-			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
+			sendErr: sendErr(outcome.NotSent, "", vendorapi.ErrClientClosed),
+			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: outcome.NotSent, wantAttHdr: 1,
 		},
 		{
 			name: "not sent at the last attempt goes to dead", body: body(t, "r-ns-last", message.Info), now: inWindow,
 			headers: amqp.Table{queues.HeaderAttempt: int32(4)},
-			sendErr: sendErr(vendorapi.NotSent, "", errors.New("dial tcp: connection refused")),
-			wantOut: outcome.NotSent, wantQueue: names.Dead, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 5,
+			sendErr: sendErr(outcome.NotSent, "", errors.New("dial tcp: connection refused")),
+			wantOut: outcome.NotSent, wantQueue: names.Dead, wantSent: 1, wantState: outcome.NotSent, wantAttHdr: 5,
 			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				if reason, _ := p.p.Headers[queues.HeaderReason].(string); !strings.Contains(reason, "exhausted") {
 					t.Errorf("reason %q does not say attempts are exhausted", reason)
@@ -206,18 +207,18 @@ func TestHandleRouting(t *testing.T) {
 		},
 		{
 			name: "unknown goes to unknown", body: body(t, "r-unk", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.Unknown, "", errors.New("read: connection reset by peer")),
-			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
+			sendErr: sendErr(outcome.Unknown, "", errors.New("read: connection reset by peer")),
+			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: outcome.Unknown, wantAttHdr: 1,
 		},
 		{
 			name: "unclassified error is unknown", body: body(t, "r-plain", message.Info), now: inWindow,
 			sendErr: errors.New("something odd"),
-			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: ledger.Unknown, wantAttHdr: 1,
+			wantOut: outcome.Unknown, wantQueue: names.Unknown, wantSent: 1, wantState: outcome.Unknown, wantAttHdr: 1,
 		},
 		{
 			name: "error text is redacted", body: body(t, "r-redact", message.Info), now: inWindow,
-			sendErr: sendErr(vendorapi.NotSent, "", tokenErr),
-			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: ledger.NotSent, wantAttHdr: 1,
+			sendErr: sendErr(outcome.NotSent, "", tokenErr),
+			wantOut: outcome.NotSent, wantQueue: names.Retry, wantSent: 1, wantState: outcome.NotSent, wantAttHdr: 1,
 			check: func(t *testing.T, r *rig, rec records.Record, p *published) {
 				hdr, _ := p.p.Headers[queues.HeaderError].(string)
 				for _, s := range []string{hdr, rec.Error} {
@@ -325,13 +326,68 @@ func TestHandleRouting(t *testing.T) {
 }
 
 // beginFinish records a finished attempt in l.
-func beginFinish(t *testing.T, l Ledger, refkey string, s ledger.State) {
+func beginFinish(t *testing.T, l Ledger, refkey string, s outcome.Outcome) {
 	t.Helper()
-	if _, _, err := l.Begin(refkey, inWindow); err != nil {
+	if _, _, err := l.Begin(context.Background(), refkey, "", inWindow); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Finish(refkey, s, "", inWindow); err != nil {
+	if err := l.Finish(context.Background(), refkey, "", s, "", inWindow); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRefKeyConflict: the same refkey with the same body is a DUPLICATE
+// (acked, not sent); with another body it is dead-lettered as INVALID with
+// REFKEY_CONFLICT, never sent, and the first entry is left as it was.
+func TestRefKeyConflict(t *testing.T) {
+	r := newRig(t, nil, inWindow)
+	first := body(t, "r-reuse", message.Info)
+	other := []byte(strings.Replace(string(first), "your order shipped", "your refund is on its way", 1))
+	if string(other) == string(first) {
+		t.Fatal("test bodies are equal")
+	}
+	for i, tc := range []struct {
+		body      []byte
+		wantOut   outcome.Outcome
+		wantQueue string
+		wantSends int
+	}{
+		{first, outcome.Sent, "", 1},
+		{first, outcome.Duplicate, "", 1},
+		{other, outcome.Invalid, names.Dead, 1},
+	} {
+		ack := &fakeAcker{}
+		npub := len(r.pub.pubs)
+		rec, err := r.h.Handle(context.Background(), delivery(ack, uint64(i+1), tc.body, nil))
+		if err != nil {
+			t.Fatalf("delivery %d: %v", i+1, err)
+		}
+		if rec.Outcome != tc.wantOut || rec.Queue != tc.wantQueue || r.send.calls() != tc.wantSends {
+			t.Errorf("delivery %d: outcome %q queue %q sends %d; want %q %q %d",
+				i+1, rec.Outcome, rec.Queue, r.send.calls(), tc.wantOut, tc.wantQueue, tc.wantSends)
+		}
+		if acks, nacks := ack.counts(); acks != 1 || nacks != 0 {
+			t.Errorf("delivery %d: acks %d nacks %d; want 1 ack (after the copy was confirmed)", i+1, acks, nacks)
+		}
+		if tc.wantQueue == "" {
+			continue
+		}
+		if len(r.pub.pubs) != npub+1 {
+			t.Fatalf("delivery %d: %d re-publishes; want 1", i+1, len(r.pub.pubs)-npub)
+		}
+		p := r.pub.pubs[npub]
+		if p.queue != names.Dead || p.p.Headers[queues.HeaderCode] != CodeRefKeyConflict ||
+			!strings.Contains(fmt.Sprint(p.p.Headers[queues.HeaderReason]), CodeRefKeyConflict) ||
+			p.p.Headers[queues.HeaderOutcome] != string(outcome.Invalid) {
+			t.Errorf("conflict copy to %s headers %v; want %s with code and reason %s", p.queue, p.p.Headers, names.Dead, CodeRefKeyConflict)
+		}
+		if rec.Code != CodeRefKeyConflict {
+			t.Errorf("record code %q; want %s", rec.Code, CodeRefKeyConflict)
+		}
+	}
+	e, _, err := r.led.Get(context.Background(), "r-reuse")
+	if err != nil || e.State != outcome.Sent || e.BodyHash != ledger.BodyHash(first) {
+		t.Errorf("ledger entry %+v, %v; want the first message's SENT entry untouched", e, err)
 	}
 }
 
@@ -372,7 +428,7 @@ func TestRedeliveryOfSentIsNotSentAgain(t *testing.T) {
 func TestCrashMidSendBecomesUnknown(t *testing.T) {
 	r := newRig(t, nil, inWindow)
 	b := body(t, "r-crash", message.Info)
-	if dec, _, err := r.led.Begin("r-crash", inWindow); err != nil || dec != ledger.Proceed {
+	if dec, _, err := r.led.Begin(context.Background(), "r-crash", ledger.BodyHash(b), inWindow); err != nil || dec != ledger.Proceed {
 		t.Fatalf("begin: %v %v", dec, err)
 	}
 	for i, want := range []outcome.Outcome{outcome.Unknown, outcome.Duplicate} {
@@ -404,14 +460,14 @@ func TestPublishFailureRequeues(t *testing.T) {
 	tests := []struct {
 		name         string
 		sendErr      error
-		wantState    ledger.State
+		wantState    outcome.Outcome
 		wantRedeliv  outcome.Outcome
 		wantSends    int
 		wantRedQueue string
 	}{
-		{"rejected", sendErr(vendorapi.Rejected, "3016", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
-		{"unknown", sendErr(vendorapi.Unknown, "", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
-		{"not sent", sendErr(vendorapi.NotSent, "", vendorapi.ErrClientClosed), ledger.NotSent, outcome.Sent, 2, ""},
+		{"rejected", sendErr(outcome.Rejected, "3016", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
+		{"unknown", sendErr(outcome.Unknown, "", errBoom), ledger.Attempting, outcome.Unknown, 1, names.Unknown},
+		{"not sent", sendErr(outcome.NotSent, "", vendorapi.ErrClientClosed), outcome.NotSent, outcome.Sent, 2, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -457,8 +513,8 @@ func TestPublishFailureRequeues(t *testing.T) {
 // do not send, nack with requeue, stop; after a send, ack and stop.
 func TestLedgerFailure(t *testing.T) {
 	t.Run("begin fails: not sent, requeued, fatal", func(t *testing.T) {
-		led := newMemLedger()
-		led.beginErr = errors.New("disk full")
+		led := ledgertest.NewMem()
+		led.SetErrors(errors.New("disk full"), nil)
 		r := newRig(t, led, inWindow)
 		ack := &fakeAcker{}
 		rec, err := r.h.Handle(context.Background(), delivery(ack, 9, body(t, "r-lf", message.Info), nil))
@@ -476,8 +532,8 @@ func TestLedgerFailure(t *testing.T) {
 		}
 	})
 	t.Run("finish fails after sent: acked, fatal", func(t *testing.T) {
-		led := newMemLedger()
-		led.finishErr = errors.New("disk full")
+		led := ledgertest.NewMem()
+		led.SetErrors(nil, errors.New("disk full"))
 		r := newRig(t, led, inWindow)
 		ack := &fakeAcker{}
 		rec, err := r.h.Handle(context.Background(), delivery(ack, 9, body(t, "r-lf2", message.Info), nil))
@@ -489,10 +545,10 @@ func TestLedgerFailure(t *testing.T) {
 		}
 	})
 	t.Run("finish fails after re-publish: acked, fatal", func(t *testing.T) {
-		led := newMemLedger()
-		led.finishErr = errors.New("disk full")
+		led := ledgertest.NewMem()
+		led.SetErrors(nil, errors.New("disk full"))
 		r := newRig(t, led, inWindow)
-		r.send.err = sendErr(vendorapi.Unknown, "", errBoom)
+		r.send.err = sendErr(outcome.Unknown, "", errBoom)
 		ack := &fakeAcker{}
 		_, err := r.h.Handle(context.Background(), delivery(ack, 9, body(t, "r-lf3", message.Info), nil))
 		if !errors.Is(err, ErrLedger) {
@@ -524,7 +580,7 @@ func TestHandleSendIgnoresCancel(t *testing.T) {
 // recipient either.
 func TestHandleLogsNoRecipient(t *testing.T) {
 	r := newRig(t, nil, inWindow)
-	r.send.err = sendErr(vendorapi.Unknown, "", errors.New("reset sending to "+testRecipient))
+	r.send.err = sendErr(outcome.Unknown, "", errors.New("reset sending to "+testRecipient))
 	r.pub.err = errors.New("publish to x: " + testRecipient)
 	if _, err := r.h.Handle(context.Background(), delivery(&fakeAcker{}, 1, body(t, "r-log", message.Info), nil)); err != nil {
 		t.Fatal(err)

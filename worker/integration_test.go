@@ -12,11 +12,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -24,6 +21,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -31,7 +29,7 @@ import (
 )
 
 // These tests start a real RabbitMQ (image from LAB_IMAGE_RABBITMQ, see
-// /work/helpers/IMAGES.md or .lab/images.env) with testcontainers-go and
+// vendormock/images/ensure-images.sh and .lab/images.env) with testcontainers-go and
 // run the worker in-process against an httptest TLS vendor.
 //
 //	go test -tags integration -run Integration ./worker/
@@ -43,11 +41,7 @@ func startRabbit(t *testing.T) (string, testcontainers.Container) {
 	if image == "" {
 		t.Fatal("LAB_IMAGE_RABBITMQ is not set: build the images (vendormock/images/ensure-images.sh) and load them: set -a; . .lab/images.env; set +a")
 	}
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
+	vendormock.EnsureTestcontainersEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
@@ -82,7 +76,7 @@ func startRabbit(t *testing.T) (string, testcontainers.Container) {
 }
 
 // fakeVendor is an httptest TLS server speaking the vendor API of
-// DESIGN.md; it counts sends per refkey.
+// docs/vendor-api.md; it counts sends per refkey.
 type fakeVendor struct {
 	srv    *httptest.Server
 	caFile string
@@ -420,110 +414,5 @@ func TestIntegrationConnectionDrop(t *testing.T) {
 	}
 	if d := queueDepth(t, url, queue); d != 0 {
 		t.Errorf("main queue holds %d after the run, want 0", d)
-	}
-}
-
-// TestIntegrationBinary runs the real notifier-worker binary (built with
-// CGO_ENABLED=0): a bad flag exits 2 and starts nothing; -max-messages N
-// exits 0 after N; SIGTERM exits 0 after finishing; the secret never shows
-// in its output.
-func TestIntegrationBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "notifier-worker")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/notifier-worker")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	url, _ := startRabbit(t)
-	v := newFakeVendor(t)
-	dir := t.TempDir()
-	records := filepath.Join(dir, "records.jsonl")
-	env := append(os.Environ(), "AMQP_URL="+url, "VENDOR_URL="+v.srv.URL, "VENDOR_CA_FILE="+v.caFile,
-		"VENDOR_CLIENT_ID=lab", "VENDOR_CLIENT_SECRET=lab-secret")
-	command := func(args ...string) (*exec.Cmd, *strings.Builder) {
-		cmd := exec.Command(bin, append([]string{"-queue", "it-bin", "-ledger", filepath.Join(dir, "ledger.db"),
-			"-records", records, "-strategy", "per-request", "-tls-max", "1.2", "-log-level", "debug"}, args...)...)
-		cmd.Env = env
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		return cmd, &out
-	}
-	exitCode := func(t *testing.T, cmd *exec.Cmd, d time.Duration) int {
-		t.Helper()
-		errc := make(chan error, 1)
-		go func() { errc <- cmd.Wait() }()
-		select {
-		case err := <-errc:
-			if ee, ok := err.(*exec.ExitError); ok {
-				return ee.ExitCode()
-			}
-			if err != nil {
-				t.Fatalf("wait: %v", err)
-			}
-			return 0
-		case <-time.After(d):
-			_ = cmd.Process.Kill()
-			t.Fatalf("worker did not exit within %v", d)
-			return -1
-		}
-	}
-
-	t.Run("bad flag exits 2", func(t *testing.T) {
-		cmd, out := command("-strategy", "turbo")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if code := exitCode(t, cmd, 10*time.Second); code != 2 {
-			t.Errorf("exit %d, want 2; output: %s", code, out)
-		}
-		if !strings.Contains(out.String(), "known strategies: per-request, pooled") {
-			t.Errorf("output does not list the strategies: %s", out)
-		}
-	})
-	t.Run("max messages exits 0", func(t *testing.T) {
-		publishN(t, url, "it-bin", "bin", 5)
-		cmd, out := command("-max-messages", "5")
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if code := exitCode(t, cmd, 60*time.Second); code != 0 {
-			t.Fatalf("exit %d, want 0; output: %s", code, out)
-		}
-		if recs := readRecordFile(t, records); len(recs) != 5 {
-			t.Errorf("%d records, want 5", len(recs))
-		}
-		if strings.Contains(out.String(), "lab-secret") || strings.Contains(out.String(), "+821000005678") {
-			t.Errorf("output shows the secret or a recipient in clear")
-		}
-	})
-	t.Run("sigterm exits 0", func(t *testing.T) {
-		cmd, out := command()
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		publishN(t, url, "it-bin", "term", 3)
-		deadline := time.Now().Add(60 * time.Second)
-		for len(readRecordFile(t, records)) < 8 && time.Now().Before(deadline) {
-			time.Sleep(100 * time.Millisecond)
-		}
-		if n := len(readRecordFile(t, records)); n != 8 {
-			t.Fatalf("%d records, want 8", n)
-		}
-		if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		if code := exitCode(t, cmd, 20*time.Second); code != 0 {
-			t.Fatalf("exit %d after SIGTERM, want 0; output: %s", code, out)
-		}
-		t.Logf("worker output:\n%s", out)
-		if !strings.Contains(out.String(), `"msg":"stopped"`) {
-			t.Errorf("no stopped line: %s", out)
-		}
-		if strings.Contains(out.String(), "lab-secret") || strings.Contains(out.String(), "+821000005678") {
-			t.Errorf("output shows the secret or a recipient in clear")
-		}
-	})
-	if got := v.counts(); len(got) != 8 {
-		t.Errorf("vendor saw %d refkeys, want 8", len(got))
 	}
 }

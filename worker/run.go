@@ -10,7 +10,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -55,11 +54,12 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			err = fmt.Errorf("close vendor client: %w", cerr)
 		}
 	}()
-	led, err := ledger.Open(cfg.LedgerPath)
+	led, stopPrune, err := openLedgerStore(ctx, cfg, clock, log)
 	if err != nil {
-		return fmt.Errorf("open ledger: %w", err)
+		return err
 	}
 	defer func() {
+		stopPrune()
 		if cerr := led.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close ledger: %w", cerr)
 		}
@@ -74,29 +74,44 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 
-	topo := queues.DefaultTopology(cfg.Queue)
-	topo.RetryDelay = cfg.RetryDelay
-	topo.MaxAttempts = cfg.MaxAttempts
+	topo := cfg.Topology()
+	metrics := NewMetrics()
 	c := &consumer{
 		cfg: cfg,
 		log: log,
 		handler: NewHandler(HandlerConfig{
 			Sender:         client,
-			Ledger:         led,
+			Ledger:         timedLedger{Ledger: led, m: metrics},
 			Window:         win,
 			Clock:          clock,
 			Names:          topo.Names,
 			MaxAttempts:    cfg.MaxAttempts,
 			PublishTimeout: cfg.PublishTimeout,
+			RetryDelay:     cfg.RetryDelay,
+			RetryMaxDelay:  cfg.RetryMaxDelay,
+			Replica:        cfg.WorkerID,
 			Logger:         log,
 		}),
 		records:  recs,
 		topology: topo,
+		metrics:  metrics,
 		now:      time.Now,
 	}
-	log.Info("starting", "config", cfg)
+	log.Info("starting", "config", cfg, "shutdown_grace", ShutdownGrace(cfg).String())
+	if cfg.OpsAddr != "" {
+		stop, err := startOps(cfg.OpsAddr, opsHandler(&c.health, led, metrics), log)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	err = c.loop(ctx)
 	c.stats.log(log, time.Now())
+	if me, ok := errors.AsType[*queues.MismatchError](err); ok {
+		log.Error("queue exists with other arguments; migrate or delete it, then start again",
+			"queue", me.Queue, "argument", me.Argument, "on_broker", me.Current, "declared", me.Declared, "error", err.Error())
+		return err
+	}
 	if err != nil {
 		log.Error("stopping on error", "error", err.Error())
 		return err
@@ -107,8 +122,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 
 // NewVendorClient builds the vendor client of cfg (after WithDefaults): the
 // named strategy, the CA file as the only roots, the TLS cap for the
-// per-request strategy, the timeouts and the headers. Errors: unknown
-// strategy (naming the known ones), unreadable or empty CA file.
+// per-request strategy, the timeouts, the headers and the vendor status
+// table. Errors: unknown strategy (naming the known ones), unreadable or
+// empty CA file, a status table that cannot be read or is invalid (wraps
+// ErrConfig and vendorapi.ErrStatusTable, naming the field).
 func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 	strategies := vendorapi.Strategies()
 	newStrategy, ok := strategies[cfg.Strategy]
@@ -148,6 +165,13 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 		}
 	}
 	opts := []vendorapi.Option{vendorapi.WithCorrelationHeader(cfg.CorrelationHeader)}
+	if cfg.VendorStatusTable != "" {
+		table, err := vendorapi.LoadStatusTable(cfg.VendorStatusTable)
+		if err != nil {
+			return nil, fmt.Errorf("%w: vendor status table: %w", ErrConfig, err)
+		}
+		opts = append(opts, vendorapi.WithStatusTable(table))
+	}
 	if cfg.IdempotencyHeader != "" {
 		opts = append(opts, vendorapi.WithIdempotencyHeader(cfg.IdempotencyHeader))
 	}

@@ -51,7 +51,7 @@ func sent(refkey string, status int) JournalEntry {
 }
 
 func entry[S ~string](refkey string, state S, attempts int) ledger.Entry {
-	return ledger.Entry{RefKey: refkey, State: ledger.State(state), Attempts: attempts}
+	return ledger.Entry{RefKey: refkey, State: outcome.Outcome(state), Attempts: attempts}
 }
 
 // clean is a run where a, b and c were SENT once each, and the token call

@@ -17,6 +17,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
@@ -208,11 +209,11 @@ func writeLedger(t *testing.T, path string) {
 	}
 	now := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
 	for _, k := range []string{"b", "a"} {
-		if _, _, err := l.Begin(k, now); err != nil {
+		if _, _, err := l.Begin(context.Background(), k, "", now); err != nil {
 			t.Fatalf("Begin %s: %v", k, err)
 		}
 	}
-	if err := l.Finish("a", ledger.Sent, "mk-1", now); err != nil {
+	if err := l.Finish(context.Background(), "a", "", outcome.Sent, "mk-1", now); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
 	if err := l.Close(); err != nil {
@@ -231,7 +232,7 @@ func TestReadLedger(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ReadLedger: %v", err)
 	}
-	if len(got) != 2 || got[0].RefKey != "a" || got[0].State != ledger.Sent || got[1].RefKey != "b" || got[1].State != ledger.Attempting || got[1].Attempts != 1 {
+	if len(got) != 2 || got[0].RefKey != "a" || got[0].State != outcome.Sent || got[1].RefKey != "b" || got[1].State != ledger.Attempting || got[1].Attempts != 1 {
 		t.Errorf("entries = %+v", got)
 	}
 	after, err := os.ReadFile(path)

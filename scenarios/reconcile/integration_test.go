@@ -181,11 +181,11 @@ func TestGatherIntegration(t *testing.T) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	for k, s := range map[string]ledger.State{"a": ledger.Sent, "b": ledger.Sent, "u1": ledger.Unknown, "f1": ledger.Rejected, "r1": ledger.NotSent} {
-		if _, _, err := l.Begin(k, now); err != nil {
+	for k, s := range map[string]outcome.Outcome{"a": outcome.Sent, "b": outcome.Sent, "u1": outcome.Unknown, "f1": outcome.Rejected, "r1": outcome.NotSent} {
+		if _, _, err := l.Begin(context.Background(), k, "", now); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Finish(k, s, "", now); err != nil {
+		if err := l.Finish(context.Background(), k, "", s, "", now); err != nil {
 			t.Fatal(err)
 		}
 	}

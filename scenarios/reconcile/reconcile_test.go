@@ -386,7 +386,7 @@ func TestReconcile(t *testing.T) {
 			name: "ledger disagrees with the record",
 			in: func() Input {
 				in := clean()
-				in.Ledger[2].State = ledger.State(outcome.Unknown)
+				in.Ledger[2].State = outcome.Unknown
 				return in
 			},
 			wantRules: []string{RuleLedger},

@@ -1,28 +1,41 @@
-// Package ledger is the worker's durable attempt ledger: one record per
+// Package ledger is the worker's durable attempt ledger: one entry per
 // refkey, written before a request goes out and updated with its outcome,
-// so that a redelivered message never becomes a second send (DESIGN.md:
-// RabbitMQ delivers at least once; the vendor does not de-duplicate on
-// refkey).
+// so that a redelivered message never becomes a second send (RabbitMQ
+// delivers at least once; the vendor does not de-duplicate on refkey:
+// docs/case.md, docs/deployment.md).
 //
-//	delivery ──> Begin(refkey) ── one bbolt Update tx, fsynced ──┐
-//	               │ no entry / NOT_SENT / OUTSIDE_SEND_WINDOW   │
+//	delivery ──> Begin(refkey, BodyHash(body)) ── one durable commit ──┐
+//	               │ known with another body -> Conflict: never sent,   │
+//	               │   dead-lettered REFKEY_CONFLICT, nothing written   │
+//	               │ no entry / NOT_SENT / OUTSIDE_SEND_WINDOW          │
 //	               │   -> write ATTEMPTING, Attempts++ : Proceed ──> send ──> Finish(outcome)
 //	               │ ATTEMPTING (crash or lost channel mid-send)
 //	               │   -> Unresolved: do not send, outcome UNKNOWN
 //	               │ SENT / REJECTED / UNKNOWN / INVALID
 //	               │   -> Duplicate: do not send, ack as suppressed duplicate
 //
-// Storage: one bbolt file, one bucket "attempts", key = refkey bytes, value
-// = Entry as JSON (readable with any bbolt tool; the reconciler reads it
-// with All). bbolt fsyncs every write transaction before Update returns, so
-// a Proceed is on disk before the request goes out: after a crash between
-// Begin and Finish the reopened ledger says Unresolved, never Proceed.
+// Two stores satisfy Store; OpenStore picks one from the LEDGER spec:
+//
+//   - *Ledger, a bbolt file, for one replica: one bucket "attempts", key =
+//     refkey, value = Entry as JSON. Every write transaction is fsynced
+//     before it returns (bbolt's NoSync is never set: bbolt documents it
+//     as unsafe), so a Proceed is on disk before the request goes out.
+//     One process at a time: Open takes bbolt's file lock and gives up
+//     after LockTimeout (1 s) with ErrLocked.
+//   - *Postgres, shared by every replica: one row per refkey in Table
+//     under its primary key. Begin is one INSERT ... ON CONFLICT DO UPDATE
+//     ... WHERE statement, so two replicas racing on a refkey never both
+//     proceed; the session sets synchronous_commit=on.
 //
 // OUTSIDE_SEND_WINDOW counts as resendable although it is an outcome: the
 // held message comes back to the main queue when the window opens and must
-// then be sent, not suppressed as a duplicate.
+// then be sent, not suppressed as a duplicate (docs/outcomes.md).
 //
-// One process at a time: Open takes bbolt's file lock and gives up after
-// LockTimeout (1 s) with ErrLocked, so a second worker on the same ledger
-// fails at start instead of racing the first.
+// Operators resolve an UNKNOWN entry (Resolve) after checking with the
+// vendor: as NOT_SENT, a re-published copy is sent; as SENT, it is
+// suppressed. PruneEvery deletes entries older than the retention.
+// CheckPlacement refuses a bbolt file that a container would lose.
+//
+// Package ledgertest holds the in-memory fake and the contract cases that
+// every store passes.
 package ledger

@@ -1,20 +1,26 @@
-package ledger
+package ledger_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-var t0 = time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
+var t0 = ledgertest.T0
 
-func openTemp(t *testing.T) (*Ledger, string) {
+func openTemp(t *testing.T) (*ledger.Ledger, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "sub", "ledger.db")
-	l, err := Open(path)
+	l, err := ledger.Open(path)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -22,140 +28,59 @@ func openTemp(t *testing.T) (*Ledger, string) {
 	return l, path
 }
 
-func TestBeginTransitions(t *testing.T) {
-	tests := []struct {
-		name         string
-		prior        State // "" = no entry; Attempting = Begin without Finish
-		wantDecision Decision
-		wantState    State
-		wantAttempts int
-	}{
-		{"no entry proceeds", "", Proceed, Attempting, 1},
-		{"NOT_SENT proceeds again", NotSent, Proceed, Attempting, 2},
-		{"OUTSIDE_SEND_WINDOW proceeds when released", OutsideSendWindow, Proceed, Attempting, 2},
-		{"ATTEMPTING is unresolved", Attempting, Unresolved, Attempting, 1},
-		{"SENT is a duplicate", Sent, Duplicate, Sent, 1},
-		{"REJECTED is a duplicate", Rejected, Duplicate, Rejected, 1},
-		{"UNKNOWN is a duplicate", Unknown, Duplicate, Unknown, 1},
-		{"INVALID is a duplicate", Invalid, Duplicate, Invalid, 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			l, _ := openTemp(t)
-			const key = "order-1"
-			if tt.prior != "" {
-				if d, _, err := l.Begin(key, t0); err != nil || d != Proceed {
-					t.Fatalf("first Begin = %v, %v; want Proceed", d, err)
-				}
-				if tt.prior != Attempting {
-					if err := l.Finish(key, tt.prior, "prior", t0.Add(time.Second)); err != nil {
-						t.Fatalf("Finish: %v", err)
-					}
-				}
-			}
-			now := t0.Add(time.Minute)
-			d, e, err := l.Begin(key, now)
-			if err != nil {
-				t.Fatalf("Begin: %v", err)
-			}
-			if d != tt.wantDecision || e.State != tt.wantState || e.Attempts != tt.wantAttempts || e.RefKey != key {
-				t.Fatalf("Begin = %v %+v; want %v state %s attempts %d", d, e, tt.wantDecision, tt.wantState, tt.wantAttempts)
-			}
-			stored, ok, err := l.Get(key)
-			if err != nil || !ok {
-				t.Fatalf("Get = %v, %v", ok, err)
-			}
-			if stored != e {
-				t.Fatalf("stored %+v, Begin returned %+v", stored, e)
-			}
-			if d == Proceed && !stored.UpdatedAt.Equal(now) {
-				t.Errorf("UpdatedAt = %v, want %v", stored.UpdatedAt, now)
-			}
-			if d != Proceed && stored.UpdatedAt.Equal(now) {
-				t.Errorf("a %v decision wrote the entry", d)
-			}
-		})
-	}
+// TestContractBolt runs the one table of contract cases on the bbolt file.
+func TestContractBolt(t *testing.T) {
+	ledgertest.Contract(t, func(t *testing.T) ledger.Store {
+		l, _ := openTemp(t)
+		return l
+	})
 }
 
-func TestFinish(t *testing.T) {
-	l, _ := openTemp(t)
-	tests := []struct {
-		name    string
-		refkey  string
-		state   State
-		wantErr error
-	}{
-		{"sent", "k-sent", Sent, nil},
-		{"without begin (held)", "k-held", OutsideSendWindow, nil},
-		{"attempting refused", "k-att", Attempting, ErrBadState},
-		{"made-up state refused", "k-bad", State("DELIVERED"), ErrBadState},
-		{"empty refkey refused", "", Sent, ErrEmptyRefKey},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			err := l.Finish(tt.refkey, tt.state, "code=1000", t0)
-			if !errors.Is(err, tt.wantErr) {
-				t.Fatalf("Finish = %v, want %v", err, tt.wantErr)
-			}
-			e, ok, gerr := l.Get(tt.refkey)
-			if gerr != nil {
-				t.Fatalf("Get: %v", gerr)
-			}
-			if tt.wantErr != nil {
-				if ok {
-					t.Fatalf("a refused Finish wrote %+v", e)
-				}
-				return
-			}
-			if !ok || e.State != tt.state || e.Detail != "code=1000" || e.Attempts != 0 {
-				t.Fatalf("entry %+v (found %v)", e, ok)
-			}
-		})
-	}
-	if _, _, err := l.Begin("", t0); !errors.Is(err, ErrEmptyRefKey) {
-		t.Errorf("Begin(\"\") = %v, want ErrEmptyRefKey", err)
-	}
+// TestContractMem runs the same table on the in-memory fake the worker's
+// tests use.
+func TestContractMem(t *testing.T) {
+	ledgertest.Contract(t, func(*testing.T) ledger.Store { return ledgertest.NewMem() })
 }
 
-func TestCrashAfterBeginIsUnresolvedAfterReopen(t *testing.T) {
+// TestReopenKeepsEveryState: every commit is on disk after Close and Open.
+func TestReopenKeepsEveryState(t *testing.T) {
+	ctx := context.Background()
 	l, path := openTemp(t)
-	if d, _, err := l.Begin("crash-1", t0); err != nil || d != Proceed {
-		t.Fatalf("Begin = %v, %v", d, err)
+	h := ledgertest.HashA
+	mustBegin := func(s ledger.Store, k string) {
+		t.Helper()
+		if d, _, err := s.Begin(ctx, k, h, t0); err != nil || d != ledger.Proceed {
+			t.Fatalf("Begin(%s) = %v, %v", k, d, err)
+		}
 	}
-	if d, _, err := l.Begin("done-1", t0); err != nil || d != Proceed {
-		t.Fatalf("Begin = %v, %v", d, err)
+	mustBegin(l, "crash-1")
+	mustBegin(l, "done-1")
+	mustBegin(l, "retry-1")
+	if err := l.Finish(ctx, "done-1", h, outcome.Sent, "", t0); err != nil {
+		t.Fatal(err)
 	}
-	if err := l.Finish("done-1", Sent, "", t0); err != nil {
-		t.Fatalf("Finish: %v", err)
+	if err := l.Finish(ctx, "retry-1", h, outcome.NotSent, "dial refused", t0); err != nil {
+		t.Fatal(err)
 	}
-	if d, _, err := l.Begin("retry-1", t0); err != nil || d != Proceed {
-		t.Fatalf("Begin = %v, %v", d, err)
-	}
-	if err := l.Finish("retry-1", NotSent, "dial refused", t0); err != nil {
-		t.Fatalf("Finish: %v", err)
-	}
-	// The process dies here: no Finish for crash-1. Close only releases the
-	// lock; Begin already synced its commit.
 	if err := l.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	l2, err := Open(path)
+	l2, err := ledger.Open(path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
 	defer l2.Close()
 	for _, tt := range []struct {
 		key      string
-		want     Decision
+		want     ledger.Decision
 		attempts int
 	}{
-		{"crash-1", Unresolved, 1},
-		{"done-1", Duplicate, 1},
-		{"retry-1", Proceed, 2},
-		{"new-1", Proceed, 1},
+		{"crash-1", ledger.Unresolved, 1},
+		{"done-1", ledger.Duplicate, 1},
+		{"retry-1", ledger.Proceed, 2},
+		{"new-1", ledger.Proceed, 1},
 	} {
-		d, e, err := l2.Begin(tt.key, t0.Add(time.Hour))
+		d, e, err := l2.Begin(ctx, tt.key, h, t0.Add(time.Hour))
 		if err != nil || d != tt.want || e.Attempts != tt.attempts {
 			t.Errorf("%s after reopen: Begin = %v %+v %v; want %v with %d attempts", tt.key, d, e, err, tt.want, tt.attempts)
 		}
@@ -168,44 +93,39 @@ func TestCrashAfterBeginIsUnresolvedAfterReopen(t *testing.T) {
 	for _, e := range all {
 		keys = append(keys, e.RefKey)
 	}
-	if want := []string{"crash-1", "done-1", "new-1", "retry-1"}; len(keys) != len(want) || keys[0] != want[0] || keys[1] != want[1] || keys[2] != want[2] || keys[3] != want[3] {
-		t.Fatalf("All keys = %v, want %v", keys, want)
+	if got, want := strings.Join(keys, ","), "crash-1,done-1,new-1,retry-1"; got != want {
+		t.Fatalf("All keys = %s, want %s", got, want)
+	}
+}
+
+// TestReadsEntriesWithoutNewFields: a file written before body hashes and
+// creation times existed still decodes (the fields stay empty).
+func TestReadsEntriesWithoutNewFields(t *testing.T) {
+	ctx := context.Background()
+	l, _ := openTemp(t)
+	// A Finish with no body hash stands for an old entry.
+	if err := l.Finish(ctx, "old", "", outcome.Sent, "", t0); err != nil {
+		t.Fatal(err)
+	}
+	d, e, err := l.Begin(ctx, "old", ledgertest.HashB, t0)
+	if err != nil || d != ledger.Duplicate || e.BodyHash != "" {
+		t.Fatalf("Begin on an entry without hash = %v %+v %v; want duplicate, hash kept empty", d, e, err)
 	}
 }
 
 func TestSecondOpenIsLocked(t *testing.T) {
 	_, path := openTemp(t)
 	start := time.Now()
-	l2, err := Open(path)
+	l2, err := ledger.Open(path)
 	if err == nil {
 		l2.Close()
 		t.Fatal("second Open of a held ledger succeeded")
 	}
-	if !errors.Is(err, ErrLocked) {
+	if !errors.Is(err, ledger.ErrLocked) {
 		t.Fatalf("second Open = %v, want ErrLocked", err)
 	}
-	if waited := time.Since(start); waited < LockTimeout/2 {
-		t.Errorf("gave up after %v, want about %v", waited, LockTimeout)
-	}
-	t.Logf("second Open: %v", err)
-}
-
-func TestClosed(t *testing.T) {
-	l, _ := openTemp(t)
-	if err := l.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	if err := l.Close(); err != nil {
-		t.Errorf("second Close = %v, want nil", err)
-	}
-	if _, _, err := l.Begin("k", t0); !errors.Is(err, ErrClosed) {
-		t.Errorf("Begin after Close = %v, want ErrClosed", err)
-	}
-	if err := l.Finish("k", Sent, "", t0); !errors.Is(err, ErrClosed) {
-		t.Errorf("Finish after Close = %v, want ErrClosed", err)
-	}
-	if _, _, err := l.Get("k"); !errors.Is(err, ErrClosed) {
-		t.Errorf("Get after Close = %v, want ErrClosed", err)
+	if waited := time.Since(start); waited < ledger.LockTimeout/2 {
+		t.Errorf("gave up after %v, want about %v", waited, ledger.LockTimeout)
 	}
 }
 
@@ -214,7 +134,7 @@ func TestOpenNotALedger(t *testing.T) {
 	if err := os.WriteFile(path, []byte("this is not a bbolt file, just text long enough to be read as a page header.............."), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := Open(path); err == nil {
+	if l, err := ledger.Open(path); err == nil {
 		l.Close()
 		t.Fatal("Open accepted a non-bbolt file")
 	}
@@ -224,17 +144,27 @@ func TestOpenNotALedger(t *testing.T) {
 // Proceed and the rest Unresolved; the write transaction is the lock.
 func TestConcurrentBeginOnlyOneProceeds(t *testing.T) {
 	l, _ := openTemp(t)
-	const n = 8
+	if got := raceBegin(t, 8, l); got[ledger.Proceed] != 1 || got[ledger.Unresolved] != 7 {
+		t.Fatalf("decisions %v, want 1 proceed and 7 unresolved", got)
+	}
+}
+
+// raceBegin calls Begin on one refkey from n goroutines at once (released
+// together) spread over the stores, and counts the decisions.
+func raceBegin(t *testing.T, n int, stores ...ledger.Store) map[ledger.Decision]int {
+	t.Helper()
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex
-		results = map[Decision]int{}
+		start   = make(chan struct{})
+		results = map[ledger.Decision]int{}
 	)
-	for i := 0; i < n; i++ {
+	for i := range n {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			d, _, err := l.Begin("race", t0)
+			<-start
+			d, _, err := stores[i%len(stores)].Begin(context.Background(), "race", ledgertest.HashA, t0)
 			if err != nil {
 				t.Errorf("Begin: %v", err)
 				return
@@ -244,16 +174,61 @@ func TestConcurrentBeginOnlyOneProceeds(t *testing.T) {
 			mu.Unlock()
 		}()
 	}
+	close(start)
 	wg.Wait()
-	if results[Proceed] != 1 || results[Unresolved] != n-1 {
-		t.Fatalf("decisions %v, want 1 proceed and %d unresolved", results, n-1)
-	}
+	return results
 }
 
 func TestDecisionString(t *testing.T) {
-	for d, want := range map[Decision]string{Proceed: "proceed", Duplicate: "duplicate", Unresolved: "unresolved", 9: "Decision(9)"} {
+	for d, want := range map[ledger.Decision]string{ledger.Proceed: "proceed", ledger.Duplicate: "duplicate",
+		ledger.Unresolved: "unresolved", ledger.Conflict: "conflict", 9: "Decision(9)"} {
 		if got := d.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(d), got, want)
 		}
 	}
+}
+
+func TestBodyHash(t *testing.T) {
+	// SHA-256 of "abc" (FIPS 180-2, appendix B.1).
+	if got := ledger.BodyHash([]byte("abc")); got != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Fatalf("BodyHash(abc) = %s", got)
+	}
+}
+
+func TestOpenStoreSpec(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		spec, wantKind, wantErr string
+	}{
+		{filepath.Join(dir, "a.db"), ledger.KindBolt, ""},
+		{"./notifier-ledger.db", ledger.KindBolt, ""},
+		{"postgres://u:p@127.0.0.1:5432/db", ledger.KindPostgres, ""},
+		{"postgresql://u:p@127.0.0.1:5432/db", ledger.KindPostgres, ""},
+		{"", "", "empty; want a file path (bbolt) or a postgres:// or postgresql:// URL"},
+		{"mysql://u:p@h/db", "", `scheme "mysql"; want a file path`},
+	} {
+		t.Run(tt.spec, func(t *testing.T) {
+			kind, err := ledger.SpecKind(tt.spec)
+			if tt.wantErr != "" {
+				if !errors.Is(err, ledger.ErrBadSpec) || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("SpecKind = %v; want ErrBadSpec containing %q", err, tt.wantErr)
+				}
+				if _, err := ledger.OpenStore(context.Background(), tt.spec); !errors.Is(err, ledger.ErrBadSpec) {
+					t.Fatalf("OpenStore = %v; want ErrBadSpec", err)
+				}
+				return
+			}
+			if err != nil || kind != tt.wantKind {
+				t.Fatalf("SpecKind = %q, %v; want %q", kind, err, tt.wantKind)
+			}
+		})
+	}
+	s, err := ledger.OpenStore(context.Background(), filepath.Join(dir, "b.db"))
+	if err != nil {
+		t.Fatalf("OpenStore(path): %v", err)
+	}
+	if _, ok := s.(*ledger.Ledger); !ok {
+		t.Errorf("OpenStore(path) = %T; want *ledger.Ledger", s)
+	}
+	s.Close()
 }

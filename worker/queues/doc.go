@@ -1,15 +1,16 @@
 // Package queues declares the worker's RabbitMQ topology and names its
 // headers.
 //
-// Six durable classic queues, all reached through the default exchange ""
-// (which routes by queue name); the worker declares them at start and the
-// lab's driver declares the same Topology, idempotently:
+// Six durable queues of one type (Topology.Type: classic by default, or
+// quorum), all reached through the default exchange "" (which routes by
+// queue name); the worker declares them at start and the lab's driver
+// declares the same Topology, idempotently:
 //
-//	driver ──publish──> notifications ──> worker (one consumer, prefetch 1)
+//	driver ──publish──> notifications ──> worker (single active consumer, prefetch 1)
 //	                      ^   ^   │                 │
 //	                      │   │   └ reject/nack ──> .dead <──┤ INVALID; NOT_SENT after MaxAttempts
-//	   x-message-ttl      │   │                               │   (x-notifier-reason)
-//	   RetryDelay: .retry ┘   │  <───────────────────────────┤ NOT_SENT (x-notifier-attempt + 1)
+//	   own Expiration     │   │                               │   (x-notifier-reason)
+//	   (retry delay): .retry ┘ │  <──────────────────────────┤ NOT_SENT (x-notifier-attempt + 1)
 //	   own Expiration: .held ─┘  <───────────────────────────┤ OUTSIDE_SEND_WINDOW (Expiration =
 //	                                                          │   time until the window opens)
 //	                   .unknown  <───────────────────────────┤ UNKNOWN (never re-sent automatically)
@@ -18,9 +19,11 @@
 //
 // # Who does what
 //
-// The broker only delays and routes back: Retry holds a message for
-// RetryDelay (queue-level x-message-ttl) and dead-letters it to Main; Held
-// dead-letters a message to Main when its own Expiration ends. The worker
+// The broker only delays and routes back: Retry holds a message until its
+// own Expiration ends (the worker sets RetryDelay, or the vendor's
+// Retry-After when longer; the queue's x-message-ttl RetryMaxDelay caps
+// it, RabbitMQ applying the lower of the two) and dead-letters it to Main;
+// Held dead-letters a message to Main when its own Expiration ends. The worker
 // decides everything else: it re-publishes the body to the chosen queue with
 // headers (HeaderAttempt via WithAttempt, HeaderReason, HeaderOutcome,
 // HeaderError, HeaderCode), persistent (Persistent), then acks the delivery.
@@ -48,7 +51,38 @@
 // Expiration is rounded up (Expiration), so one never returns early; if one
 // returned early anyway (the window changed between runs, clocks differ),
 // the worker checks the window again on every delivery and holds it again.
-// Retry uses a queue-wide TTL, for which FIFO order is expiry order.
+// Retry is subject to the same rule: a message with a long Retry-After at
+// the head holds back a shorter one behind it, which then waits longer
+// than asked, never less (a retry is never early).
 // RabbitMQ removes a message's Expiration when it dead-letters it, so a
 // released message does not expire again in Main.
+//
+// # Replicas: single active consumer
+//
+// Main is declared with x-single-active-consumer (Topology.
+// SingleActiveConsumer): however many worker replicas consume it, RabbitMQ
+// delivers to one at a time, so the case's "one consumer, concurrency 1"
+// holds with two replicas and during a rolling deploy. When the active
+// consumer's channel closes, RabbitMQ makes the next registered consumer
+// active and redelivers the unacked message to it
+// (https://www.rabbitmq.com/docs/consumers#single-active-consumer).
+//
+// # Quorum queues and poison messages
+//
+// With Type Quorum, Main also gets x-delivery-limit (DeliveryLimit): a
+// message returned that many times without an ack (the worker crashed or
+// was killed while holding it, or nacked it with requeue) is dead-lettered
+// to Dead, where RabbitMQ's x-death header says reason "delivery_limit"
+// (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling).
+// RabbitMQ 3.10 added message TTL to quorum queues, so Retry and Held work
+// on both types; quorum queues dead-letter at most once by default.
+//
+// # Changing arguments of an existing queue
+//
+// RabbitMQ refuses to redeclare a queue with other arguments (another type,
+// single active consumer turned on): PRECONDITION_FAILED (406), and the
+// channel is closed. Declare returns a *MismatchError naming the queue, the
+// argument and both values; the worker logs it in one line and exits
+// (status 3). Move the messages to a queue declared with the new arguments
+// (or delete the old queue when it is empty), then start the worker again.
 package queues

@@ -13,8 +13,8 @@ func ExampleTopology_Queues() {
 		fmt.Println(q.Name, q.Args)
 	}
 	// Output:
-	// notifications map[x-dead-letter-exchange: x-dead-letter-routing-key:notifications.dead x-queue-type:classic]
-	// notifications.retry map[x-dead-letter-exchange: x-dead-letter-routing-key:notifications x-message-ttl:5000 x-queue-type:classic]
+	// notifications map[x-dead-letter-exchange: x-dead-letter-routing-key:notifications.dead x-queue-type:classic x-single-active-consumer:true]
+	// notifications.retry map[x-dead-letter-exchange: x-dead-letter-routing-key:notifications x-message-ttl:300000 x-queue-type:classic]
 	// notifications.unknown map[x-queue-type:classic]
 	// notifications.held map[x-dead-letter-exchange: x-dead-letter-routing-key:notifications x-queue-type:classic]
 	// notifications.failed map[x-queue-type:classic]

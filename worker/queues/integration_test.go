@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -31,13 +32,7 @@ func startRabbit(t *testing.T) string {
 	if image == "" {
 		t.Fatal("LAB_IMAGE_RABBITMQ is not set: build the lab images with vendormock/images/ensure-images.sh, then `set -a; . .lab/images.env; set +a` and run again")
 	}
-	// Never let testcontainers guess the Docker host (it picks the default
-	// gateway here) or start Ryuk (its image cannot be pulled offline).
-	for k, v := range map[string]string{"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1", "TESTCONTAINERS_RYUK_DISABLED": "true"} {
-		if os.Getenv(k) == "" {
-			t.Setenv(k, v)
-		}
-	}
+	vendormock.EnsureTestcontainersEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
@@ -86,29 +81,36 @@ func dial(t *testing.T, url string) (*amqp.Connection, *amqp.Channel) {
 	return conn, ch
 }
 
-// receive waits up to timeout for one message on q. It polls with
-// basic.get every 10 ms, so no consumer is left behind to swallow the next
-// test's messages.
+// receive waits up to timeout for one message on q. It consumes at
+// prefetch 1 and cancels its consumer after the first message, so no
+// consumer is left behind to swallow the next test's messages. (basic.get
+// would be simpler, but RabbitMQ refuses it on a quorum queue with single
+// active consumer: 405 RESOURCE_LOCKED.)
 func receive(t *testing.T, ch *amqp.Channel, q string, timeout time.Duration) amqp.Delivery {
 	t.Helper()
-	deadline := time.After(timeout)
-	tick := time.NewTicker(10 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-deadline:
-			t.Fatalf("nothing arrived on %s within %v", q, timeout)
-		case <-tick.C:
-			d, ok, err := ch.Get(q, false)
-			if err != nil {
-				t.Fatalf("get from %s: %v", q, err)
-			}
-			if ok {
-				return d
-			}
-		}
+	if err := ch.Qos(1, 0, false); err != nil {
+		t.Fatalf("qos: %v", err)
 	}
+	receiveSeq++
+	tag := fmt.Sprintf("receive-%d", receiveSeq)
+	ds, err := ch.Consume(q, tag, false, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("consume %s: %v", q, err)
+	}
+	defer func() { _ = ch.Cancel(tag, false) }()
+	select {
+	case d, ok := <-ds:
+		if !ok {
+			t.Fatalf("channel closed while waiting on %s", q)
+		}
+		return d
+	case <-time.After(timeout):
+		t.Fatalf("nothing arrived on %s within %v", q, timeout)
+	}
+	return amqp.Delivery{}
 }
+
+var receiveSeq int
 
 func publish(t *testing.T, ch *amqp.Channel, q string, p amqp.Publishing) {
 	t.Helper()
@@ -119,10 +121,23 @@ func publish(t *testing.T, ch *amqp.Channel, q string, p amqp.Publishing) {
 	}
 }
 
+// TestIntegrationTopology runs the topology's broker behaviour on classic
+// and on quorum queues of the same broker: the retry and held queues work
+// on both (RabbitMQ 3.10 and later support message TTL on quorum queues).
 func TestIntegrationTopology(t *testing.T) {
 	url := startRabbit(t)
+	for _, qt := range QueueTypes {
+		t.Run(string(qt), func(t *testing.T) { testTopology(t, url, qt) })
+	}
+	t.Run("mismatch", func(t *testing.T) { testMismatch(t, url) })
+	t.Run("single active consumer", func(t *testing.T) { testSingleActiveConsumer(t, url) })
+	t.Run("delivery limit", func(t *testing.T) { testDeliveryLimit(t, url) })
+}
+
+func testTopology(t *testing.T, url string, qt QueueType) {
 	conn, ch := dial(t, url)
-	top := Topology{Names: NamesFor("it"), RetryDelay: 700 * time.Millisecond, MaxAttempts: 3}
+	top := DefaultTopology("it-" + string(qt))
+	top.RetryDelay, top.MaxAttempts, top.Type = 700*time.Millisecond, 3, qt
 
 	t.Run("declare twice is idempotent", func(t *testing.T) {
 		for i := 1; i <= 2; i++ {
@@ -147,22 +162,29 @@ func TestIntegrationTopology(t *testing.T) {
 			t.Fatalf("open channel: %v", err)
 		}
 		other := top
-		other.RetryDelay = 2 * time.Second
+		other.RetryMaxDelay = 2 * time.Minute
 		err = other.Declare(ch2)
 		var ae *amqp.Error
-		if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed {
+		if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed || !errors.Is(err, ErrQueueMismatch) {
 			t.Fatalf("redeclare with another TTL = %v, want PRECONDITION_FAILED", err)
+		}
+		if me, _ := errors.AsType[*MismatchError](err); me == nil || me.Argument != ArgMessageTTL || me.Queue != top.Names.Retry {
+			t.Fatalf("mismatch %#v, want %s on %s", err, ArgMessageTTL, top.Names.Retry)
 		}
 	})
 
-	t.Run("retry comes back to main after RetryDelay", func(t *testing.T) {
+	t.Run("retry comes back to main after its expiration", func(t *testing.T) {
 		sent := time.Now()
 		publish(t, ch, top.Names.Retry, amqp.Publishing{
-			Body:    []byte(`{"refkey":"retry-1"}`),
-			Headers: WithAttempt(amqp.Table{HeaderReason: "dial refused"}, 1),
+			Body:       []byte(`{"refkey":"retry-1"}`),
+			Headers:    WithAttempt(amqp.Table{HeaderReason: "dial refused"}, 1),
+			Expiration: Expiration(top.RetryDelay), // as the worker sets it
 		})
 		d := receive(t, ch, top.Names.Main, 15*time.Second)
 		waited := time.Since(sent)
+		if waited > 10*time.Second {
+			t.Fatalf("came back after %v: the per-message expiration was ignored", waited)
+		}
 		if string(d.Body) != `{"refkey":"retry-1"}` {
 			t.Fatalf("body %q", d.Body)
 		}

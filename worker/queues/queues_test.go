@@ -25,7 +25,8 @@ func TestNamesFor(t *testing.T) {
 
 func TestDefaultTopology(t *testing.T) {
 	top := DefaultTopology(DefaultMain)
-	if top.Names != NamesFor("notifications") || top.RetryDelay != 5*time.Second || top.MaxAttempts != 5 {
+	if top.Names != NamesFor("notifications") || top.RetryDelay != 5*time.Second || top.MaxAttempts != 5 ||
+		top.RetryMaxDelay != 5*time.Minute || top.Type != Classic || !top.SingleActiveConsumer || top.DeliveryLimit != 5 {
 		t.Fatalf("DefaultTopology = %+v", top)
 	}
 	if err := top.Validate(); err != nil {
@@ -37,7 +38,7 @@ func TestQueuesArguments(t *testing.T) {
 	top := Topology{Names: NamesFor("n"), RetryDelay: 1500 * time.Millisecond, MaxAttempts: 3}
 	want := map[string]amqp.Table{
 		"n":         {ArgQueueType: "classic", ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n.dead"},
-		"n.retry":   {ArgQueueType: "classic", ArgMessageTTL: int64(1500), ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n"},
+		"n.retry":   {ArgQueueType: "classic", ArgMessageTTL: int64(300000), ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n"},
 		"n.unknown": {ArgQueueType: "classic"},
 		"n.held":    {ArgQueueType: "classic", ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n"},
 		"n.failed":  {ArgQueueType: "classic"},
@@ -119,11 +120,15 @@ type declared struct {
 type fakeDeclarer struct {
 	calls  []declared
 	failOn string
+	err    error // returned for failOn; nil = a 406 without details
 }
 
 func (f *fakeDeclarer) QueueDeclare(name string, durable, autoDelete, exclusive, noWait bool, args amqp.Table) (amqp.Queue, error) {
 	f.calls = append(f.calls, declared{name, durable, autoDelete, exclusive, noWait, args})
 	if name == f.failOn {
+		if f.err != nil {
+			return amqp.Queue{}, f.err
+		}
 		return amqp.Queue{}, &amqp.Error{Code: amqp.PreconditionFailed, Reason: "PRECONDITION_FAILED - inequivalent arg"}
 	}
 	return amqp.Queue{Name: name}, nil
@@ -148,11 +153,21 @@ func TestDeclareOn(t *testing.T) {
 	f = &fakeDeclarer{failOn: "notifications.held"}
 	err := top.DeclareOn(f)
 	var ae *amqp.Error
-	if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed || !strings.Contains(err.Error(), "declare queue notifications.held") {
+	if !errors.As(err, &ae) || ae.Code != amqp.PreconditionFailed || !errors.Is(err, ErrQueueMismatch) {
 		t.Fatalf("DeclareOn with a failing queue = %v", err)
+	}
+	if me, ok := errors.AsType[*MismatchError](err); !ok || me.Queue != "notifications.held" {
+		t.Fatalf("DeclareOn with a failing queue = %#v, want a *MismatchError for notifications.held", err)
 	}
 	if len(f.calls) != 4 {
 		t.Fatalf("declared %d queues, want to stop at the 4th", len(f.calls))
+	}
+
+	// Another broker error is wrapped with the queue, not a mismatch.
+	f = &fakeDeclarer{failOn: "notifications.held", err: &amqp.Error{Code: amqp.AccessRefused, Reason: "ACCESS_REFUSED"}}
+	err = top.DeclareOn(f)
+	if errors.Is(err, ErrQueueMismatch) || !strings.Contains(err.Error(), "declare queue notifications.held") {
+		t.Fatalf("DeclareOn with access refused = %v", err)
 	}
 }
 

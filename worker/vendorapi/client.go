@@ -17,9 +17,11 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// MessagePath is the vendor's send endpoint (DESIGN.md, "Vendor API").
+// MessagePath is the vendor's send endpoint (docs/vendor-api.md).
 const MessagePath = "/v3/message"
 
 // SuccessCode is the vendor's business code for an accepted message.
@@ -94,12 +96,13 @@ type Client struct {
 	strategy      Strategy
 	tokenURL      string
 	messageURL    string
-	initErr       error // bad base URL or nil strategy: every Send is NotSent
+	initErr       error // bad base URL or nil strategy: every Send is NOT_SENT
 	idemHeader    string
 	corrHeader    string
 	now           func() time.Time
 	refreshMargin time.Duration
 	maxBody       int64
+	table         StatusTable
 	closed        atomic.Bool
 	mu            sync.Mutex
 	tok           cachedToken
@@ -130,8 +133,20 @@ func WithCorrelationHeader(name string) Option {
 	}
 }
 
-// WithClock sets the clock used for token expiry (tests; default
-// time.Now).
+// WithStatusTable sets the table that maps the vendor's HTTP statuses and
+// business codes to outcomes (default DefaultStatusTable). A table that
+// does not Validate is ignored and the default kept: load tables with
+// LoadStatusTable, which reports what is wrong.
+func WithStatusTable(t StatusTable) Option {
+	return func(c *Client) {
+		if t.Validate() == nil {
+			c.table = t
+		}
+	}
+}
+
+// WithClock sets the clock used for token expiry and for a Retry-After
+// date (tests; default time.Now).
 func WithClock(now func() time.Time) Option {
 	return func(c *Client) {
 		if now != nil {
@@ -172,6 +187,7 @@ func NewClient(baseURL string, creds Credentials, s Strategy, opts ...Option) *C
 		now:           time.Now,
 		refreshMargin: DefaultTokenRefreshMargin,
 		maxBody:       DefaultMaxResponseBytes,
+		table:         DefaultStatusTable(),
 	}
 	for _, o := range opts {
 		o(c)
@@ -209,22 +225,26 @@ func (c *Client) String() string {
 //   - NotSent: the client is closed; the token call failed; or the request
 //     provably never started to be written (dial, DNS, TLS handshake
 //     failure, canceled before writing).
+//   - NotSent also: a status or business code the StatusTable maps to
+//     NOT_SENT (by default 429 and 408: the vendor did not process it);
+//     SendError.RetryAfter holds the vendor's Retry-After when it sent one.
 //   - Unknown: any failure after the request started to be written (reset,
-//     EOF, response timeout), a 5xx (a proxy's 502/504, the vendor's
-//     500/503: it may have been processed), a 1xx/3xx, or a 2xx whose body
-//     does not parse.
-//   - Rejected: a 4xx (a 401 after the one refetch), or a business code
-//     other than SuccessCode. Code holds the vendor's code.
+//     EOF, response timeout), a 5xx by default (a proxy's 502/504, the
+//     vendor's 500/503: it may have been processed), a 1xx/3xx, or a 2xx
+//     whose body does not parse.
+//   - Rejected: a 4xx other than the table's NOT_SENT ones (a 401 after
+//     the one refetch), or a business code other than the table's success
+//     code. Code holds the vendor's code.
 //
 // Result.Trace is filled on error too (what httptrace saw before the
 // failure); Result.Code holds the vendor's code whenever it answered.
 func (c *Client) Send(ctx context.Context, n message.Notification) (Result, error) {
 	var res Result
 	if c.initErr != nil {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonRequest, Err: c.initErr}
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: c.initErr}
 	}
 	if c.closed.Load() {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonClosed, Err: ErrClientClosed}
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonClosed, Err: ErrClientClosed}
 	}
 	body, err := json.Marshal(messageRequest{
 		RefKey:       n.RefKey,
@@ -234,7 +254,7 @@ func (c *Client) Send(ctx context.Context, n message.Notification) (Result, erro
 		Category:     string(n.Category),
 	})
 	if err != nil {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("encode message: %w", err)}
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("encode message: %w", err)}
 	}
 
 	tok, fetched, serr := c.token(ctx)
@@ -276,7 +296,7 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
 		http.MethodPost, c.messageURL, bytes.NewReader(body))
 	if err != nil {
-		return res, &SendError{Class: NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("build message request: %w", err)}, false
+		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("build message request: %w", err)}, false
 	}
 	req.Header.Set("Authorization", "Bearer "+tok)
 	req.Header.Set("Content-Type", "application/json")
@@ -298,13 +318,15 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 	data, rerr := readBody(resp, c.maxBody)
 	resp.Body.Close()
 	tr.finish()
-	res, serr = judge(resp.StatusCode, data, rerr, tr)
+	res, serr = c.judge(resp.StatusCode, resp.Header, data, rerr, tr)
 	return res, serr, resp.StatusCode == http.StatusUnauthorized
 }
 
 // judge classifies a response the vendor (or a proxy in front of it)
-// answered with: status, body (up to the limit) and the error reading it.
-func judge(status int, data []byte, readErr error, tr *tracer) (Result, *SendError) {
+// answered with: status, headers, body (up to the limit) and the error
+// reading it, by the client's StatusTable. A NOT_SENT answer carries the
+// vendor's Retry-After, when it sent one, as SendError.RetryAfter.
+func (c *Client) judge(status int, header http.Header, data []byte, readErr error, tr *tracer) (Result, *SendError) {
 	var res Result
 	var mr messageResponse
 	parsed := readErr == nil && json.Unmarshal(data, &mr) == nil
@@ -313,45 +335,65 @@ func judge(status int, data []byte, readErr error, tr *tracer) (Result, *SendErr
 		code = string(mr.Code)
 	}
 	res.Code = code
-	fail := func(class Class, reason Reason, err error) (Result, *SendError) {
+	fail := func(class outcome.Outcome, reason Reason, err error) (Result, *SendError) {
 		se := &SendError{Class: class, Op: OpSend, Code: code, Reason: reason, Err: err}
 		if parsed {
 			se.Description = mr.Description
 		}
+		if class == outcome.NotSent {
+			if d, ok := ParseRetryAfter(header.Get("Retry-After"), c.now()); ok {
+				se.RetryAfter = d
+			}
+		}
 		return res, se
 	}
-	switch {
-	case status >= 200 && status <= 299:
-		if readErr != nil {
-			reason := reasonOf(readErr, tr)
-			if errors.Is(readErr, ErrBadResponse) {
-				reason = ReasonBody
-			}
-			return fail(Unknown, reason, fmt.Errorf("read message response: http status %d: %w", status, readErr))
+	is2xx := status >= 200 && status <= 299
+	if is2xx && readErr != nil {
+		reason := reasonOf(readErr, tr)
+		if errors.Is(readErr, ErrBadResponse) {
+			reason = ReasonBody
 		}
-		if !parsed || mr.Code == "" {
-			res.Code = strconv.Itoa(status)
-			code = res.Code
-			return fail(Unknown, ReasonBody, fmt.Errorf("decode message response (%d bytes, http status %d): %w", len(data), status, ErrBadResponse))
+		return fail(outcome.Unknown, reason, fmt.Errorf("read message response: http status %d: %w", status, readErr))
+	}
+	if is2xx && (!parsed || mr.Code == "") {
+		res.Code = strconv.Itoa(status)
+		code = res.Code
+		return fail(outcome.Unknown, ReasonBody, fmt.Errorf("decode message response (%d bytes, http status %d): %w", len(data), status, ErrBadResponse))
+	}
+	if parsed && mr.Code != "" {
+		if o, ok := c.table.ForCode(string(mr.Code)); ok {
+			return fail(o, ReasonBusiness, fmt.Errorf("business code %s (http status %d): %w", mr.Code, status, errFor(o)))
 		}
-		if string(mr.Code) != SuccessCode {
-			return fail(Rejected, ReasonBusiness, fmt.Errorf("business code %s: %w", mr.Code, ErrRejected))
+	}
+	if is2xx {
+		if string(mr.Code) != c.table.SuccessCode {
+			return fail(outcome.Rejected, ReasonBusiness, fmt.Errorf("business code %s: %w", mr.Code, ErrRejected))
 		}
 		res.MessageKey = mr.MessageKey
 		return res, nil
-	case status >= 400 && status <= 499:
-		reason := ReasonStatus
-		if parsed && mr.Code != "" {
-			reason = ReasonBusiness
-		}
-		return fail(Rejected, reason, fmt.Errorf("http status %d: %w", status, ErrRejected))
-	default:
-		// 5xx: a proxy's 502/504 says nothing about whether the vendor
-		// processed the request, and a vendor's 500/503 may come after it
-		// stored the message: Unknown, the conservative choice. 1xx/3xx
-		// are not answers this API gives (redirects are not followed).
-		return fail(Unknown, ReasonStatus, fmt.Errorf("http status %d: %w", status, ErrBadStatus))
 	}
+	reason := ReasonStatus
+	if parsed && mr.Code != "" && status >= 400 && status <= 499 {
+		reason = ReasonBusiness
+	}
+	// The table's default: a 5xx (a proxy's 502/504 says nothing about
+	// whether the vendor processed the request, a vendor's 500 may come
+	// after it stored the message) and 1xx/3xx (not answers this API gives;
+	// redirects are not followed) are Unknown, the conservative choice.
+	o := c.table.ForStatus(status)
+	return fail(o, reason, fmt.Errorf("http status %d: %w", status, errFor(o)))
+}
+
+// errFor is the sentinel in the chain of a SendError of class o made from
+// a vendor answer.
+func errFor(o outcome.Outcome) error {
+	switch o {
+	case outcome.Rejected:
+		return ErrRejected
+	case outcome.NotSent:
+		return ErrNotProcessed
+	}
+	return ErrBadStatus
 }
 
 // readBody reads up to max bytes of resp's body; a longer body is an

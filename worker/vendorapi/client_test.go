@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // TestIdempotencyHeaderReplay is issue 3 §4's header test: a server reads a
@@ -53,7 +55,7 @@ func TestIdempotencyHeaderReplay(t *testing.T) {
 			c := newTestClient(t, PooledName, baseConfig(t, d), tc.opts...)
 
 			res, err := c.Send(context.Background(), note("ref-idem"))
-			if ClassOf(err) != Unknown {
+			if ClassOf(err) != outcome.Unknown {
 				t.Fatalf("class %s, want UNKNOWN (err %v)", ClassOf(err), err)
 			}
 			if got := raw.reqs.Load(); got != tc.wantArrivals {
@@ -105,11 +107,11 @@ func TestNothingWrittenReplay(t *testing.T) {
 	cases := []struct {
 		name      string
 		replayTo  func(v *fakeVendor) string
-		wantClass Class
+		wantClass outcome.Outcome
 		wantCalls int64 // message calls the vendor sees, warm-up included
 	}{
-		{"replay cannot connect: NOT_SENT", func(*fakeVendor) string { return closedAddr(t) }, NotSent, 1},
-		{"replay succeeds: SENT once", func(v *fakeVendor) string { return v.addr() }, Sent, 2},
+		{"replay cannot connect: NOT_SENT", func(*fakeVendor) string { return closedAddr(t) }, outcome.NotSent, 1},
+		{"replay succeeds: SENT once", func(v *fakeVendor) string { return v.addr() }, outcome.Sent, 2},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -141,7 +143,7 @@ func TestNothingWrittenReplay(t *testing.T) {
 			if !res.Trace.WriteStarted {
 				t.Error("Trace.WriteStarted is false: the first attempt did start writing into its buffer")
 			}
-			if tc.wantClass == NotSent {
+			if tc.wantClass == outcome.NotSent {
 				if se := asSendError(t, err); se.Reason != ReasonDial {
 					t.Errorf("reason %s, want dial (the replay's failure)", se.Reason)
 				}
@@ -253,6 +255,7 @@ func TestNoSecretsInText(t *testing.T) {
 		"creds %+v": fmt.Sprintf("%+v", testCreds),
 		"creds %#v": fmt.Sprintf("%#v", testCreds),
 		"client %v": fmt.Sprintf("%v", c),
+		//lint:ignore S1025 the test checks what fmt prints through the %s verb
 		"client %s": fmt.Sprintf("%s", c),
 		"error":     err.Error(),
 	}
@@ -285,7 +288,7 @@ func TestNewClientBadInput(t *testing.T) {
 			defer c.Close()
 			_, err := c.Send(context.Background(), note("ref-bad"))
 			se := asSendError(t, err)
-			if se.Class != NotSent || se.Reason != ReasonRequest {
+			if se.Class != outcome.NotSent || se.Reason != ReasonRequest {
 				t.Errorf("got %s/%s, want NOT_SENT/request (%v)", se.Class, se.Reason, se)
 			}
 		})
@@ -366,7 +369,7 @@ func TestCloseDuringUse(t *testing.T) {
 				t.Fatalf("second Close: %v", err)
 			}
 			_, err := c.Send(context.Background(), note("ref-2"))
-			if se := asSendError(t, err); se.Class != NotSent || !errors.Is(se, ErrClientClosed) {
+			if se := asSendError(t, err); se.Class != outcome.NotSent || !errors.Is(se, ErrClientClosed) {
 				t.Errorf("got %v, want NOT_SENT with ErrClientClosed", se)
 			}
 			if d.n.Load() != dials {

@@ -1,7 +1,7 @@
 // Package vendor is the worker's HTTP client for the messaging vendor: the
 // token call, the send call, the client strategies (per-request, pooled), the
 // per-send httptrace timings, and the classification of every failure into
-// the delivery classes of DESIGN.md (SENT, REJECTED, NOT_SENT, UNKNOWN).
+// the delivery classes of docs/outcomes.md (SENT, REJECTED, NOT_SENT, UNKNOWN).
 //
 // # Data flow
 //

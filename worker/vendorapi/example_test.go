@@ -14,7 +14,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
-// A vendor speaking the API of DESIGN.md, with its own test certificate.
+// A vendor speaking the API of docs/vendor-api.md, with its own test certificate.
 func exampleVendor() *httptest.Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/token", func(w http.ResponseWriter, r *http.Request) {

@@ -9,7 +9,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -508,12 +506,6 @@ func nxdomain(q []byte) []byte {
 // quietLog drops the test servers' own logs (TLS handshake errors the
 // fault tests cause on purpose).
 func quietLog() *log.Logger { return log.New(io.Discard, "", 0) }
-
-// basic returns the user:pass of a Basic Authorization value.
-func basic(h string) string {
-	b, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(h, "Basic "))
-	return string(b)
-}
 
 // asSendError fails the test unless err is a *SendError.
 func asSendError(t testing.TB, err error) *SendError {

@@ -9,21 +9,15 @@ import (
 	"net"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// Class is the delivery class of one send attempt (DESIGN.md, "Delivery
-// outcomes"). The worker routes on it: Sent acked, Rejected to the failed
-// queue, NotSent to the retry queue, Unknown to the unknown queue (never
-// re-sent automatically).
-type Class string
-
-// The classes of DESIGN.md's outcome table that a send can end in.
-const (
-	Sent     Class = "SENT"     // the vendor accepted it
-	Rejected Class = "REJECTED" // the vendor answered and refused it
-	NotSent  Class = "NOT_SENT" // provably never left the worker
-	Unknown  Class = "UNKNOWN"  // may have reached the vendor
-)
+// A send attempt ends in one of outcome.SendClasses (docs/outcomes.md):
+// outcome.Sent (acked), outcome.Rejected (failed queue), outcome.NotSent
+// (retry queue) or outcome.Unknown (unknown queue, never re-sent
+// automatically). This package declares no outcome names of its own.
 
 // Reason says what failed, as a short label for records and reports. The
 // Class decides the routing; Reason only explains it. It is derived from
@@ -64,6 +58,9 @@ var (
 	// ErrRejected is in the chain of every Rejected *SendError: the vendor
 	// answered a 4xx or a business code other than SuccessCode.
 	ErrRejected = errors.New("vendor rejected the request")
+	// ErrNotProcessed is in the chain of a NotSent *SendError made from a
+	// vendor answer the StatusTable maps to NOT_SENT (429, 408, ...).
+	ErrNotProcessed = errors.New("vendor did not process the request")
 	// ErrBadStatus is in the chain of an Unknown *SendError made from a
 	// 5xx (a proxy's 502/504, or the vendor's 500/503) or an unexpected
 	// 1xx/3xx status.
@@ -79,7 +76,8 @@ var (
 // Its text never holds the client secret, the token, the recipient or the
 // vendor's description (which may echo message data).
 type SendError struct {
-	Class Class
+	// Class is one of outcome.SendClasses other than outcome.Sent.
+	Class outcome.Outcome
 	Op    string // OpToken or OpSend
 	// Code is the vendor's business code, or the HTTP status as text when
 	// there is no business code, or "" when no response was read.
@@ -90,7 +88,10 @@ type SendError struct {
 	// parsed, for the failed queue. It is kept out of Error() because a
 	// vendor may echo message data in it.
 	Description string
-	Err         error
+	// RetryAfter is the vendor's Retry-After (seconds or HTTP date, from
+	// now) on a NotSent answer; 0 when it sent none.
+	RetryAfter time.Duration
+	Err        error
 }
 
 // Error returns "vendor <op>: <CLASS> (<reason>) code <code>: <cause>", the
@@ -123,14 +124,14 @@ func (e *SendError) Unwrap() error { return e.Err }
 // ClassOf returns Sent for nil, the class of a *SendError anywhere in err's
 // chain, and Unknown for any other error (the conservative choice: an error
 // this package did not classify may hide a send that reached the vendor).
-func ClassOf(err error) Class {
+func ClassOf(err error) outcome.Outcome {
 	if err == nil {
-		return Sent
+		return outcome.Sent
 	}
 	if se, ok := errors.AsType[*SendError](err); ok {
 		return se.Class
 	}
-	return Unknown
+	return outcome.Unknown
 }
 
 // classifyTransport turns an error from http.Client.Do (or from reading a
@@ -145,9 +146,9 @@ func ClassOf(err error) Class {
 // is made.
 func classifyTransport(op string, err error, tr *tracer, replayable bool) *SendError {
 	reason := reasonOf(err, tr)
-	class := Unknown
+	class := outcome.Unknown
 	if errors.Is(err, ErrClientClosed) || tr == nil || !tr.mayHaveLeft(replayable) {
-		class = NotSent
+		class = outcome.NotSent
 	}
 	return &SendError{Class: class, Op: op, Reason: reason, Err: err}
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // rig is one fault case's world: the client under test and the servers
@@ -23,7 +25,6 @@ type rig struct {
 	v   *fakeVendor // the good vendor (token calls), or nil
 	raw *rawServer  // the faulty server, or nil
 	dns *fakeDNS
-	ctx context.Context // nil: a 10 s context
 }
 
 // newRig builds a client on strategy whose dials follow route.
@@ -60,7 +61,7 @@ type faultCase struct {
 	name       string
 	setup      func(t *testing.T) *rig
 	warm       bool // one successful send first (token cached, connection pooled)
-	wantClass  Class
+	wantClass  outcome.Outcome
 	wantOp     string
 	wantReason Reason
 	wantCode   string
@@ -76,7 +77,7 @@ func TestClassification(t *testing.T) {
 		{
 			name:      "accepted: 200 with code 1000",
 			setup:     func(t *testing.T) *rig { return vendorRig(t, PooledName, nil, nil) },
-			wantClass: Sent, wantCode: SuccessCode,
+			wantClass: outcome.Sent, wantCode: SuccessCode,
 			check: func(t *testing.T, r *rig, res Result, _ *SendError) {
 				if res.MessageKey == "" {
 					t.Error("MessageKey is empty")
@@ -94,7 +95,7 @@ func TestClassification(t *testing.T) {
 				r.v = v
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonDial,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonDial,
 			check: func(t *testing.T, r *rig, res Result, se *SendError) {
 				if !errors.Is(se, syscall.ECONNREFUSED) {
 					t.Errorf("want ECONNREFUSED in chain, got %v", se)
@@ -117,7 +118,7 @@ func TestClassification(t *testing.T) {
 				r.v, r.dns = v, dns
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonDNS,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonDNS,
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				de, ok := errors.AsType[*net.DNSError](se)
 				if !ok || !de.IsNotFound {
@@ -137,7 +138,7 @@ func TestClassification(t *testing.T) {
 				r.v = bad
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonTLS,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonTLS,
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if _, ok := errors.AsType[x509.UnknownAuthorityError](se); !ok {
 					t.Errorf("want x509.UnknownAuthorityError in chain, got %v", se)
@@ -160,7 +161,7 @@ func TestClassification(t *testing.T) {
 				r.v = v13
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonTLS,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonTLS,
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				op, ok := errors.AsType[*net.OpError](se)
 				if !ok || op.Op != "remote error" {
@@ -181,7 +182,7 @@ func TestClassification(t *testing.T) {
 				r.raw = silent
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonTLS,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonTLS,
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				ne, ok := errors.AsType[net.Error](se)
 				if !ok || !ne.Timeout() {
@@ -198,7 +199,7 @@ func TestClassification(t *testing.T) {
 				r.c.Close()
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonClosed,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonClosed,
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if !errors.Is(se, ErrClientClosed) {
 					t.Errorf("want ErrClientClosed in chain, got %v", se)
@@ -215,7 +216,7 @@ func TestClassification(t *testing.T) {
 				r.v.tokenStatus = http.StatusInternalServerError
 				return r
 			},
-			wantClass: NotSent, wantOp: OpToken, wantReason: ReasonStatus, wantCode: "500",
+			wantClass: outcome.NotSent, wantOp: OpToken, wantReason: ReasonStatus, wantCode: "500",
 			check: func(t *testing.T, r *rig, res Result, _ *SendError) {
 				if n := r.v.messageCalls.Load(); n != 0 {
 					t.Errorf("vendor saw %d message calls after a failed token call, want 0", n)
@@ -234,7 +235,7 @@ func TestClassification(t *testing.T) {
 				t.Cleanup(func() { c.Close() })
 				return &rig{c: c, d: d, v: v}
 			},
-			wantClass: NotSent, wantOp: OpToken, wantReason: ReasonStatus, wantCode: "401",
+			wantClass: outcome.NotSent, wantOp: OpToken, wantReason: ReasonStatus, wantCode: "401",
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if strings.Contains(se.Error(), "wrong-"+testSecret) {
 					t.Errorf("error text holds the secret: %q", se.Error())
@@ -251,7 +252,7 @@ func TestClassification(t *testing.T) {
 				r.v.tokenBody = `{"accesstoken": 42`
 				return r
 			},
-			wantClass: NotSent, wantOp: OpToken, wantReason: ReasonBody, wantCode: "200",
+			wantClass: outcome.NotSent, wantOp: OpToken, wantReason: ReasonBody, wantCode: "200",
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if !errors.Is(se, ErrBadResponse) {
 					t.Errorf("want ErrBadResponse in chain, got %v", se)
@@ -265,14 +266,14 @@ func TestClassification(t *testing.T) {
 				r.v.tokenBody = `{"accesstoken": "abc", "type": "Bearer", "expired": "tomorrow"}`
 				return r
 			},
-			wantClass: NotSent, wantOp: OpToken, wantReason: ReasonBody, wantCode: "200",
+			wantClass: outcome.NotSent, wantOp: OpToken, wantReason: ReasonBody, wantCode: "200",
 		},
 		{
 			name: "token call failed: connection refused",
 			setup: func(t *testing.T) *rig {
 				return newRig(t, PooledName, to(closedAddr(t)), nil)
 			},
-			wantClass: NotSent, wantOp: OpToken, wantReason: ReasonDial,
+			wantClass: outcome.NotSent, wantOp: OpToken, wantReason: ReasonDial,
 		},
 		{
 			name: "connection reset before the request was written (during connection setup)",
@@ -283,7 +284,7 @@ func TestClassification(t *testing.T) {
 				r.raw = rst
 				return r
 			},
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonReset,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonReset,
 			check: func(t *testing.T, r *rig, res Result, se *SendError) {
 				if !errors.Is(se, syscall.ECONNRESET) && !errors.Is(se, syscall.EPIPE) {
 					t.Errorf("want ECONNRESET or EPIPE in chain, got %v", se)
@@ -303,7 +304,7 @@ func TestClassification(t *testing.T) {
 				r.raw = raw
 				return r
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonReset,
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonReset,
 			check: func(t *testing.T, r *rig, res Result, se *SendError) {
 				if !errors.Is(se, syscall.ECONNRESET) {
 					t.Errorf("want ECONNRESET in chain, got %v", se)
@@ -326,7 +327,7 @@ func TestClassification(t *testing.T) {
 				r.raw = raw
 				return r
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonEOF,
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonEOF,
 			check: func(t *testing.T, r *rig, res Result, se *SendError) {
 				if !errors.Is(se, io.EOF) {
 					t.Errorf("want io.EOF in chain, got %v", se)
@@ -354,7 +355,7 @@ func TestClassification(t *testing.T) {
 				}
 				return vendorRig(t, PooledName, hold, func(c *Config) { c.ResponseTimeout = 300 * time.Millisecond })
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonTimeout,
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonTimeout,
 			check: func(t *testing.T, r *rig, res Result, se *SendError) {
 				if !errors.Is(se, context.DeadlineExceeded) {
 					t.Errorf("want context.DeadlineExceeded in chain, got %v", se)
@@ -372,7 +373,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusBadGateway, "<html>502 Bad Gateway</html>"), nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "502",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "502",
 			check: expectBadStatusOnce,
 		},
 		{
@@ -380,7 +381,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusGatewayTimeout, "<html>504 Gateway Time-out</html>"), nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "504",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "504",
 			check: expectBadStatusOnce,
 		},
 		{
@@ -388,7 +389,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusInternalServerError, ""), nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "500",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "500",
 			check: expectBadStatusOnce,
 		},
 		{
@@ -396,7 +397,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusServiceUnavailable, ""), nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "503",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "503",
 			check: expectBadStatusOnce,
 		},
 		{
@@ -407,7 +408,7 @@ func TestClassification(t *testing.T) {
 				}
 				return vendorRig(t, PooledName, redirect, nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "307",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "307",
 			check: func(t *testing.T, r *rig, _ Result, _ *SendError) {
 				if n, o := r.v.messageCalls.Load(), r.v.otherCalls.Load(); n != 1 || o != 0 {
 					t.Errorf("message calls %d, other calls %d: want 1 and 0 (the POST must not be re-sent)", n, o)
@@ -426,7 +427,7 @@ func TestClassification(t *testing.T) {
 				}
 				return vendorRig(t, PooledName, once, nil)
 			},
-			wantClass: Sent, wantCode: SuccessCode,
+			wantClass: outcome.Sent, wantCode: SuccessCode,
 			check: func(t *testing.T, r *rig, res Result, _ *SendError) {
 				if tc, mc := r.v.tokenCalls.Load(), r.v.messageCalls.Load(); tc != 2 || mc != 2 {
 					t.Errorf("token calls %d, message calls %d: want 2 and 2", tc, mc)
@@ -446,7 +447,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusUnauthorized, ""), nil)
 			},
-			wantClass: Rejected, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "401",
+			wantClass: outcome.Rejected, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "401",
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if tc, mc := r.v.tokenCalls.Load(), r.v.messageCalls.Load(); tc != 2 || mc != 2 {
 					t.Errorf("token calls %d, message calls %d: want 2 and 2", tc, mc)
@@ -462,7 +463,7 @@ func TestClassification(t *testing.T) {
 				return vendorRig(t, PooledName, status(http.StatusBadRequest,
 					`{"code":"3015","description":"template not found for `+testPhone+`"}`), nil)
 			},
-			wantClass: Rejected, wantOp: OpSend, wantReason: ReasonBusiness, wantCode: "3015",
+			wantClass: outcome.Rejected, wantOp: OpSend, wantReason: ReasonBusiness, wantCode: "3015",
 			check: func(t *testing.T, r *rig, res Result, se *SendError) {
 				if !strings.HasPrefix(se.Description, "template not found") {
 					t.Errorf("Description = %q", se.Description)
@@ -477,7 +478,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusNotFound, ""), nil)
 			},
-			wantClass: Rejected, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "404",
+			wantClass: outcome.Rejected, wantOp: OpSend, wantReason: ReasonStatus, wantCode: "404",
 		},
 		{
 			name: "200 whose business code is not success",
@@ -485,21 +486,21 @@ func TestClassification(t *testing.T) {
 				reject := func(w http.ResponseWriter, r *http.Request, _ int64) { answer(w, http.StatusOK, "3018", r) }
 				return vendorRig(t, PooledName, reject, nil)
 			},
-			wantClass: Rejected, wantOp: OpSend, wantReason: ReasonBusiness, wantCode: "3018",
+			wantClass: outcome.Rejected, wantOp: OpSend, wantReason: ReasonBusiness, wantCode: "3018",
 		},
 		{
 			name: "200 with a numeric success code",
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusOK, `{"code":1000,"description":"success","messagekey":"m1"}`), nil)
 			},
-			wantClass: Sent, wantCode: SuccessCode,
+			wantClass: outcome.Sent, wantCode: SuccessCode,
 		},
 		{
 			name: "200 with an unparsable body",
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusOK, `<html>maintenance</html>`), nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonBody, wantCode: "200",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonBody, wantCode: "200",
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if !errors.Is(se, ErrBadResponse) {
 					t.Errorf("want ErrBadResponse in chain, got %v", se)
@@ -511,7 +512,7 @@ func TestClassification(t *testing.T) {
 			setup: func(t *testing.T) *rig {
 				return vendorRig(t, PooledName, status(http.StatusOK, `{"result":"ok"}`), nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonBody, wantCode: "200",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonBody, wantCode: "200",
 		},
 		{
 			name: "200 whose body is cut short",
@@ -527,7 +528,7 @@ func TestClassification(t *testing.T) {
 				}
 				return vendorRig(t, PooledName, cut, nil)
 			},
-			wantClass: Unknown, wantOp: OpSend, wantReason: ReasonEOF, wantCode: "200",
+			wantClass: outcome.Unknown, wantOp: OpSend, wantReason: ReasonEOF, wantCode: "200",
 			check: func(t *testing.T, r *rig, _ Result, se *SendError) {
 				if !errors.Is(se, io.ErrUnexpectedEOF) {
 					t.Errorf("want io.ErrUnexpectedEOF in chain, got %v", se)
@@ -538,7 +539,7 @@ func TestClassification(t *testing.T) {
 			name:      "caller's context canceled before the send",
 			warm:      true,
 			setup:     func(t *testing.T) *rig { return vendorRig(t, PooledName, nil, nil) },
-			wantClass: NotSent, wantOp: OpSend, wantReason: ReasonCanceled,
+			wantClass: outcome.NotSent, wantOp: OpSend, wantReason: ReasonCanceled,
 			check: func(t *testing.T, r *rig, _ Result, _ *SendError) {
 				if n := r.v.messageCalls.Load(); n != 1 {
 					t.Errorf("vendor saw %d message calls, want 1 (the warm-up only)", n)
@@ -567,7 +568,7 @@ func TestClassification(t *testing.T) {
 				t.Fatalf("ClassOf = %s, want %s (err: %v)", got, tc.wantClass, err)
 			}
 			var se *SendError
-			if tc.wantClass == Sent {
+			if tc.wantClass == outcome.Sent {
 				if err != nil {
 					t.Fatalf("Send: %v", err)
 				}
@@ -592,11 +593,11 @@ func TestClassification(t *testing.T) {
 			// started to be written; an Unknown one did.
 			if se != nil && se.Op == OpSend {
 				switch se.Class {
-				case NotSent:
+				case outcome.NotSent:
 					if res.Trace.WriteStarted {
 						t.Errorf("NOT_SENT but Trace.WriteStarted: %+v", res.Trace)
 					}
-				case Unknown:
+				case outcome.Unknown:
 					if !res.Trace.WriteStarted {
 						t.Errorf("UNKNOWN but not Trace.WriteStarted: %+v", res.Trace)
 					}
@@ -624,12 +625,12 @@ func TestClassOf(t *testing.T) {
 	cases := []struct {
 		name string
 		err  error
-		want Class
+		want outcome.Outcome
 	}{
-		{"nil is sent", nil, Sent},
-		{"send error", &SendError{Class: NotSent}, NotSent},
-		{"wrapped send error", fmt.Errorf("handle: %w", &SendError{Class: Rejected}), Rejected},
-		{"other error is unknown", errors.New("boom"), Unknown},
+		{"nil is sent", nil, outcome.Sent},
+		{"send error", &SendError{Class: outcome.NotSent}, outcome.NotSent},
+		{"wrapped send error", fmt.Errorf("handle: %w", &SendError{Class: outcome.Rejected}), outcome.Rejected},
+		{"other error is unknown", errors.New("boom"), outcome.Unknown},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -641,7 +642,7 @@ func TestClassOf(t *testing.T) {
 }
 
 func TestSendErrorText(t *testing.T) {
-	err := &SendError{Class: Unknown, Op: OpSend, Code: "502", Reason: ReasonStatus, Description: testPhone, Err: ErrBadStatus}
+	err := &SendError{Class: outcome.Unknown, Op: OpSend, Code: "502", Reason: ReasonStatus, Description: testPhone, Err: ErrBadStatus}
 	want := "vendor send: UNKNOWN (status) code 502: unexpected http status"
 	if err.Error() != want {
 		t.Errorf("Error() = %q, want %q", err.Error(), want)

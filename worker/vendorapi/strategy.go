@@ -42,7 +42,7 @@ type Config struct {
 	// keep-alive connection. It must sit below the vendor's keep-alive
 	// timeout (nginx keepalive_timeout, 75 s by default) by at least one
 	// RTT, or the client may reuse a connection the server is closing
-	// (DESIGN.md: 14-19 resets per 1,000 measured otherwise, 0 with the
+	// (docs/case.md: 14-19 resets per 1,000 measured otherwise, 0 with the
 	// client one RTT below). Pooled only; default DefaultIdleConnTimeout.
 	IdleConnTimeout time.Duration
 	// MaxIdleConnsPerHost sizes the pooled idle pool; size it for the
@@ -52,7 +52,7 @@ type Config struct {
 }
 
 // Defaults for Config. DefaultIdleConnTimeout sits below nginx's default
-// keepalive_timeout (75 s) by far more than one RTT (ENVIRONMENT.md: Go's own
+// keepalive_timeout (75 s) by far more than one RTT (docs/environment.md: Go's own
 // default of 90 s sits above it).
 const (
 	DefaultDialTimeout         = 3 * time.Second

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 func TestStrategies(t *testing.T) {
@@ -172,7 +174,7 @@ func TestClosedStrategyNeverDials(t *testing.T) {
 			release()
 			_, err = NewClient("https://"+vendorHost, testCreds, s).Send(context.Background(), note("ref-closed"))
 			se := asSendError(t, err)
-			if se.Class != NotSent || se.Reason != ReasonClosed || !errors.Is(err, ErrClientClosed) {
+			if se.Class != outcome.NotSent || se.Reason != ReasonClosed || !errors.Is(err, ErrClientClosed) {
 				t.Errorf("got %v, want NOT_SENT closed", se)
 			}
 			if d.n.Load() != 0 {
@@ -188,10 +190,10 @@ func TestServerName(t *testing.T) {
 	cases := []struct {
 		name       string
 		serverName string
-		wantClass  Class
+		wantClass  outcome.Outcome
 	}{
-		{"ServerName set: verified", vendorHost, Sent},
-		{"ServerName unset: hostname mismatch, NOT_SENT", "", NotSent},
+		{"ServerName set: verified", vendorHost, outcome.Sent},
+		{"ServerName unset: hostname mismatch, NOT_SENT", "", outcome.NotSent},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -230,7 +232,7 @@ func TestDialTimeoutBoundsOverride(t *testing.T) {
 	defer c.Close()
 	_, err := c.Send(context.Background(), note("ref-dial"))
 	se := asSendError(t, err)
-	if se.Class != NotSent || se.Reason != ReasonDial || !errors.Is(err, context.DeadlineExceeded) {
+	if se.Class != outcome.NotSent || se.Reason != ReasonDial || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got %v, want NOT_SENT dial with DeadlineExceeded", se)
 	}
 }

@@ -9,9 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// TokenPath is the vendor's token endpoint (DESIGN.md, "Vendor API").
+// TokenPath is the vendor's token endpoint (docs/vendor-api.md).
 const TokenPath = "/v1/token"
 
 // DefaultTokenRefreshMargin is how long before its "expired" time a cached
@@ -74,7 +76,7 @@ func (c *Client) dropToken(tok string) {
 // never appear in the error.
 func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 	fail := func(code string, reason Reason, err error) *SendError {
-		return &SendError{Class: NotSent, Op: OpToken, Code: code, Reason: reason, Err: err}
+		return &SendError{Class: outcome.NotSent, Op: OpToken, Code: code, Reason: reason, Err: err}
 	}
 	hc, release, err := c.strategy.Client()
 	if err != nil {

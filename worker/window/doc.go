@@ -1,7 +1,7 @@
 // Package window implements the send window for advertising messages and an
 // injectable clock.
 //
-// Rule (from the case in DESIGN.md): advertising messages may not go out
+// Rule (from the case in docs/outcomes.md): advertising messages may not go out
 // after 20:50 Asia/Seoul; they may go out again from 08:00. Default is
 // [08:00, 20:50) Asia/Seoul; Parse builds another from "HH:MM" bounds.
 //

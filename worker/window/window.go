@@ -48,7 +48,7 @@ var seoul = sync.OnceValue(func() *time.Location {
 	return loc
 })
 
-// Default returns 08:00-20:50 Asia/Seoul (the case in DESIGN.md:
+// Default returns 08:00-20:50 Asia/Seoul (the case in docs/outcomes.md:
 // advertising messages may not go out after 20:50 KST). This package
 // imports time/tzdata, so it works in a FROM scratch image.
 func Default() Window {
@@ -62,11 +62,11 @@ func Default() Window {
 func Parse(start, end, zone string) (Window, error) {
 	s, err := parseHHMM(start, false)
 	if err != nil {
-		return Window{}, fmt.Errorf("parse window: start %q: %v: %w", start, err, ErrWindow)
+		return Window{}, fmt.Errorf("parse window: start %q: %w: %w", start, err, ErrWindow)
 	}
 	e, err := parseHHMM(end, true)
 	if err != nil {
-		return Window{}, fmt.Errorf("parse window: end %q: %v: %w", end, err, ErrWindow)
+		return Window{}, fmt.Errorf("parse window: end %q: %w: %w", end, err, ErrWindow)
 	}
 	if zone == "" {
 		return Window{}, fmt.Errorf("parse window: zone: empty, want an IANA name such as %s: %w", DefaultZone, ErrWindow)

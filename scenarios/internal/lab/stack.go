@@ -39,10 +39,14 @@ func WorkerArgs(st *vendormock.Stack, amqpURL string, topo queues.Topology, stra
 	}
 }
 
-// WorkerEnv is the environment of a lab worker: one Go processor and the
-// client secret.
+// WorkerEnv is the environment of a lab worker: one Go processor, the
+// client secret and the profile's status table (when it has one).
 func WorkerEnv(st *vendormock.Stack) map[string]string {
-	return map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": st.ClientSecret}
+	env := map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": st.ClientSecret}
+	if st.Profile != nil && st.Profile.StatusTableJSON != "" {
+		env[vendormock.EnvStatusTable] = st.Profile.StatusTableJSON
+	}
+	return env
 }
 
 // StateDir creates dir for a worker's state, writable by any user (the

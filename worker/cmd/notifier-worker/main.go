@@ -1,6 +1,6 @@
 // Command notifier-worker consumes notifications from RabbitMQ (one
 // consumer, prefetch 1), sends each to the messaging vendor over HTTPS and
-// routes it to exactly one place (see package worker and DESIGN.md).
+// routes it to exactly one place (see package worker and docs/outcomes.md).
 //
 // Configuration is by flags, each with an environment fallback where
 // noted; the vendor secret is read ONLY from VENDOR_CLIENT_SECRET. Run
@@ -8,8 +8,10 @@
 //
 // Exit status: 0 after SIGTERM/SIGINT (the in-flight message finished and
 // acked) or after -max-messages handled messages; 2 for a bad flag or
-// configuration (nothing started); 1 for any other error (ledger write
-// failure, topology refused, unreadable CA or ledger file).
+// configuration (nothing started); 3 when the broker refused the queue
+// topology for good (a queue exists with other arguments, for example
+// another -queue-type: migrate or delete it; restarting cannot help); 1 for
+// any other error (ledger write failure, unreadable CA or ledger file).
 package main
 
 import (
@@ -32,6 +34,9 @@ import (
 var errUsage = errors.New("usage")
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "ledger" {
+		os.Exit(ledgerMain(context.Background(), os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
 	opts, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		os.Exit(0)
@@ -47,11 +52,21 @@ func main() {
 	}()
 	if err := run(ctx, opts); err != nil {
 		fmt.Fprintf(os.Stderr, "notifier-worker: %v\n", err)
-		if errors.Is(err, worker.ErrConfig) {
-			os.Exit(2)
-		}
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// exitCode maps a run error to the exit status of the package doc.
+func exitCode(err error) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, worker.ErrConfig):
+		return 2
+	case errors.Is(err, worker.ErrTopology):
+		return 3
+	}
+	return 1
 }
 
 func run(ctx context.Context, cfg worker.Config) error {
@@ -110,7 +125,9 @@ Usage: notifier-worker [flags]
 	fs.DurationVar(&c.TLSHandshakeTimeout, "tls-handshake-timeout", worker.DefaultTLSHandshakeTimeout, "TLS handshake timeout")
 	fs.StringVar(&c.CorrelationHeader, "correlation-header", worker.DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key)")
 	fs.StringVar(&c.IdempotencyHeader, "idempotency-header", worker.DefaultIdempotencyHeader, "request header carrying the refkey as an idempotency key; empty = none (only for a vendor that de-duplicates on it)")
-	fs.StringVar(&c.LedgerPath, "ledger", worker.DefaultLedgerPath, "attempt ledger `file` (bbolt)")
+	fs.StringVar(&c.LedgerPath, "ledger", env("LEDGER", worker.DefaultLedgerPath), "attempt ledger `spec`: a bbolt file path (one replica) or a postgres:// URL (shared by every replica) [env LEDGER]")
+	fs.DurationVar(&c.LedgerRetention, "ledger-retention", envDuration(getenv, "LEDGER_RETENTION", worker.DefaultLedgerRetention), "prune ledger entries not updated for this long, hourly [env LEDGER_RETENTION]")
+	fs.BoolVar(&c.LedgerEphemeralOK, "ledger-ephemeral-ok", getenv("LEDGER_EPHEMERAL_OK") == "true", "start in a container although the bbolt ledger is not on a mounted volume (it is lost with the container) [env LEDGER_EPHEMERAL_OK=true]")
 	fs.StringVar(&c.RecordsPath, "records", "", "append one JSON line per handled message to this `file`; empty = none")
 	fs.IntVar(&c.MaxMessages, "max-messages", 0, "exit 0 after this many handled messages; 0 = run until SIGTERM/SIGINT")
 	fs.StringVar(&c.WindowStart, "window-start", worker.DefaultWindowStart, "send window opening for ad messages, `HH:MM`")
@@ -118,18 +135,40 @@ Usage: notifier-worker [flags]
 	fs.StringVar(&c.WindowZone, "window-zone", worker.DefaultWindowZone, "send window time zone (IANA name)")
 	fs.StringVar(&clockStart, "clock-start", "", "start the worker's clock at this RFC 3339 `time` (then it runs at real speed); empty = host clock")
 	fs.DurationVar(&c.PublishTimeout, "publish-timeout", worker.DefaultPublishTimeout, "one re-publish including its broker confirm")
-	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "longest broker reconnect delay (backoff doubles from 250ms, jittered)")
+	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "broker reconnect backoff interval cap (doubles from 250ms; each delay within ±50%)")
 	fs.IntVar(&c.SummaryEvery, "summary-every", worker.DefaultSummaryEvery, "log an info summary line every N handled messages")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", worker.DefaultLogLevel), "debug | info | warn | error (debug logs one line per message) [env LOG_LEVEL]")
 	fs.StringVar(&c.CPUProfile, "cpu-profile", "", "write a Go CPU profile (pprof) of the whole run to `file`; empty = none")
+	fs.DurationVar(&c.RetryMaxDelay, "retry-max-delay", worker.DefaultRetryMaxDelay, "longest retry delay a vendor's Retry-After may ask for; also the retry queue's x-message-ttl (must match the declared topology) [env RETRY_MAX_DELAY]")
+	fs.StringVar(&c.QueueType, "queue-type", worker.DefaultQueueType, "queue type of all six queues: classic | quorum (must match the queues on the broker) [env QUEUE_TYPE]")
+	fs.IntVar(&c.DeliveryLimit, "delivery-limit", worker.DefaultDeliveryLimit, "quorum only: dead-letter a message after this many unacked deliveries (a message that keeps crashing the worker) [env DELIVERY_LIMIT]")
+	sac := fs.Bool("single-active-consumer", true, "declare the main queue with single active consumer (false only for the lab's negative control) [env SINGLE_ACTIVE_CONSUMER]")
+	host, _ := os.Hostname()
+	fs.StringVar(&c.WorkerID, "worker-id", host, "this replica's name in records and logs [env WORKER_ID]")
+	fs.StringVar(&c.OpsAddr, "ops-addr", worker.DefaultOpsAddr, "serve /healthz and /metrics on this `host:port`; empty or \"off\" = none [env OPS_ADDR]")
+	fs.StringVar(&c.VendorStatusTable, "vendor-status-table", "", "vendor status table: YAML/JSON `file` or inline JSON mapping HTTP statuses and business codes to outcomes; empty = 429/408 NOT_SENT, other 4xx REJECTED, 5xx UNKNOWN [env VENDOR_STATUS_TABLE]")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return c, err
 		}
 		return c, fmt.Errorf("%w: %w", errUsage, err)
 	}
+	if err := envFallbacks(fs, getenv, map[string]string{
+		"retry-max-delay": "RETRY_MAX_DELAY", "queue-type": "QUEUE_TYPE", "delivery-limit": "DELIVERY_LIMIT",
+		"single-active-consumer": "SINGLE_ACTIVE_CONSUMER", "worker-id": "WORKER_ID", "ops-addr": "OPS_ADDR",
+		"vendor-status-table": "VENDOR_STATUS_TABLE",
+	}); err != nil {
+		return c, err
+	}
+	c.DisableSingleActiveConsumer = !*sac
+	if c.OpsAddr == "off" {
+		c.OpsAddr = ""
+	}
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	if err := checkLedgerEnv(getenv); err != nil {
+		return c, err
 	}
 	if clockStart != "" {
 		t, err := time.Parse(time.RFC3339Nano, clockStart)
@@ -144,4 +183,23 @@ Usage: notifier-worker [flags]
 		return c, fmt.Errorf("%w: %w", errUsage, err)
 	}
 	return c, nil
+}
+
+// envFallbacks sets each flag of envs (flag name -> environment variable)
+// that was not given on the command line from its variable, when that is
+// set and not empty. Errors wrap errUsage and name the variable and the
+// flag's parse error.
+func envFallbacks(fs *flag.FlagSet, getenv func(string) string, envs map[string]string) error {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for name, key := range envs {
+		v := getenv(key)
+		if given[name] || v == "" {
+			continue
+		}
+		if err := fs.Set(name, v); err != nil {
+			return fmt.Errorf("%w: environment %s=%q: %w", errUsage, key, v, err)
+		}
+	}
+	return nil
 }

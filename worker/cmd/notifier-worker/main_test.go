@@ -3,12 +3,16 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 	"time"
 
+	amqp "github.com/rabbitmq/amqp091-go"
+
 	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -60,6 +64,43 @@ func TestParseFlags(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "replica and queue settings from env", env: map[string]string{
+				"VENDOR_URL": "https://api.vendor.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
+				"QUEUE_TYPE": "quorum", "DELIVERY_LIMIT": "3", "SINGLE_ACTIVE_CONSUMER": "false", "WORKER_ID": "w-2",
+				"OPS_ADDR": "off", "RETRY_MAX_DELAY": "90s", "VENDOR_STATUS_TABLE": "/profile/status.yaml",
+			},
+			check: func(t *testing.T, c worker.Config) {
+				if c.QueueType != "quorum" || c.DeliveryLimit != 3 || !c.DisableSingleActiveConsumer || c.WorkerID != "w-2" ||
+					c.OpsAddr != "" || c.RetryMaxDelay != 90*time.Second || c.VendorStatusTable != "/profile/status.yaml" {
+					t.Errorf("env not used: %+v", c)
+				}
+				topo := c.Topology()
+				if topo.Type != queues.Quorum || topo.SingleActiveConsumer || topo.DeliveryLimit != 3 {
+					t.Errorf("topology %+v", topo)
+				}
+			},
+		},
+		{
+			name: "replica defaults", env: baseEnv,
+			check: func(t *testing.T, c worker.Config) {
+				if c.QueueType != "classic" || c.DisableSingleActiveConsumer || c.OpsAddr != ":9090" || c.WorkerID == "" {
+					t.Errorf("defaults: %+v", c)
+				}
+			},
+		},
+		{
+			name: "flag wins over env", args: []string{"-queue-type", "classic"},
+			env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "x", "QUEUE_TYPE": "quorum"},
+			check: func(t *testing.T, c worker.Config) {
+				if c.QueueType != "classic" {
+					t.Errorf("queue type %q, want the flag's classic", c.QueueType)
+				}
+			},
+		},
+		{name: "bad queue type", args: []string{"-queue-type", "stream"}, env: baseEnv, wantErr: "want classic or quorum"},
+		{name: "bad env bool", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "x",
+			"SINGLE_ACTIVE_CONSUMER": "maybe"}, wantErr: "SINGLE_ACTIVE_CONSUMER"},
 		{name: "no secret flag exists", args: []string{"-client-secret", "x"}, env: baseEnv, wantErr: "flag provided but not defined"},
 		{name: "secret only from env", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab"}, wantErr: "VENDOR_CLIENT_SECRET"},
 		{name: "unknown strategy lists known", args: []string{"-strategy", "turbo"}, env: baseEnv, wantErr: "known strategies: per-request, pooled"},
@@ -98,5 +139,25 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out.String(), f) {
 			t.Errorf("help lacks %s", f)
 		}
+	}
+}
+
+func TestExitCode(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"nil", nil, 0},
+		{"config", fmt.Errorf("x: %w", worker.ErrConfig), 2},
+		{"topology", fmt.Errorf("%w: %w", worker.ErrTopology, &queues.MismatchError{Queue: "q", Err: &amqp.Error{Code: 406}}), 3},
+		{"other", errors.New("ledger"), 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := exitCode(tt.err); got != tt.want {
+				t.Errorf("exitCode(%v) = %d, want %d", tt.err, got, tt.want)
+			}
+		})
 	}
 }

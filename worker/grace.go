@@ -1,0 +1,24 @@
+package worker
+
+import "time"
+
+// ShutdownMargin is added to ShutdownGrace for the ledger writes, the ack,
+// the record and the log lines around a send, and for the process to exit.
+const ShutdownMargin = 5 * time.Second
+
+// ShutdownGrace is how long the worker may need, after SIGTERM, to finish
+// the message in flight: the vendor call at its worst (a token call, the
+// send, and on a 401 one token refetch and one resend: 4 calls, each
+// bounded by cfg.ResponseTimeout, dial and TLS handshake included), one
+// re-publish with its broker confirm (cfg.PublishTimeout), and
+// ShutdownMargin. cfg's zero fields take their defaults: 4 x 10 s + 10 s +
+// 5 s = 55 s.
+//
+// A supervisor (the lab, a Kubernetes terminationGracePeriodSeconds, a
+// docker stop -t) that kills the worker sooner can cut a send between the
+// request and the ledger's Finish: the message then ends UNKNOWN on
+// redelivery instead of SENT (docs/deployment.md).
+func ShutdownGrace(cfg Config) time.Duration {
+	cfg = cfg.WithDefaults()
+	return 4*cfg.ResponseTimeout + cfg.PublishTimeout + ShutdownMargin
+}

@@ -1,0 +1,312 @@
+package ledger
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// LockTimeout is how long Open waits for the file lock (1 s) before it
+// returns ErrLocked.
+const LockTimeout = time.Second
+
+// bucket is the one bbolt bucket: key refkey, value Entry as JSON.
+var bucket = []byte("attempts")
+
+// Ledger is the bbolt Store: one file, one process at a time. Every write
+// transaction (Begin, Finish, Resolve, Prune) is fsynced before it returns:
+// bbolt's NoSync is never set, since bbolt documents it as unsafe (the
+// freelist may hand out pages the last synced tree still points to).
+type Ledger struct {
+	db   *bolt.DB
+	path string
+}
+
+var _ Store = (*Ledger)(nil)
+
+// Open opens or creates the bbolt ledger at path (mode 0600; the parent
+// folder is created 0700 if missing). Errors: the file cannot be opened or
+// is not a ledger (wrapped bbolt error), or is locked by another process
+// (ErrLocked, after LockTimeout = 1 s).
+func Open(path string) (*Ledger, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("open ledger %s: %w", path, err)
+		}
+	}
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: LockTimeout})
+	if errors.Is(err, berrors.ErrTimeout) {
+		return nil, fmt.Errorf("open ledger %s: waited %s: %w", path, LockTimeout, ErrLocked)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open ledger %s: %w", path, err)
+	}
+	if err := db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucketIfNotExists(bucket)
+		return err
+	}); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open ledger %s: create bucket: %w", path, err)
+	}
+	return &Ledger{db: db, path: path}, nil
+}
+
+// Path returns the file the ledger was opened at.
+func (l *Ledger) Path() string { return l.path }
+
+// Close closes the file and releases its lock. Closing twice returns nil.
+func (l *Ledger) Close() error {
+	if err := l.db.Close(); err != nil {
+		return fmt.Errorf("close ledger: %w", err)
+	}
+	return nil
+}
+
+// Ping answers nil while the file is open and readable, else ErrClosed.
+func (l *Ledger) Ping(ctx context.Context) error {
+	return l.view(func(*bolt.Bucket) error { return nil })
+}
+
+// Begin decides in one synced bbolt write transaction (see Store.Begin).
+// Errors: ErrEmptyRefKey, ErrClosed, a corrupt value, or a failed commit
+// (then nothing was written and the worker must not send).
+func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
+	if refkey == "" {
+		return 0, Entry{}, fmt.Errorf("begin attempt: %w", ErrEmptyRefKey)
+	}
+	var (
+		dec   Decision
+		entry Entry
+	)
+	err := l.update(func(b *bolt.Bucket) error {
+		e, found, err := get(b, refkey)
+		if err != nil {
+			return err
+		}
+		if found {
+			if dec = Decide(e, bodyHash); dec != Proceed {
+				entry = e
+				return nil
+			}
+		} else {
+			e = Entry{RefKey: refkey, CreatedAt: now}
+		}
+		e.State = Attempting
+		e.Attempts++
+		e.Detail = ""
+		e.UpdatedAt = now
+		if e.BodyHash == "" {
+			e.BodyHash = bodyHash
+		}
+		dec, entry = Proceed, e
+		return put(b, e)
+	})
+	if err != nil {
+		return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
+	}
+	return dec, entry, nil
+}
+
+// Finish records state for refkey in one synced write transaction (see
+// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, ErrClosed, a failed
+// commit.
+func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
+	if err := CheckFinish(refkey, state); err != nil {
+		return err
+	}
+	err := l.update(func(b *bolt.Bucket) error {
+		e, found, err := get(b, refkey)
+		if err != nil {
+			return err
+		}
+		if !found {
+			e = Entry{RefKey: refkey, CreatedAt: now}
+		}
+		e.State = state
+		e.Detail = detail
+		e.UpdatedAt = now
+		if e.BodyHash == "" {
+			e.BodyHash = bodyHash
+		}
+		return put(b, e)
+	})
+	if err != nil {
+		return fmt.Errorf("finish attempt %s: %w", refkey, err)
+	}
+	return nil
+}
+
+// Resolve records an operator's verdict (see Store.Resolve). Errors:
+// ErrNotFound, ErrBadState, ErrClosed, a failed commit.
+func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error {
+	if refkey == "" {
+		return fmt.Errorf("resolve: %w", ErrEmptyRefKey)
+	}
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
+	r.As = as
+	err := l.update(func(b *bolt.Bucket) error {
+		e, found, err := get(b, refkey)
+		if err != nil {
+			return err
+		}
+		if !found {
+			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
+		}
+		if err := CheckResolve(refkey, e.State, as); err != nil {
+			return err
+		}
+		e.State = as
+		e.UpdatedAt = r.At
+		e.Resolution = &r
+		return put(b, e)
+	})
+	if err != nil {
+		return fmt.Errorf("resolve ledger entry: %w", err)
+	}
+	return nil
+}
+
+// Prune deletes every entry but Attempting ones whose UpdatedAt is before
+// cutoff, in one synced write transaction, and returns how many it deleted.
+func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
+	n := 0
+	err := l.update(func(b *bolt.Bucket) error {
+		var old [][]byte
+		err := b.ForEach(func(k, v []byte) error {
+			var e Entry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode entry %q: %w", k, err)
+			}
+			if e.State != Attempting && e.UpdatedAt.Before(cutoff) {
+				old = append(old, bytes.Clone(k))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range old {
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(old)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("prune ledger: %w", err)
+	}
+	return n, nil
+}
+
+// Get returns the entry for refkey and whether it exists. Errors: ErrClosed,
+// a corrupt value.
+func (l *Ledger) Get(ctx context.Context, refkey string) (Entry, bool, error) {
+	var (
+		e     Entry
+		found bool
+	)
+	err := l.view(func(b *bolt.Bucket) error {
+		var err error
+		e, found, err = get(b, refkey)
+		return err
+	})
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("get entry %s: %w", refkey, err)
+	}
+	return e, found, nil
+}
+
+// List returns the entries in state ("" = all), oldest UpdatedAt first,
+// at most limit (0 = all). Errors: ErrClosed, a corrupt value.
+func (l *Ledger) List(ctx context.Context, state outcome.Outcome, limit int) ([]Entry, error) {
+	all, err := l.All()
+	if err != nil {
+		return nil, err
+	}
+	out := all[:0]
+	for _, e := range all {
+		if state == "" || e.State == state {
+			out = append(out, e)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Entry) int {
+		return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), cmp.Compare(a.RefKey, b.RefKey))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
+}
+
+// All returns every entry, sorted by refkey (bytewise, bbolt's key order).
+// Errors: ErrClosed, a corrupt value.
+func (l *Ledger) All() ([]Entry, error) {
+	out := []Entry{}
+	err := l.view(func(b *bolt.Bucket) error {
+		return b.ForEach(func(k, v []byte) error {
+			var e Entry
+			if err := json.Unmarshal(v, &e); err != nil {
+				return fmt.Errorf("decode entry %q: %w", k, err)
+			}
+			out = append(out, e)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list entries: %w", err)
+	}
+	return out, nil
+}
+
+// update runs fn in one write transaction; bbolt fsyncs its commit before
+// Update returns (NoSync is never set).
+func (l *Ledger) update(fn func(*bolt.Bucket) error) error {
+	err := l.db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucket)) })
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	return err
+}
+
+func (l *Ledger) view(fn func(*bolt.Bucket) error) error {
+	err := l.db.View(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucket)) })
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return ErrClosed
+	}
+	return err
+}
+
+func get(b *bolt.Bucket, refkey string) (Entry, bool, error) {
+	v := b.Get([]byte(refkey))
+	if v == nil {
+		return Entry{}, false, nil
+	}
+	var e Entry
+	if err := json.Unmarshal(v, &e); err != nil {
+		return Entry{}, false, fmt.Errorf("decode entry %s: %w", refkey, err)
+	}
+	return e, true, nil
+}
+
+func put(b *bolt.Bucket, e Entry) error {
+	v, err := json.Marshal(e)
+	if err != nil {
+		return fmt.Errorf("encode entry %s: %w", e.RefKey, err)
+	}
+	return b.Put([]byte(e.RefKey), v)
+}

@@ -1,0 +1,299 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// Table is the PostgreSQL table the ledger keeps, created if missing in the
+// first schema of the connection's search_path.
+const Table = "notifier_ledger"
+
+// schema is one row per refkey under its primary key. resolution is the
+// operator's verdict as JSON (Resolution), NULL when none.
+const schema = `
+CREATE TABLE IF NOT EXISTS ` + Table + ` (
+	refkey     text PRIMARY KEY,
+	state      text NOT NULL,
+	attempts   integer NOT NULL DEFAULT 0,
+	detail     text NOT NULL DEFAULT '',
+	body_hash  text NOT NULL DEFAULT '',
+	created_at timestamptz NOT NULL,
+	updated_at timestamptz NOT NULL,
+	resolution jsonb
+);
+CREATE INDEX IF NOT EXISTS ` + Table + `_updated_at ON ` + Table + ` (updated_at);`
+
+const columns = `refkey, state, attempts, detail, body_hash, created_at, updated_at, resolution`
+
+// beginSQL is Begin as ONE statement: the upsert writes Attempting when
+// there is no row, or when the row is resendable and its body hash matches
+// (the WHERE of ON CONFLICT DO UPDATE is evaluated on the latest committed
+// row version under its row lock, so of two racing Begins only one can
+// update it); otherwise it writes nothing and the second branch returns the
+// existing row. $1 refkey, $2 body hash, $3 now.
+const beginSQL = `
+WITH up AS (
+	INSERT INTO ` + Table + ` AS l (refkey, state, attempts, detail, body_hash, created_at, updated_at)
+	VALUES ($1, 'ATTEMPTING', 1, '', $2, $3, $3)
+	ON CONFLICT (refkey) DO UPDATE SET
+		state = 'ATTEMPTING', attempts = l.attempts + 1, detail = '', updated_at = EXCLUDED.updated_at,
+		body_hash = CASE WHEN l.body_hash = '' THEN EXCLUDED.body_hash ELSE l.body_hash END
+	WHERE l.state IN ('NOT_SENT', 'OUTSIDE_SEND_WINDOW')
+		AND (l.body_hash = '' OR EXCLUDED.body_hash = '' OR l.body_hash = EXCLUDED.body_hash)
+	RETURNING ` + columns + `
+)
+SELECT true, ` + columns + ` FROM up
+UNION ALL
+SELECT false, ` + columns + ` FROM ` + Table + ` WHERE refkey = $1 AND NOT EXISTS (SELECT 1 FROM up)`
+
+// beginRetries bounds Begin's re-runs when the statement's snapshot is
+// older than the row a concurrent Begin just committed (then the upsert
+// found the row locked-and-changed but the plain read cannot see it yet).
+const beginRetries = 5
+
+// Postgres is the PostgreSQL Store, shared by every replica: one row per
+// refkey in Table. Commits are durable when they return: the connection
+// sets synchronous_commit=on whatever the server's default.
+type Postgres struct {
+	pool   *pgxpool.Pool
+	closed atomic.Bool
+}
+
+var _ Store = (*Postgres)(nil)
+
+// OpenPostgres connects to the postgres:// or postgresql:// URL (pgx's
+// connection string; search_path selects the schema), checks the server
+// answers, and creates Table if missing. Errors: a bad URL, the server
+// unreachable, or the table cannot be created (wrapped pgx errors; the URL's
+// password is never part of them).
+func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres ledger: parse URL: %w", err)
+	}
+	// Durable commits: a Begin that returned Proceed survives a server crash.
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres ledger: %w", err)
+	}
+	if _, err := pool.Exec(ctx, schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open postgres ledger: create table %s: %w", Table, err)
+	}
+	return &Postgres{pool: pool}, nil
+}
+
+// Close closes the pool. Closing twice returns nil.
+func (p *Postgres) Close() error {
+	if p.closed.CompareAndSwap(false, true) {
+		p.pool.Close()
+	}
+	return nil
+}
+
+func (p *Postgres) check() error {
+	if p.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+// Ping answers nil while the server answers a query.
+func (p *Postgres) Ping(ctx context.Context) error {
+	if err := p.check(); err != nil {
+		return err
+	}
+	if err := p.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("ping postgres ledger: %w", err)
+	}
+	return nil
+}
+
+// Begin decides with one INSERT ... ON CONFLICT DO UPDATE ... WHERE
+// statement (see Store.Begin and beginSQL). Errors: ErrEmptyRefKey,
+// ErrClosed, a failed query (nothing decided: do not send).
+func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
+	if refkey == "" {
+		return 0, Entry{}, fmt.Errorf("begin attempt: %w", ErrEmptyRefKey)
+	}
+	if err := p.check(); err != nil {
+		return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
+	}
+	for range beginRetries {
+		var wrote bool
+		e, err := scanEntry(p.pool.QueryRow(ctx, beginSQL, refkey, bodyHash, now.UTC()), &wrote)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // a concurrent Begin committed after this statement's snapshot
+		}
+		if err != nil {
+			return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
+		}
+		if wrote {
+			return Proceed, e, nil
+		}
+		if d := Decide(e, bodyHash); d != Proceed {
+			return d, e, nil
+		}
+		// The read saw an older, resendable version than the one the upsert
+		// found: run again on a fresh snapshot.
+	}
+	return 0, Entry{}, fmt.Errorf("begin attempt %s: no decision after %d tries under contention", refkey, beginRetries)
+}
+
+// Finish upserts state for refkey (see Store.Finish). Errors:
+// ErrEmptyRefKey, ErrBadState, ErrClosed, a failed query.
+func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
+	if err := CheckFinish(refkey, state); err != nil {
+		return err
+	}
+	if err := p.check(); err != nil {
+		return fmt.Errorf("finish attempt %s: %w", refkey, err)
+	}
+	_, err := p.pool.Exec(ctx, `
+INSERT INTO `+Table+` AS l (refkey, state, attempts, detail, body_hash, created_at, updated_at)
+VALUES ($1, $2, 0, $3, $4, $5, $5)
+ON CONFLICT (refkey) DO UPDATE SET
+	state = EXCLUDED.state, detail = EXCLUDED.detail, updated_at = EXCLUDED.updated_at,
+	body_hash = CASE WHEN l.body_hash = '' THEN EXCLUDED.body_hash ELSE l.body_hash END`,
+		refkey, string(state), detail, bodyHash, now.UTC())
+	if err != nil {
+		return fmt.Errorf("finish attempt %s: %w", refkey, err)
+	}
+	return nil
+}
+
+// Resolve records an operator's verdict in one transaction that locks the
+// row (see Store.Resolve). Errors: ErrNotFound, ErrBadState, ErrClosed, a
+// failed query.
+func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error {
+	if refkey == "" {
+		return fmt.Errorf("resolve: %w", ErrEmptyRefKey)
+	}
+	if err := p.check(); err != nil {
+		return fmt.Errorf("resolve %s: %w", refkey, err)
+	}
+	if r.At.IsZero() {
+		r.At = time.Now()
+	}
+	r.At, r.As = r.At.UTC(), as
+	res, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("resolve %s: %w", refkey, err)
+	}
+	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
+		var cur string
+		err := tx.QueryRow(ctx, `SELECT state FROM `+Table+` WHERE refkey = $1 FOR UPDATE`, refkey).Scan(&cur)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		if err := CheckResolve(refkey, outcome.Outcome(cur), as); err != nil {
+			return err
+		}
+		_, err = tx.Exec(ctx, `UPDATE `+Table+` SET state = $2, updated_at = $3, resolution = $4 WHERE refkey = $1`,
+			refkey, string(as), r.At, res)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("resolve ledger entry: %w", err)
+	}
+	return nil
+}
+
+// Prune deletes rows other than Attempting whose updated_at is before
+// cutoff and returns how many it deleted.
+func (p *Postgres) Prune(ctx context.Context, cutoff time.Time) (int, error) {
+	if err := p.check(); err != nil {
+		return 0, fmt.Errorf("prune ledger: %w", err)
+	}
+	tag, err := p.pool.Exec(ctx, `DELETE FROM `+Table+` WHERE updated_at < $1 AND state <> 'ATTEMPTING'`, cutoff.UTC())
+	if err != nil {
+		return 0, fmt.Errorf("prune ledger: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// Get returns the row for refkey and whether it exists.
+func (p *Postgres) Get(ctx context.Context, refkey string) (Entry, bool, error) {
+	if err := p.check(); err != nil {
+		return Entry{}, false, fmt.Errorf("get entry %s: %w", refkey, err)
+	}
+	e, err := scanEntry(p.pool.QueryRow(ctx, `SELECT `+columns+` FROM `+Table+` WHERE refkey = $1`, refkey), nil)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Entry{}, false, nil
+	}
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("get entry %s: %w", refkey, err)
+	}
+	return e, true, nil
+}
+
+// List returns the rows in state ("" = all), oldest updated_at first, at
+// most limit (0 = all).
+func (p *Postgres) List(ctx context.Context, state outcome.Outcome, limit int) ([]Entry, error) {
+	if err := p.check(); err != nil {
+		return nil, fmt.Errorf("list entries: %w", err)
+	}
+	q := `SELECT ` + columns + ` FROM ` + Table + ` WHERE ($1 = '' OR state = $1) ORDER BY updated_at, refkey`
+	args := []any{string(state)}
+	if limit > 0 {
+		q += ` LIMIT $2`
+		args = append(args, limit)
+	}
+	rows, err := p.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list entries: %w", err)
+	}
+	defer rows.Close()
+	out := []Entry{}
+	for rows.Next() {
+		e, err := scanEntry(rows, nil)
+		if err != nil {
+			return nil, fmt.Errorf("list entries: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list entries: %w", err)
+	}
+	return out, nil
+}
+
+// scanEntry reads the columns (after a leading boolean when wrote != nil).
+func scanEntry(row pgx.Row, wrote *bool) (Entry, error) {
+	var (
+		e          Entry
+		state      string
+		resolution []byte
+	)
+	dest := []any{&e.RefKey, &state, &e.Attempts, &e.Detail, &e.BodyHash, &e.CreatedAt, &e.UpdatedAt, &resolution}
+	if wrote != nil {
+		dest = append([]any{wrote}, dest...)
+	}
+	if err := row.Scan(dest...); err != nil {
+		return Entry{}, err
+	}
+	e.State = outcome.Outcome(state)
+	e.CreatedAt, e.UpdatedAt = e.CreatedAt.UTC(), e.UpdatedAt.UTC()
+	if len(resolution) > 0 {
+		var r Resolution
+		if err := json.Unmarshal(resolution, &r); err != nil {
+			return Entry{}, fmt.Errorf("decode resolution of %s: %w", e.RefKey, err)
+		}
+		e.Resolution = &r
+	}
+	return e, nil
+}

@@ -1,0 +1,266 @@
+//go:build integration
+
+package ledger_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/testcontainers/testcontainers-go"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+	"go.uber.org/goleak"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// envImagePostgres names the lab's PostgreSQL image (.lab/images.env,
+// written by vendormock/images/ensure-images.sh).
+const envImagePostgres = "LAB_IMAGE_POSTGRES"
+
+func init() {
+	leakIgnores = append(leakIgnores,
+		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
+		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
+		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+	)
+}
+
+var (
+	pgOnce sync.Once
+	pgURL  string
+	pgErr  error
+	pgSeq  atomic.Int64
+)
+
+// postgresURL starts the lab's PostgreSQL image once for the package
+// (testcontainers' postgres module; durable settings: the module's default
+// `-c fsync=off` is replaced by plain `postgres`) and returns its URL. It
+// fails the test when the image is not built or does not start.
+func postgresURL(t *testing.T) string {
+	t.Helper()
+	pgOnce.Do(func() {
+		vendormock.EnsureTestcontainersEnv()
+		img, err := postgresImage()
+		if err != nil {
+			pgErr = err
+			return
+		}
+		ctx := context.Background()
+		c, err := tcpostgres.Run(ctx, img,
+			tcpostgres.WithDatabase("ledger"), tcpostgres.WithUsername("notifier"), tcpostgres.WithPassword("ledger-test"),
+			tcpostgres.BasicWaitStrategies(), testcontainers.WithCmd("postgres"))
+		if c != nil {
+			afterAll = append(afterAll, func() { _ = testcontainers.TerminateContainer(c) })
+		}
+		if err != nil {
+			pgErr = fmt.Errorf("start postgres %s: %w", img, err)
+			return
+		}
+		pgURL, pgErr = c.ConnectionString(ctx, "sslmode=disable")
+	})
+	if pgErr != nil {
+		t.Fatal(pgErr)
+	}
+	return pgURL
+}
+
+// postgresImage returns LAB_IMAGE_POSTGRES from the environment or from
+// .lab/images.env at the repository root.
+func postgresImage() (string, error) {
+	if v := os.Getenv(envImagePostgres); v != "" {
+		return v, nil
+	}
+	dir, _ := os.Getwd()
+	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, vendormock.DefaultImagesEnvFile))
+	if err != nil {
+		return "", fmt.Errorf("%s not set and %v: build the images with vendormock/images/ensure-images.sh", envImagePostgres, err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), envImagePostgres+"="); ok {
+			return v, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not in %s: run vendormock/images/ensure-images.sh again", envImagePostgres, vendormock.DefaultImagesEnvFile)
+}
+
+// freshSchema creates an empty schema and returns the URL that selects it.
+func freshSchema(t *testing.T) string {
+	t.Helper()
+	base := postgresURL(t)
+	name := fmt.Sprintf("t%d_%d", os.Getpid(), pgSeq.Add(1))
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+name); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	return base + "&search_path=" + name
+}
+
+func openPostgres(t *testing.T, url string) *ledger.Postgres {
+	t.Helper()
+	s, err := ledger.OpenPostgres(context.Background(), url)
+	if err != nil {
+		t.Fatalf("OpenPostgres: %v", err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// TestContractPostgres runs the one table of contract cases on PostgreSQL.
+func TestContractPostgres(t *testing.T) {
+	ledgertest.Contract(t, func(t *testing.T) ledger.Store { return openPostgres(t, freshSchema(t)) })
+}
+
+// TestPostgresOpenStoreAndDurableCommits: OpenStore takes the URL, and the
+// session commits synchronously whatever the server default.
+func TestPostgresOpenStoreAndDurableCommits(t *testing.T) {
+	url := freshSchema(t)
+	s, err := ledger.OpenStore(context.Background(), url)
+	if err != nil {
+		t.Fatalf("OpenStore: %v", err)
+	}
+	defer s.Close()
+	if _, ok := s.(*ledger.Postgres); !ok {
+		t.Fatalf("OpenStore(%s) = %T; want *ledger.Postgres", vendormockRedact(url), s)
+	}
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, "ALTER DATABASE ledger SET synchronous_commit = off"); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Exec(ctx, "ALTER DATABASE ledger RESET synchronous_commit")
+	s2 := openPostgres(t, url)
+	var got string
+	if err := s2.QueryRowForTest(ctx, "SHOW synchronous_commit", &got); err != nil || got != "on" {
+		t.Fatalf("synchronous_commit = %q, %v; want on although the database default is off", got, err)
+	}
+}
+
+func vendormockRedact(url string) string {
+	if i := strings.Index(url, "@"); i > 0 {
+		return "postgres://…" + url[i:]
+	}
+	return url
+}
+
+// TestRacePostgresBegin: 32 goroutines over two pools (two replicas) call
+// Begin on one refkey at the same moment: exactly one proceeds, on a new
+// refkey and again on a NOT_SENT one.
+func TestRacePostgresBegin(t *testing.T) {
+	url := freshSchema(t)
+	a, b := openPostgres(t, url), openPostgres(t, url)
+	const n = 32
+	got := raceBegin(t, n, a, b)
+	if got[ledger.Proceed] != 1 || got[ledger.Unresolved] != n-1 {
+		t.Fatalf("new refkey: decisions %v; want 1 proceed and %d unresolved", got, n-1)
+	}
+	if err := a.Finish(context.Background(), "race", ledgertest.HashA, outcome.NotSent, "dial refused", t0); err != nil {
+		t.Fatal(err)
+	}
+	got = raceBegin(t, n, a, b)
+	if got[ledger.Proceed] != 1 || got[ledger.Unresolved] != n-1 {
+		t.Fatalf("NOT_SENT refkey: decisions %v; want 1 proceed and %d unresolved", got, n-1)
+	}
+	if e, _, _ := a.Get(context.Background(), "race"); e.Attempts != 2 {
+		t.Errorf("attempts %d; want 2 (one per proceed)", e.Attempts)
+	}
+}
+
+// TestRacePostgresNaiveBeginFails is the race test's negative control: a
+// Begin made of a read and then a write (two statements, no lock) lets
+// several racers proceed on one NOT_SENT refkey, and the same counting sees
+// it.
+func TestRacePostgresNaiveBeginFails(t *testing.T) {
+	url := freshSchema(t)
+	s := openPostgres(t, url)
+	ctx := context.Background()
+	if err := s.Finish(ctx, "race", ledgertest.HashA, outcome.NotSent, "", t0); err != nil {
+		t.Fatal(err)
+	}
+	conn := func() *pgx.Conn {
+		c, err := pgx.Connect(ctx, url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close(ctx) })
+		return c
+	}
+	const n = 8
+	conns := make([]*pgx.Conn, n)
+	for i := range conns {
+		conns[i] = conn()
+	}
+	var (
+		wg       sync.WaitGroup
+		proceeds atomic.Int64
+		start    = make(chan struct{})
+	)
+	for _, c := range conns {
+		wg.Go(func() {
+			<-start
+			var state string
+			if err := c.QueryRow(ctx, "SELECT state FROM "+ledger.Table+" WHERE refkey = 'race'").Scan(&state); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(50 * time.Millisecond) // the other racers read too
+			if outcome.Outcome(state).Resendable() {
+				if _, err := c.Exec(ctx, "UPDATE "+ledger.Table+" SET state = 'ATTEMPTING', attempts = attempts + 1 WHERE refkey = 'race'"); err != nil {
+					t.Error(err)
+					return
+				}
+				proceeds.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	if proceeds.Load() < 2 {
+		t.Fatalf("naive read-then-write Begin: %d proceeded; the control expects several", proceeds.Load())
+	}
+	t.Logf("naive read-then-write Begin: %d of %d proceeded (the store's Begin: exactly 1)", proceeds.Load(), n)
+}
+
+// TestPostgresErrorsNameTheProblem: a server that is not there gives an
+// error without the password.
+func TestPostgresErrorsNameTheProblem(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := ledger.OpenPostgres(ctx, "postgres://notifier:s3cret-pw@127.0.0.1:1/ledger?sslmode=disable&connect_timeout=2")
+	if err == nil {
+		t.Fatal("OpenPostgres of a closed port succeeded")
+	}
+	if strings.Contains(err.Error(), "s3cret-pw") {
+		t.Errorf("error carries the password: %v", err)
+	}
+	if !strings.Contains(err.Error(), "open postgres ledger") {
+		t.Errorf("error %v; want it to say what failed", err)
+	}
+}
