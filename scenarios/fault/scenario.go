@@ -154,6 +154,10 @@ type WorkloadSpec struct {
 	Category string `yaml:"category"` // info (default) or ad
 	Template string `yaml:"template"` // template_code, default LAB_FAULT_01
 	Seed     uint64 `yaml:"seed"`     // seeds the pauses of paced sends (default 1)
+	// RefKeyPrefix is put before every refkey of the scenario, e.g. "rl-"
+	// (the alimtalk profile answers the first "rl-" send of a run 429 with
+	// Retry-After); default none. a-z, 0-9, '-', up to 16.
+	RefKeyPrefix string `yaml:"refkey_prefix"`
 }
 
 // Step is one thing the runner does; exactly one field is set.

@@ -46,7 +46,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		return Verdict{}, fmt.Errorf("run scenario %s: kind %s: use RunIdleRace", sc.Name, sc.Kind)
 	}
 	t0 := time.Now()
-	s := &scenarioRun{r: r, sc: sc, prefix: fmt.Sprintf("f-%s-%s-", r.runID, sc.Name),
+	s := &scenarioRun{r: r, sc: sc, prefix: fmt.Sprintf("%sf-%s-%s-", sc.Workload.RefKeyPrefix, r.runID, sc.Name),
 		rng: rand.New(rand.NewPCG(sc.Workload.Seed, 0x5eed))}
 	s.topo = queues.DefaultTopology("fault." + sc.Name)
 	s.topo.RetryDelay = sc.Client.RetryDelay.D()

@@ -23,7 +23,10 @@ var (
 	QueueTypes = []string{vendormock.QueueClassic, vendormock.QueueQuorum}
 )
 
-var replicaRE = regexp.MustCompile(`^worker-[1-9][0-9]?$`)
+var (
+	replicaRE   = regexp.MustCompile(`^worker-[1-9][0-9]?$`)
+	refPrefixRE = regexp.MustCompile(`^[a-z0-9-]{0,16}$`)
+)
 
 // replicaSteps are the step keys that need a workers section.
 var replicaSteps = []string{"kill_worker", "stop_worker", "add_worker", "recreate_worker"}
@@ -54,6 +57,9 @@ func (sc *Scenario) checkWorkers(bad func(string, string, ...any)) {
 		if !slices.Contains(QueueTypes, w.QueueType) {
 			bad("workers.queue_type", "%q: want one of %s", w.QueueType, strings.Join(QueueTypes, ", "))
 		}
+	}
+	if !refPrefixRE.MatchString(sc.Workload.RefKeyPrefix) {
+		bad("workload.refkey_prefix", "%q: want up to 16 of a-z, 0-9, '-'", sc.Workload.RefKeyPrefix)
 	}
 	replicas := 0
 	if w != nil {
