@@ -3,6 +3,7 @@ package fault
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -98,6 +99,30 @@ func TestParseWorkersAndReplicaSteps(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q lacks %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+func TestRetryGaps(t *testing.T) {
+	t0 := time.Date(2026, 11, 30, 3, 0, 0, 0, time.UTC)
+	rec := func(key string, o outcome.Outcome, start, end time.Duration) records.Record {
+		return records.Record{RefKey: key, Outcome: o, Start: t0.Add(start), End: t0.Add(end)}
+	}
+	tests := []struct {
+		name string
+		recs []records.Record
+		want string // "" = no failure
+	}{
+		{"retried after the delay", []records.Record{rec("a", outcome.NotSent, 0, time.Second), rec("a", outcome.Sent, 3*time.Second, 3100*time.Millisecond)}, ""},
+		{"retried too early", []records.Record{rec("a", outcome.NotSent, 0, time.Second), rec("a", outcome.Sent, 1500*time.Millisecond, 2*time.Second)}, "a retried 500ms after NOT_SENT, want >= 2s"},
+		{"never retried", []records.Record{rec("a", outcome.Sent, 0, time.Second)}, "no NOT_SENT record was retried"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := strings.Join(retryGaps(tt.recs, 2*time.Second), "|")
+			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
+				t.Errorf("retryGaps = %q; want %q", got, tt.want)
 			}
 		})
 	}

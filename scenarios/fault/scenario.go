@@ -309,6 +309,11 @@ type Expect struct {
 	// Reasons: every INVALID, REJECTED, NOT_SENT and UNKNOWN record
 	// carries a reason (error text).
 	Reasons bool `yaml:"reasons"`
+	// RetryAfter: every NOT_SENT record followed by another record of its
+	// refkey is followed no sooner than this (the next record's start
+	// minus the NOT_SENT record's end): a retry honouring the vendor's
+	// Retry-After. 0 = not checked.
+	RetryAfter Duration `yaml:"retry_after"`
 }
 
 // IdleRaceSpec is the stale keep-alive race (issue 4 §2).

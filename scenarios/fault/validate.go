@@ -285,6 +285,9 @@ func (e Expect) check(bad func(string, string, ...any)) {
 	if e.Duplicates < 0 || e.Duplicates > 1000 {
 		bad("expect.duplicates", "%d: want 0..1000 refkeys sent twice", e.Duplicates)
 	}
+	if e.RetryAfter < 0 || e.RetryAfter.D() > 5*time.Minute {
+		bad("expect.retry_after", "%s: want 0..5m", e.RetryAfter.D())
+	}
 	if e.Settle < 0 || e.Settle.D() > 5*time.Minute {
 		bad("expect.settle", "%s: want 0..5m", e.Settle.D())
 	}

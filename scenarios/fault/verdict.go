@@ -173,6 +173,11 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 			fail("%s", msg)
 		}
 	}
+	if d := e.RetryAfter.D(); d > 0 {
+		for _, msg := range retryGaps(recs, d) {
+			fail("%s", msg)
+		}
+	}
 	if e.Reasons {
 		for _, r := range recs {
 			switch r.Outcome {
