@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -23,6 +24,17 @@ const consumersTimeout = 60 * time.Second
 // running replica can be told to be the active one.
 var ErrNoActive = errors.New("cannot tell which replica is active")
 
+// envImagesPostgres is the PostgreSQL image's variable in the images file
+// vendormock/images/ensure-images.sh writes (.lab/images.env).
+const envImagesPostgres = "LAB_IMAGE_POSTGRES"
+
+// PostgresImage returns the PostgreSQL image of the run:
+// vendormock.EnvPostgresImage when set, else the images file's
+// LAB_IMAGE_POSTGRES; "" leaves the choice to vendormock.StartPostgres.
+func PostgresImage() string {
+	return cmp.Or(os.Getenv(vendormock.EnvPostgresImage), os.Getenv(envImagesPostgres))
+}
+
 // startReplicas starts the scenario's replicas (Scenario.Workers) with
 // the scenario's worker flags, follows their records files and waits until
 // they consume.
@@ -34,6 +46,7 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		Ledger:                 w.Ledger,
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
+		PostgresImage:          PostgresImage(),
 		Args:                   stripFlags(s.workerArgs(), "records", "ledger"),
 		CPUs:                   workerCPUs,
 		OutDir:                 s.dir,
