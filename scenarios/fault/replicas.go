@@ -1,13 +1,11 @@
 package fault
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -24,17 +22,6 @@ const consumersTimeout = 60 * time.Second
 // running replica can be told to be the active one.
 var ErrNoActive = errors.New("cannot tell which replica is active")
 
-// envImagesPostgres is the PostgreSQL image's variable in the images file
-// vendormock/images/ensure-images.sh writes (.lab/images.env).
-const envImagesPostgres = "LAB_IMAGE_POSTGRES"
-
-// PostgresImage returns the PostgreSQL image of the run:
-// vendormock.EnvPostgresImage when set, else the images file's
-// LAB_IMAGE_POSTGRES; "" leaves the choice to vendormock.StartPostgres.
-func PostgresImage() string {
-	return cmp.Or(os.Getenv(vendormock.EnvPostgresImage), os.Getenv(envImagesPostgres))
-}
-
 // startReplicas starts the scenario's replicas (Scenario.Workers) with
 // the scenario's worker flags, follows their records files and waits until
 // they consume.
@@ -46,8 +33,8 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		Ledger:                 w.Ledger,
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
-		PostgresImage:          PostgresImage(),
-		Args:                   stripFlags(s.workerArgs(), "records", "ledger"),
+		PostgresImage:          lab.PostgresImage(),
+		Args:                   lab.StripFlags(s.workerArgs(), "records", "ledger"),
 		CPUs:                   workerCPUs,
 		OutDir:                 s.dir,
 	})
@@ -266,21 +253,4 @@ func (s *scenarioRun) replicaLogTails(ctx context.Context) string {
 		fmt.Fprintf(&b, "--- %s\n%s\n", rp.ID, lab.LastLines(logs, 10))
 	}
 	return b.String()
-}
-
-// stripFlags returns args without the flags named (with their values).
-func stripFlags(args []string, names ...string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		name := strings.TrimLeft(args[i], "-")
-		if strings.HasPrefix(args[i], "-") && slices.Contains(names, name) {
-			i++ // its value
-			continue
-		}
-		if k, _, found := strings.Cut(name, "="); found && strings.HasPrefix(args[i], "-") && slices.Contains(names, k) {
-			continue
-		}
-		out = append(out, args[i])
-	}
-	return out
 }
