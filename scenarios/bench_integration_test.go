@@ -44,7 +44,7 @@ func (w logWriter) Write(b []byte) (int, error) {
 
 // TestBenchBothModes runs the lab end to end through the real stack
 // (RabbitMQ, WireMock, nginx, Toxiproxy, the worker image) at a small COUNT
-// and checks the physics and the bookkeeping of issue 2 §6.
+// and checks the physics and the bookkeeping of a bench run.
 func TestBenchBothModes(t *testing.T) {
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil {
@@ -127,7 +127,7 @@ func TestBenchBothModes(t *testing.T) {
 }
 
 // TestBenchMalformed mixes malformed messages among valid ones (MALFORMED,
-// issue 3's check at a small count): every malformed one must end INVALID in
+// the malformed check at a small count): every malformed one must end INVALID in
 // the dead-letter queue with a reason (the reconciler's "invalid" rule),
 // every valid one SENT exactly once, and the worker must run to the end.
 func TestBenchMalformed(t *testing.T) {

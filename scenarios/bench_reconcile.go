@@ -10,7 +10,7 @@ import (
 )
 
 // reconcileRun checks the delivery promises of one run with package
-// reconcile (issue 3 §7): every published message ended in exactly one
+// reconcile: every published message ended in exactly one
 // place, none reached the vendor twice, and the worker's records and
 // ledger agree with WireMock's journal. It needs the worker stopped (the
 // ledger is locked by a running worker, and a running consumer would take

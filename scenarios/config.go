@@ -8,10 +8,10 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
-// Defaults of the lab's arguments. They reproduce the case of DESIGN.md
-// ("The case this reproduces"): 1,000 measured sends plus 50 warm-up sends,
-// 3 ms and 10 ms RTT, both client strategies, an 18 ms vendor think time and
-// a per-request engine capped at TLS 1.2. Usage prints them.
+// Defaults of the lab's arguments. They reproduce the case of
+// docs/case.md#reproduction-settings: 1,000 measured sends plus 50 warm-up
+// sends, 3 ms and 10 ms RTT, both client strategies, an 18 ms vendor think time
+// and a per-request engine capped at TLS 1.2. Usage prints them.
 const (
 	DefaultCount         = 1000
 	DefaultWarmup        = 50
@@ -41,8 +41,8 @@ const (
 	MaxKeepaliveTimeout = time.Hour
 	// IdleConnMargin is how much further below nginx's keepalive_timeout
 	// than one RTT the pooled client's idle timeout sits, so the client
-	// never reuses a connection nginx is closing (DESIGN.md: 14-19 resets
-	// per 1,000 sends without that gap, 0 with it).
+	// never reuses a connection nginx is closing (docs/studies.md#idle-race:
+	// 14-19 resets per 1,000 sends without that gap, 0 with it).
 	IdleConnMargin = time.Second
 )
 
@@ -89,7 +89,7 @@ type Config struct {
 	Scenario string
 	// Malformed is how many malformed messages (MALFORMED) are mixed among
 	// the measured ones of every run: each must be dead-lettered with its
-	// reason while every valid message is SENT (issue 3's check). Their
+	// reason while every valid message is SENT . Their
 	// handling time counts in wall_s and CPU per send.
 	Malformed int
 	// Workers is the number of worker replicas of every run (WORKERS),

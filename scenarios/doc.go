@@ -1,5 +1,5 @@
 // Package scenarios is the lab's engine: it runs the case study of
-// DESIGN.md (a per-request HTTP client against one pooled keep-alive
+// docs/case.md (a per-request HTTP client against one pooled keep-alive
 // client, at several RTTs) through the real stack and turns what every
 // part saw into results, a summary and charts. Like vegeta's lib, the
 // engine is a library and the `lab` command (scenarios/cmd/lab) only wires

@@ -16,7 +16,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
-// SendPath is the vendor's send endpoint (DESIGN.md, "Vendor API"); only
+// SendPath is the vendor's send endpoint (docs/vendor-api.md#message); only
 // POST requests to it count as sends in the access log and the journal.
 const SendPath = "/v3/message"
 
@@ -197,7 +197,8 @@ type ConnStats struct {
 // CountConnections counts the send requests in entries by nginx
 // connection. Toxiproxy opens one upstream connection per client
 // connection, so distinct $connection values are the worker's TCP
-// connections (DESIGN.md, "Topology"); this is how the case counted them.
+// connections (docs/topology.md#counting-connections); this is how the case
+// counted them.
 func CountConnections(entries []vendormock.AccessEntry) ConnStats {
 	s := ConnStats{TLSVersions: map[string]int{}}
 	conns := map[int64]bool{}

@@ -36,7 +36,8 @@ type CaseFigure struct {
 	TCPConnections int     // warm-up included (1,050 = 1,000 + 50)
 }
 
-// caseFigures is DESIGN.md's table, row by row.
+// caseFigures is the published table (docs/case.md#published-table), row by
+// row.
 var caseFigures = []CaseFigure{
 	{3, vendorapi.PerRequestName, 39.9, 24.6, 30.0, 7.96, 25.0, 1000, 1050},
 	{3, vendorapi.PooledName, 42.2, 23.3, 29.8, 5.47, 23.7, 1000, 1},

@@ -74,7 +74,7 @@ func TestWriteResultRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The keys other tools read (issue 2 §5).
+	// The keys other tools read.
 	for _, k := range []string{`"mode"`, `"rtt_ms"`, `"count"`, `"warmup"`, `"server_delay_ms"`, `"sends_per_s"`,
 		`"latency_ms"`, `"p50"`, `"p90"`, `"p99"`, `"max"`, `"cpu_ms_per_send"`, `"wall_s"`, `"tcp_connections"`,
 		`"tls_versions"`, `"client_reused"`, `"journal_count"`, `"stack_start_s"`, `"outcomes"`, `"self_check_rtt_ms"`,
@@ -90,9 +90,9 @@ func TestWriteResultRoundTrip(t *testing.T) {
 }
 
 func TestCaseFigures(t *testing.T) {
-	// DESIGN.md's table: 1,000 sends at the published rate take about the
-	// published wall time, and connections are 1,050 or 1. A typo in the
-	// table fails here.
+	// The published table (docs/case.md#published-table): 1,000 sends at the
+	// published rate take about the published wall time, and connections are
+	// 1,050 or 1. A typo in the table fails here.
 	for _, f := range CaseFigures() {
 		if got := float64(f.Count) / f.SendsPerS; math.Abs(got-f.WallS)/f.WallS > 0.01 {
 			t.Errorf("case %d ms %s: %d / %.1f sends/s = %.1f s; published %.1f s", f.RTTMS, f.Mode, f.Count, f.SendsPerS, got, f.WallS)

@@ -14,7 +14,7 @@ import (
 
 // Result is one bench run (one mode at one RTT), written as
 // OUT/bench-<mode>-<rtt>ms.json. The JSON keys are a contract that other
-// tools read (issue 2 §5): keep them, add freely. Latencies and CPU are
+// tools read: keep them, add freely. Latencies and CPU are
 // milliseconds, durations seconds.
 type Result struct {
 	Mode          string `json:"mode"`            // vendorapi.PerRequestName or vendorapi.PooledName

@@ -3,12 +3,14 @@ package vendormock
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrAccessLogLine is returned (wrapped, with the line number) by
@@ -19,56 +21,121 @@ var ErrAccessLogLine = errors.New("malformed access log line")
 type AccessEntry struct {
 	Connection    int64  // $connection: nginx's connection serial number
 	Request       int    // $connection_requests: request number on that connection
-	TLSProtocol   string // $ssl_protocol: "TLSv1.2", "TLSv1.3"
+	TLSProtocol   string // $ssl_protocol: "TLSv1.2", "TLSv1.3"; "" without TLS
 	SessionReused bool   // $ssl_session_reused == "r"
 	Status        int
 	RequestTime   float64 // $request_time, s
-	UpstreamTime  float64 // $upstream_response_time, s; -1 when "-"
+	UpstreamTime  float64 // $upstream_response_time, s, summed over attempts; -1 when not proxied
 	Method, Path  string
-	RefKey        string // $http_x_refkey, "" when "-"
+	RefKey        string // the correlation header, "" when absent
+
+	ServerProtocol      string    // $server_protocol: "HTTP/1.1", "HTTP/2.0"
+	Time                time.Time // $msec: when nginx wrote the line (ms resolution)
+	UpstreamAddr        string    // $upstream_addr: "172.18.0.3:8080", a list across attempts; "" when not proxied
+	UpstreamStatus      string    // $upstream_status: "200", "502, 200" across attempts; "" when not proxied
+	UpstreamConnectTime float64   // $upstream_connect_time, s, summed; -1 when not proxied (0 on a kept-alive upstream connection)
 }
 
-// LogFormat returns the lab's nginx log_format for a vendor whose
-// correlation header is header (X-Refkey -> $http_x_refkey). Fields, one
-// space apart, in this order:
+// logField is one key of the lab's JSON log line and the nginx variable
+// that fills it.
+type logField struct{ key, variable string }
+
+// logFields lists the keys of the lab's access log line, in order; the
+// correlation header's variable is added as "refkey".
+var logFields = []logField{
+	{"msec", "$msec"},
+	{"connection", "$connection"},
+	{"connection_requests", "$connection_requests"},
+	{"server_protocol", "$server_protocol"},
+	{"ssl_protocol", "$ssl_protocol"},
+	{"ssl_session_reused", "$ssl_session_reused"},
+	{"method", "$request_method"},
+	{"uri", "$uri"},
+	{"status", "$status"},
+	{"request_time", "$request_time"},
+	{"upstream_addr", "$upstream_addr"},
+	{"upstream_status", "$upstream_status"},
+	{"upstream_connect_time", "$upstream_connect_time"},
+	{"upstream_response_time", "$upstream_response_time"},
+}
+
+// LogFormat returns the lab's nginx log_format string for a vendor whose
+// correlation header is header (X-Refkey -> $http_x_refkey): one JSON
+// object per line, every value a JSON string, for use as
 //
-//	$connection              nginx's connection serial number
-//	$connection_requests     request number on that connection (1 = first)
-//	$ssl_protocol            TLSv1.2 | TLSv1.3
-//	$ssl_session_reused      r (resumed) | . (full handshake)
-//	$status                  HTTP status sent
-//	$request_time            s, ms resolution: first byte read to last byte sent
-//	$upstream_response_time  s, WireMock's part; "-" when not proxied
-//	$request_method
-//	$uri                     normalised path, no query
-//	$http_x_refkey           the correlation header; "-" when absent
+//	log_format lab escape=json '<LogFormat>';
 //
-// Toxiproxy opens one upstream connection per client connection, so the
-// distinct $connection values count the client's TCP connections exactly
-// (DESIGN.md "Topology").
+// With escape=json nginx escapes each value for a JSON string and logs a
+// variable that has no value as "". Keys and their variables:
+//
+//	msec                    $msec: Unix time in s with ms, when the line was written
+//	connection              $connection: nginx's connection serial number
+//	connection_requests     $connection_requests: request number on that connection (1 = first)
+//	server_protocol         $server_protocol: HTTP/1.1 | HTTP/2.0
+//	ssl_protocol            $ssl_protocol: TLSv1.2 | TLSv1.3
+//	ssl_session_reused      $ssl_session_reused: r (resumed) | . (full handshake)
+//	method, uri             $request_method, $uri (normalised path, no query)
+//	status                  $status: HTTP status sent
+//	request_time            $request_time: s, ms resolution, first byte read to last byte sent
+//	upstream_addr           $upstream_addr: WireMock's address per attempt
+//	upstream_status         $upstream_status: WireMock's status per attempt
+//	upstream_connect_time   $upstream_connect_time: s per attempt
+//	upstream_response_time  $upstream_response_time: s per attempt, WireMock's part
+//	refkey                  the correlation header
+//
+// The request line ($request) is left out: its query string could carry a
+// credential. Toxiproxy opens one upstream connection per client
+// connection, so the distinct connection values count the client's TCP
+// connections exactly (docs/environment.md).
 func LogFormat(header string) string {
-	return "$connection $connection_requests $ssl_protocol $ssl_session_reused " +
-		"$status $request_time $upstream_response_time $request_method $uri " + headerVar(header)
+	var b strings.Builder
+	b.WriteByte('{')
+	for _, f := range append(logFields[:len(logFields):len(logFields)], logField{"refkey", headerVar(header)}) {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, "%q:\"%s\"", f.key, f.variable)
+	}
+	b.WriteByte('}')
+	return b.String()
 }
 
-// ParseAccessLog parses lines in the lab's log_format (LogFormat); empty
-// lines are skipped. $upstream_response_time lists one time per upstream
-// attempt ("0.001, 0.018", or "x : y" across an internal redirect): their
-// sum is UpstreamTime. A space inside $uri is kept (nginx does not escape
-// it); the refkey is the last field and must not contain one. Errors wrap
-// ErrAccessLogLine and name the line number.
+// accessLine is one JSON log line as nginx writes it: every value a string.
+type accessLine struct {
+	Msec                 string `json:"msec"`
+	Connection           string `json:"connection"`
+	ConnectionRequests   string `json:"connection_requests"`
+	ServerProtocol       string `json:"server_protocol"`
+	SSLProtocol          string `json:"ssl_protocol"`
+	SSLSessionReused     string `json:"ssl_session_reused"`
+	Method               string `json:"method"`
+	URI                  string `json:"uri"`
+	Status               string `json:"status"`
+	RequestTime          string `json:"request_time"`
+	UpstreamAddr         string `json:"upstream_addr"`
+	UpstreamStatus       string `json:"upstream_status"`
+	UpstreamConnectTime  string `json:"upstream_connect_time"`
+	UpstreamResponseTime string `json:"upstream_response_time"`
+	RefKey               string `json:"refkey"`
+}
+
+// ParseAccessLog parses lines in the lab's log_format (LogFormat), one JSON
+// object each; empty lines are skipped. The upstream times list one time
+// per upstream attempt ("0.001, 0.018", or "0.001 : 0.018" across an
+// internal redirect): their sum is UpstreamTime / UpstreamConnectTime.
+// Errors wrap ErrAccessLogLine and name the line number and the field.
 func ParseAccessLog(r io.Reader) ([]AccessEntry, error) {
 	var out []AccessEntry
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 {
 			continue
 		}
 		e, err := parseAccessLine(line)
 		if err != nil {
-			return out, fmt.Errorf("%w %d: %v: %q", ErrAccessLogLine, n, err, line)
+			return out, fmt.Errorf("%w %d: %w: %q", ErrAccessLogLine, n, err, line)
 		}
 		out = append(out, e)
 	}
@@ -79,72 +146,75 @@ func ParseAccessLog(r io.Reader) ([]AccessEntry, error) {
 }
 
 // parseAccessLine parses one non-empty line.
-func parseAccessLine(line string) (AccessEntry, error) {
+func parseAccessLine(line []byte) (AccessEntry, error) {
+	var l accessLine
 	var e AccessEntry
-	f := strings.Fields(line)
-	if len(f) < 10 {
-		return e, fmt.Errorf("%d fields, want at least 10", len(f))
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&l); err != nil {
+		return e, fmt.Errorf("decode json: %w", err)
 	}
+	if d.More() {
+		return e, errors.New("text after the JSON object")
+	}
+	e.TLSProtocol, e.ServerProtocol = l.SSLProtocol, l.ServerProtocol
+	e.Method, e.Path, e.RefKey = l.Method, l.URI, l.RefKey
+	e.UpstreamAddr, e.UpstreamStatus = l.UpstreamAddr, l.UpstreamStatus
 	var err error
-	if e.Connection, err = strconv.ParseInt(f[0], 10, 64); err != nil || e.Connection < 1 {
-		return e, fmt.Errorf("connection %q: not a serial number", f[0])
+	if e.Connection, err = strconv.ParseInt(l.Connection, 10, 64); err != nil || e.Connection < 1 {
+		return e, fmt.Errorf("connection %q: not a serial number", l.Connection)
 	}
-	if e.Request, err = strconv.Atoi(f[1]); err != nil || e.Request < 1 {
-		return e, fmt.Errorf("connection_requests %q: not a request number", f[1])
+	if e.Request, err = strconv.Atoi(l.ConnectionRequests); err != nil || e.Request < 1 {
+		return e, fmt.Errorf("connection_requests %q: not a request number", l.ConnectionRequests)
 	}
-	if f[2] != "-" {
-		e.TLSProtocol = f[2]
-	}
-	switch f[3] {
+	switch l.SSLSessionReused {
 	case "r":
 		e.SessionReused = true
-	case ".", "-":
+	case ".", "":
 	default:
-		return e, fmt.Errorf("ssl_session_reused %q: want r or .", f[3])
+		return e, fmt.Errorf("ssl_session_reused %q: want r (resumed) or . (full handshake)", l.SSLSessionReused)
 	}
-	if e.Status, err = strconv.Atoi(f[4]); err != nil || e.Status < 100 || e.Status > 999 {
-		return e, fmt.Errorf("status %q: not an HTTP status", f[4])
+	if e.Status, err = strconv.Atoi(l.Status); err != nil || e.Status < 100 || e.Status > 999 {
+		return e, fmt.Errorf("status %q: not an HTTP status", l.Status)
 	}
-	if e.RequestTime, err = strconv.ParseFloat(f[5], 64); err != nil || e.RequestTime < 0 {
-		return e, fmt.Errorf("request_time %q: not seconds", f[5])
+	if e.RequestTime, err = strconv.ParseFloat(l.RequestTime, 64); err != nil || e.RequestTime < 0 {
+		return e, fmt.Errorf("request_time %q: not seconds", l.RequestTime)
 	}
-	// $upstream_response_time: "-", "0.018", "0.001, 0.018", "0.001 : 0.018".
-	i := 6
-	e.UpstreamTime = -1
-	for {
-		tok := strings.TrimSuffix(f[i], ",")
-		if tok != "-" {
-			v, err := strconv.ParseFloat(tok, 64)
-			if err != nil || v < 0 {
-				return e, fmt.Errorf("upstream_response_time %q: not seconds", f[i])
-			}
-			if e.UpstreamTime < 0 {
-				e.UpstreamTime = 0
-			}
-			e.UpstreamTime += v
+	if l.Msec != "" {
+		ms, err := strconv.ParseFloat(l.Msec, 64)
+		if err != nil || ms <= 0 {
+			return e, fmt.Errorf("msec %q: not Unix seconds", l.Msec)
 		}
-		more := strings.HasSuffix(f[i], ",")
-		i++
-		if i < len(f) && f[i] == ":" {
-			more = true
-			i++
-		}
-		if !more {
-			break
-		}
-		if i >= len(f) {
-			return e, errors.New("upstream_response_time: truncated list")
-		}
+		e.Time = time.UnixMilli(int64(ms*1000 + 0.5))
 	}
-	if len(f)-i < 3 {
-		return e, fmt.Errorf("%d fields after upstream_response_time, want method, uri and refkey", len(f)-i)
+	if e.UpstreamTime, err = sumSeconds(l.UpstreamResponseTime); err != nil {
+		return e, fmt.Errorf("upstream_response_time %q: %w", l.UpstreamResponseTime, err)
 	}
-	e.Method = f[i]
-	e.Path = strings.Join(f[i+1:len(f)-1], " ")
-	if rk := f[len(f)-1]; rk != "-" {
-		e.RefKey = rk
+	if e.UpstreamConnectTime, err = sumSeconds(l.UpstreamConnectTime); err != nil {
+		return e, fmt.Errorf("upstream_connect_time %q: %w", l.UpstreamConnectTime, err)
 	}
 	return e, nil
+}
+
+// sumSeconds sums nginx's per-attempt list of times in s ("0.018",
+// "0.001, 0.018", "0.001 : 0.018"); an attempt without a time is "-". It
+// returns -1 when the list has no time at all ("" or only "-").
+func sumSeconds(list string) (float64, error) {
+	sum := -1.0
+	for _, tok := range strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ':' || r == ' ' }) {
+		if tok == "-" {
+			continue
+		}
+		v, err := strconv.ParseFloat(tok, 64)
+		if err != nil || v < 0 {
+			return -1, fmt.Errorf("%q: not seconds", tok)
+		}
+		if sum < 0 {
+			sum = 0
+		}
+		sum += v
+	}
+	return sum, nil
 }
 
 // AccessLogSize returns the current size of the access log in bytes, an

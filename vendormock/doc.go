@@ -3,7 +3,7 @@
 // nginx (TLS termination, access log) and Toxiproxy (latency) in front of
 // nginx under the vendor's host name.
 //
-// Topology (DESIGN.md), aliases on the run's network in brackets:
+// Topology (docs/topology.md), aliases on the run's network in brackets:
 //
 //	host (bench driver, tests)            worker container (StartWorker)
 //	  |  127.0.0.1 published ports          |  CA at /lab/ca.pem, /out bind mount

@@ -12,9 +12,11 @@ import (
 
 // Count the TCP connections that carried sends, as the case did.
 func ExampleParseAccessLog() {
-	log := `5 1 TLSv1.3 . 200 0.041 0.019 POST /v1/token -
-5 2 TLSv1.3 . 200 0.040 0.018 POST /v3/message rk-1
-7 1 TLSv1.2 . 200 0.052 0.018 POST /v3/message rk-2
+	// Three lines as nginx writes them with log_format lab escape=json
+	// (vendormock.LogFormat), the fields a count needs kept.
+	log := `{"connection":"5","connection_requests":"1","status":"200","request_time":"0.041","method":"POST","uri":"/v1/token"}
+{"connection":"5","connection_requests":"2","status":"200","request_time":"0.040","method":"POST","uri":"/v3/message","refkey":"rk-1"}
+{"connection":"7","connection_requests":"1","status":"200","request_time":"0.052","method":"POST","uri":"/v3/message","refkey":"rk-2"}
 `
 	entries, err := vendormock.ParseAccessLog(strings.NewReader(log))
 	if err != nil {

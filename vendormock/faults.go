@@ -16,7 +16,7 @@ import (
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 )
 
-// Additions for fault scenarios (issue 4): nginx config variants reloaded
+// Additions for fault scenarios: nginx config variants reloaded
 // in place, extra WireMock stubs, a rotated access token, and extra
 // Toxiproxy proxies (another RTT, the broker path). None of them changes
 // what Start does.

@@ -48,11 +48,11 @@ func ImagesFromEnv() (Images, error) {
 func ReadImagesEnv(path string) (Images, error) {
 	abs, err := resolveRepoPath(path)
 	if err != nil {
-		return Images{}, fmt.Errorf("%w: %v: run ./run.sh to build the images", ErrImagesMissing, err)
+		return Images{}, fmt.Errorf("%w: %w: run ./run.sh to build the images", ErrImagesMissing, err)
 	}
 	f, err := os.Open(abs)
 	if err != nil {
-		return Images{}, fmt.Errorf("%w: %v: run ./run.sh to build the images", ErrImagesMissing, err)
+		return Images{}, fmt.Errorf("%w: %w: run ./run.sh to build the images", ErrImagesMissing, err)
 	}
 	defer f.Close()
 	vals := map[string]string{}
@@ -140,11 +140,11 @@ func CheckImages(ctx context.Context, im Images) error {
 }
 
 // EnsureTestcontainersEnv applies the lab's testcontainers settings unless
-// the user set them (ENVIRONMENT.md "Docker"): the Docker host is
-// 127.0.0.1 (testcontainers' guess, the default gateway, sends traffic off
-// the machine) and Ryuk is off (its image needs a registry); the lab removes
-// its containers and networks itself. testcontainers reads these once, at
-// its first use in the process.
+// the user set them (docs/environment.md#testcontainers-settings): the Docker
+// host is 127.0.0.1 (testcontainers' guess, the default gateway, sends traffic
+// off the machine) and Ryuk is off (its image needs a registry); the lab
+// removes its containers and networks itself. testcontainers reads these once,
+// at its first use in the process.
 func EnsureTestcontainersEnv() {
 	for k, v := range map[string]string{
 		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",

@@ -2,6 +2,7 @@ package vendormock
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -55,7 +56,11 @@ func TestReadImagesEnv(t *testing.T) {
 	if im != want {
 		t.Errorf("ReadImagesEnv = %+v, want %+v (environment wins)", im, want)
 	}
-	if _, err := ReadImagesEnv(filepath.Join(t.TempDir(), "none.env")); !errors.Is(err, ErrImagesMissing) {
+	_, err = ReadImagesEnv(filepath.Join(t.TempDir(), "none.env"))
+	if !errors.Is(err, ErrImagesMissing) {
 		t.Errorf("missing file: err %v, want ErrImagesMissing", err)
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing file: err %v, want it to wrap the open error (fs.ErrNotExist)", err)
 	}
 }

@@ -31,7 +31,7 @@ func TestRenderNginxConfGolden(t *testing.T) {
 		"ssl_certificate     /etc/nginx/lab/server.pem;",
 		"ssl_certificate_key /etc/nginx/lab/server.key;",
 		"access_log /var/log/nginx/lab/access.log lab;",
-		"log_format lab '" + LogFormat("X-Refkey") + "';",
+		"log_format lab escape=json '" + LogFormat("X-Refkey") + "';",
 		"location = /__lab/probe {",
 		"return 204;",
 	} {
@@ -64,7 +64,7 @@ func TestNginxConfigOverrides(t *testing.T) {
 	s := string(conf)
 	for _, want := range []string{
 		"keepalive_timeout 30s;", "ssl_protocols TLSv1.2;", "ssl_session_cache shared:lab:1m;",
-		"ssl_session_tickets on;", "$uri $http_x_request_ref';",
+		"ssl_session_tickets on;", `"refkey":"$http_x_request_ref"}';`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("nginx.conf lacks %q", want)

@@ -70,7 +70,8 @@ type APISpec struct {
 
 // TLSPolicy is the vendor front end's TLS policy (tls). Versions are "1.2"
 // or "1.3". The case allowed 1.2 and 1.3 with session cache and tickets off,
-// so every new connection pays a full TLS handshake (DESIGN.md).
+// so every new connection pays a full TLS handshake
+// (docs/case.md#reproduction-settings).
 type TLSPolicy struct {
 	MinVersion     string `yaml:"min_version"`
 	MaxVersion     string `yaml:"max_version"`
@@ -87,7 +88,8 @@ type NginxSpec struct {
 	// connections; 0 disables keep-alive (nginx's default is 75 s).
 	KeepaliveTimeout time.Duration `yaml:"keepalive_timeout"`
 	// KeepaliveRequests is nginx's keepalive_requests, the requests one
-	// connection may carry (default 1000 since nginx 1.19.10; ENVIRONMENT.md).
+	// connection may carry (default 1000 since nginx 1.19.10;
+	// docs/environment.md#nginx).
 	KeepaliveRequests int `yaml:"keepalive_requests"`
 	// UpstreamKeepalive is the idle connections nginx keeps to WireMock.
 	UpstreamKeepalive int `yaml:"upstream_keepalive"`
@@ -115,7 +117,7 @@ type ClientDefaults struct {
 	// IdempotencyHeader is the header the vendor de-duplicates on; "" when
 	// it does not de-duplicate, in which case the worker must send none
 	// (Go's net/http replays a POST carrying Idempotency-Key or
-	// X-Idempotency-Key; DESIGN.md "Delivery outcomes").
+	// X-Idempotency-Key; docs/outcomes.md#automatic-replays).
 	IdempotencyHeader string `yaml:"idempotency_header"`
 }
 

@@ -12,9 +12,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/docker/api/types/mount"
-	"github.com/docker/go-connections/nat"
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/api/types/mount"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -243,7 +243,7 @@ func (r *Replica) Kill(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kill replica %s: %w", r.ID, err)
 	}
-	if err := cli.ContainerKill(ctx, wk.ContainerID(), "KILL"); err != nil {
+	if _, err := cli.ContainerKill(ctx, wk.ContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
 		return fmt.Errorf("kill replica %s: %w", r.ID, err)
 	}
 	if _, err := wk.Wait(ctx); err != nil {
@@ -267,7 +267,7 @@ func (r *Replica) Recreate(ctx context.Context, keepLedger bool) error {
 		if err == nil && st.Running {
 			cli, cerr := s.dockerClient(ctx)
 			if cerr == nil {
-				cerr = cli.ContainerKill(ctx, r.w.ContainerID(), "KILL")
+				_, cerr = cli.ContainerKill(ctx, r.w.ContainerID(), client.ContainerKillOptions{Signal: "KILL"})
 			}
 			if cerr != nil {
 				return fmt.Errorf("recreate replica %s: kill: %w", r.ID, cerr)
@@ -354,7 +354,7 @@ func (r *Replica) ops(ctx context.Context, path string) (int, string, error) {
 	if err != nil {
 		return 0, "", err
 	}
-	addr, err := hostAddr(ctx, wk.c, nat.Port(strconv.Itoa(WorkerOpsPort)+"/tcp"))
+	addr, err := hostAddr(ctx, wk.c, strconv.Itoa(WorkerOpsPort)+"/tcp")
 	if err != nil {
 		return 0, "", fmt.Errorf("%s of replica %s: %w", path, r.ID, err)
 	}

@@ -12,8 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/docker/api/types/filters"
-	"github.com/docker/docker/api/types/volume"
+	"github.com/moby/moby/client"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/testcontainers/testcontainers-go"
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
@@ -171,11 +170,11 @@ func countVolumes(t *testing.T, runID string) int {
 		t.Fatalf("docker client: %v", err)
 	}
 	defer cli.Close()
-	l, err := cli.VolumeList(context.Background(), volume.ListOptions{Filters: filters.NewArgs(filters.Arg("label", LabelRun+"="+runID))})
+	l, err := cli.VolumeList(context.Background(), client.VolumeListOptions{Filters: client.Filters{}.Add("label", LabelRun+"="+runID)})
 	if err != nil {
 		t.Fatalf("list volumes: %v", err)
 	}
-	return len(l.Volumes)
+	return len(l.Items)
 }
 
 // repRecord is a record with the replica whose file it came from.

@@ -12,6 +12,7 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"sort"
@@ -19,8 +20,8 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/docker/docker/api/types/container"
-	"github.com/docker/go-connections/nat"
+	"github.com/moby/moby/api/types/container"
+	mobynetwork "github.com/moby/moby/api/types/network"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
@@ -324,9 +325,11 @@ func (s *Stack) registerStubs() error {
 
 // run starts one container on the run's network with these aliases and
 // records it for Close, also when its wait fails (testcontainers returns the
-// container then).
+// container then). Every port in req.ExposedPorts ("443/tcp") is published
+// on 127.0.0.1 only, on an ephemeral host port (hostAddr reads it).
 func (s *Stack) run(ctx context.Context, name string, aliases []string, req testcontainers.ContainerRequest) (testcontainers.Container, error) {
 	req.Name = fmt.Sprintf("lab-%s-%s", s.RunID, name)
+	req.HostConfigModifier = PublishOnLoopback(req.ExposedPorts, req.HostConfigModifier)
 	if req.Labels == nil {
 		req.Labels = map[string]string{}
 	}
@@ -345,6 +348,29 @@ func (s *Stack) run(ctx context.Context, name string, aliases []string, req test
 	return c, nil
 }
 
+// PublishOnLoopback returns a testcontainers host config modifier that
+// runs next (when not nil), then binds each of ports ("443/tcp", as in
+// ContainerRequest.ExposedPorts; a malformed one is left to testcontainers
+// to reject) to 127.0.0.1 on an ephemeral host port: nothing of the lab
+// listens beyond loopback. testcontainers-go from v0.45 no longer accepts
+// the "127.0.0.1::443/tcp" form in ExposedPorts.
+func PublishOnLoopback(ports []string, next func(*container.HostConfig)) func(*container.HostConfig) {
+	loopback := netip.AddrFrom4([4]byte{127, 0, 0, 1})
+	return func(hc *container.HostConfig) {
+		if next != nil {
+			next(hc)
+		}
+		if hc.PortBindings == nil {
+			hc.PortBindings = mobynetwork.PortMap{}
+		}
+		for _, spec := range ports {
+			if p, err := mobynetwork.ParsePort(spec); err == nil {
+				hc.PortBindings[p] = []mobynetwork.PortBinding{{HostIP: loopback, HostPort: "0"}}
+			}
+		}
+	}
+}
+
 // isNilContainer reports a typed nil inside the interface.
 func isNilContainer(c testcontainers.Container) bool {
 	dc, ok := c.(*testcontainers.DockerContainer)
@@ -354,7 +380,7 @@ func isNilContainer(c testcontainers.Container) bool {
 func (s *Stack) startRabbitMQ(ctx context.Context, image string, t0 time.Time) error {
 	c, err := s.run(ctx, "rabbitmq", []string{AliasRabbitMQ}, testcontainers.ContainerRequest{
 		Image:        image,
-		ExposedPorts: []string{"127.0.0.1::5672/tcp"},
+		ExposedPorts: []string{"5672/tcp"},
 		// guest may log in from other hosts than loopback (the host through
 		// the published port, the worker container): the official image
 		// allows it by configuration, this makes the offline image do so too.
@@ -394,7 +420,7 @@ func (s *Stack) startWireMock(ctx context.Context, image string, t0 time.Time) e
 		Image:        image,
 		Cmd:          WireMockArgs,
 		Env:          map[string]string{"JAVA_OPTS": WireMockJavaOpts},
-		ExposedPorts: []string{"127.0.0.1::8080/tcp"},
+		ExposedPorts: []string{"8080/tcp"},
 		WaitingFor: wait.ForHTTP("/__admin/health").WithPort("8080/tcp").
 			WithStatusCodeMatcher(func(code int) bool { return code == http.StatusOK }).
 			WithPollInterval(200 * time.Millisecond).
@@ -417,7 +443,7 @@ func (s *Stack) startNginx(ctx context.Context, image string, t0 time.Time) erro
 	probeTLS := s.HostTLSConfig()
 	c, err := s.run(ctx, "nginx", []string{AliasNginx}, testcontainers.ContainerRequest{
 		Image:        image,
-		ExposedPorts: []string{"127.0.0.1::443/tcp"},
+		ExposedPorts: []string{"443/tcp"},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.Binds = append(hc.Binds,
 				filepath.Join(s.WorkDir, "nginx", "nginx.conf")+":"+nginxConfPath+":ro",
@@ -447,7 +473,7 @@ func (s *Stack) startToxiproxy(ctx context.Context, image string, t0 time.Time) 
 	c, err := s.run(ctx, "toxiproxy", []string{AliasToxiproxy, s.VendorHost}, testcontainers.ContainerRequest{
 		Image:        image,
 		Cmd:          []string{"-host", "0.0.0.0", "-port", "8474"},
-		ExposedPorts: []string{"127.0.0.1::8474/tcp", "127.0.0.1::443/tcp"},
+		ExposedPorts: []string{"8474/tcp", "443/tcp"},
 		WaitingFor: wait.ForHTTP("/version").WithPort("8474/tcp").
 			WithPollInterval(100 * time.Millisecond).
 			WithStartupTimeout(DefaultReadyTimeout),
@@ -494,7 +520,7 @@ func (s *Stack) waitVendorPath(ctx context.Context) error {
 }
 
 // hostAddr returns "127.0.0.1:PORT" of a published container port.
-func hostAddr(ctx context.Context, c testcontainers.Container, port nat.Port) (string, error) {
+func hostAddr(ctx context.Context, c testcontainers.Container, port string) (string, error) {
 	host, err := c.Host(ctx)
 	if err != nil {
 		return "", fmt.Errorf("host of %s: %w", port, err)

@@ -3,10 +3,13 @@
 package vendormock
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -278,10 +281,40 @@ func TestStackEndToEnd(t *testing.T) {
 		t.Errorf("SelfCheck at rtt 0: %s, %v; want < %d ms", rt, err, rtt)
 	}
 
+	t.Run("the handshake toxic makes a new connection cost one more RTT", func(t *testing.T) {
+		// TLS 1.3 on a new connection: ClientHello, server flight, then the
+		// request: 2 RTT without the toxic, 3 RTT with it (the hold before
+		// the ClientHello). The probe is answered by nginx itself.
+		const rtt = 40
+		for _, tc := range []struct {
+			on       bool
+			min, max time.Duration
+		}{
+			{false, 2 * rtt * time.Millisecond, 3 * rtt * time.Millisecond},
+			{true, 3 * rtt * time.Millisecond, 4 * rtt * time.Millisecond},
+		} {
+			if err := s.SetRTT(ctx, rtt, WithTCPHandshake(tc.on)); err != nil {
+				t.Fatalf("SetRTT(%d, handshake %v): %v", rtt, tc.on, err)
+			}
+			d, err := newConnFirstByte(ctx, s)
+			if err != nil {
+				t.Fatalf("handshake %v: %v", tc.on, err)
+			}
+			t.Logf("handshake %v: dial to first response byte %s at rtt %d ms", tc.on, d, rtt)
+			if d < tc.min || d >= tc.max {
+				t.Errorf("handshake %v: new connection to first response byte %s, want %s .. %s", tc.on, d, tc.min, tc.max)
+			}
+		}
+		if err := s.SetRTT(ctx, 0); err != nil {
+			t.Fatalf("SetRTT(0): %v", err)
+		}
+	})
+
 	t.Run("keepalive_requests carries a pooled run on one connection", func(t *testing.T) {
 		// A token call plus 50 warm-up and 1,000 sends is 1,051 requests;
 		// nginx's default keepalive_requests (1000) would split them over two
-		// connections (ENVIRONMENT.md). No delay and no RTT keep this short.
+		// connections (docs/environment.md#nginx). No delay and no RTT keep
+		// this short.
 		if err := s.SetServerDelay(ctx, 0); err != nil {
 			t.Fatalf("SetServerDelay: %v", err)
 		}
@@ -361,6 +394,29 @@ func TestStackEndToEnd(t *testing.T) {
 	if err := w.Stop(ctx, time.Second); err != nil {
 		t.Errorf("Stop: %v", err)
 	}
+}
+
+// newConnFirstByte opens a new TLS connection to the vendor through
+// Toxiproxy (TLS 1.3, the run's CA), sends one probe request and returns
+// the time from the dial to the response's status line.
+func newConnFirstByte(ctx context.Context, s *Stack) (time.Duration, error) {
+	cfg := s.HostTLSConfig()
+	cfg.MinVersion, cfg.MaxVersion = tls.VersionTLS13, tls.VersionTLS13
+	start := time.Now()
+	conn, err := (&tls.Dialer{Config: cfg}).DialContext(ctx, "tcp", s.VendorAddrHost)
+	if err != nil {
+		return 0, fmt.Errorf("dial: %w", err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET "+ProbePath+" HTTP/1.1\r\nHost: "+s.VendorHost+"\r\n\r\n"); err != nil {
+		return 0, fmt.Errorf("write probe: %w", err)
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	d := time.Since(start)
+	if err != nil || !strings.Contains(line, " 204 ") {
+		return 0, fmt.Errorf("probe response %q: %v", line, err)
+	}
+	return d, nil
 }
 
 func TestStartMissingImage(t *testing.T) {

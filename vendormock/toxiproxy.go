@@ -16,7 +16,7 @@ import (
 
 // ErrRTTNotApplied is returned (wrapped) by SelfCheck when a probe's round
 // trip is below the RTT that SetRTT should have added: a latency toxic that
-// is silently not applied must not produce numbers (issue 2 §3).
+// is silently not applied must not produce numbers.
 var ErrRTTNotApplied = errors.New("latency toxic not applied")
 
 // Names of the two latency toxics SetRTT manages on the vendor proxy.
@@ -28,17 +28,51 @@ const (
 // SplitRTT splits a round trip of rttMS into Toxiproxy latencies in whole
 // ms: rttMS/2 downstream and the rest upstream (3 -> 1 down + 2 up). The
 // latency toxic acts on one direction and takes whole milliseconds
-// (ENVIRONMENT.md "Toxiproxy details").
+// (docs/environment.md#toxiproxy).
 func SplitRTT(rttMS int) (downMS, upMS int) {
 	return rttMS / 2, rttMS - rttMS/2
 }
 
-// SetRTT replaces the latency toxics so a round trip through Toxiproxy costs
-// rttMS: rttMS/2 downstream and the rest upstream (whole ms). 0 removes them.
-// Toxiproxy delays data, not the TCP handshake, so a new connection costs
-// one RTT less than on a real network (DESIGN.md). Errors: rttMS < 0, the
-// Toxiproxy API failing.
-func (s *Stack) SetRTT(ctx context.Context, rttMS int) error {
+// ToxicHandshake is the name of the handshake toxic SetRTT adds on the
+// vendor proxy's upstream stream when WithTCPHandshake(true) is given.
+const ToxicHandshake = "handshake_upstream"
+
+// HandshakeToxicType is the type name of the handshake toxic, which the
+// lab's Toxiproxy server (vendormock/images/toxiproxy/server) registers and
+// stock Toxiproxy lacks: it holds a new connection's first upstream data
+// until rtt_ms (attribute, whole ms) after the connection was accepted, so
+// a new connection costs the TCP handshake's round trip.
+const HandshakeToxicType = "handshake"
+
+// RTTOption is an option of SetRTT.
+type RTTOption func(*rttConfig)
+
+type rttConfig struct{ tcpHandshake bool }
+
+// WithTCPHandshake makes a new connection through the vendor proxy cost
+// one more RTT, as SYN / SYN-ACK does on a real link (default off: stock
+// Toxiproxy delays data only, as in the case's own conditions; see
+// docs/environment.md). On: SetRTT adds the handshake toxic with rtt_ms =
+// the RTT ahead of the latency toxics, so the latency adds to the hold.
+func WithTCPHandshake(on bool) RTTOption {
+	return func(c *rttConfig) { c.tcpHandshake = on }
+}
+
+// SetRTT replaces the vendor proxy's toxics so a round trip through
+// Toxiproxy costs rttMS: latency rttMS/2 downstream and the rest upstream
+// (whole ms); with WithTCPHandshake(true) also the handshake toxic, so a
+// new connection's first byte waits one RTT more. 0 removes them all.
+// Without the handshake toxic Toxiproxy delays data, not the TCP
+// handshake, so a new connection costs one RTT less than on a real
+// network (docs/environment.md). The toxics apply to connections opened
+// after the call. Errors: rttMS < 0, the Toxiproxy API failing (for the
+// handshake toxic, most likely an image built without it: rerun
+// vendormock/images/ensure-images.sh).
+func (s *Stack) SetRTT(ctx context.Context, rttMS int, opts ...RTTOption) error {
+	var cfg rttConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
 	if rttMS < 0 {
 		return fmt.Errorf("set rtt: negative rtt %d ms", rttMS)
 	}
@@ -50,27 +84,38 @@ func (s *Stack) SetRTT(ctx context.Context, rttMS int) error {
 		return fmt.Errorf("set rtt: list toxics: %w", err)
 	}
 	for _, t := range existing {
-		if t.Name == ToxicLatencyDown || t.Name == ToxicLatencyUp {
+		if t.Name == ToxicLatencyDown || t.Name == ToxicLatencyUp || t.Name == ToxicHandshake {
 			if err := s.proxy.RemoveToxic(t.Name); err != nil {
 				return fmt.Errorf("set rtt: remove %s: %w", t.Name, err)
 			}
 		}
 	}
 	if rttMS == 0 {
-		s.logf("rtt 0 ms: latency toxics removed")
+		s.logf("rtt 0 ms: latency and handshake toxics removed")
 		return nil
+	}
+	handshake := "off"
+	if cfg.tcpHandshake {
+		// First in the upstream chain: the hold, then the latency.
+		if _, err := s.proxy.AddToxic(ToxicHandshake, HandshakeToxicType, "upstream", 1.0,
+			toxiproxy.Attributes{"rtt_ms": rttMS}); err != nil {
+			return fmt.Errorf("set rtt: add %s (type %s, needs the lab's Toxiproxy image: rerun vendormock/images/ensure-images.sh): %w",
+				ToxicHandshake, HandshakeToxicType, err)
+		}
+		handshake = fmt.Sprintf("on (%d ms)", rttMS)
 	}
 	down, up := SplitRTT(rttMS)
 	if err := addLatencyToxics(s.proxy, rttMS); err != nil {
 		return fmt.Errorf("set rtt: %w", err)
 	}
-	s.logf("rtt %d ms: latency %d ms downstream + %d ms upstream", rttMS, down, up)
+	s.logf("rtt %d ms: latency %d ms downstream + %d ms upstream, tcp handshake %s", rttMS, down, up, handshake)
 	return nil
 }
 
 // Proxy returns the Toxiproxy proxy carrying vendor traffic (ProxyName),
 // for fault scenarios that add their own toxics (reset_peer, timeout,
-// limit_data). SetRTT owns the toxics named ToxicLatencyDown/Up.
+// limit_data). SetRTT owns the toxics named ToxicLatencyDown/Up and
+// ToxicHandshake.
 func (s *Stack) Proxy() *toxiproxy.Proxy { return s.proxy }
 
 // SelfCheck sends a probe through Toxiproxy on an established TLS connection

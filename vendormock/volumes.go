@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/containerd/errdefs"
-	"github.com/docker/docker/api/types/volume"
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -35,10 +35,10 @@ func (s *Stack) createVolume(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("create volume %s: %w", name, err)
 	}
-	if _, err := cli.VolumeInspect(ctx, name); err == nil {
+	if _, err := cli.VolumeInspect(ctx, name, client.VolumeInspectOptions{}); err == nil {
 		return fmt.Errorf("create volume %s: it already exists", name)
 	}
-	if _, err := cli.VolumeCreate(ctx, volume.CreateOptions{Name: name, Labels: s.labels()}); err != nil {
+	if _, err := cli.VolumeCreate(ctx, client.VolumeCreateOptions{Name: name, Labels: s.labels()}); err != nil {
 		return fmt.Errorf("create volume %s: %w", name, err)
 	}
 	s.mu.Lock()
@@ -54,7 +54,7 @@ func (s *Stack) removeVolume(ctx context.Context, name string) error {
 	if err != nil {
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}
-	if err := cli.VolumeRemove(ctx, name, true); err != nil && !errdefs.IsNotFound(err) {
+	if _, err := cli.VolumeRemove(ctx, name, client.VolumeRemoveOptions{Force: true}); err != nil && !errdefs.IsNotFound(err) {
 		return fmt.Errorf("remove volume %s: %w", name, err)
 	}
 	s.mu.Lock()

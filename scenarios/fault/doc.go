@@ -1,4 +1,4 @@
-// Package fault runs the lab's fault and race scenarios (issue 4): each
+// Package fault runs the lab's fault and race scenarios: each
 // scenario is a YAML file of scenarios/catalog/ (Scenario, Load,
 // LoadCatalog), run through the real stack of package vendormock against
 // the worker image, then reconciled (package scenarios/reconcile) and

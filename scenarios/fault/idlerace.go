@@ -124,10 +124,6 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 			return res, err
 		}
 	}
-	type laneOut struct {
-		lane *lane
-		err  error
-	}
 	var (
 		lanes []*lane
 		wg    sync.WaitGroup
@@ -295,7 +291,7 @@ func (l *lane) judge(ctx context.Context, all []vendormock.JournalEntry) (IdleRa
 	var journal []reconcile.JournalEntry
 	for _, e := range all {
 		if e.Method == "POST" && e.Path == st.Profile.API.SendPath && strings.HasPrefix(e.RefKey, l.prefix) {
-			journal = append(journal, reconcile.JournalEntry{Method: e.Method, Path: e.Path, RefKey: e.RefKey, Status: e.Status, LoggedAt: e.LoggedAt})
+			journal = append(journal, reconcile.JournalEntry(e))
 		}
 	}
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{

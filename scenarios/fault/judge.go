@@ -66,7 +66,7 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 	in.Records = s.recs.Merged()
 	in.Journal = make([]reconcile.JournalEntry, len(journal))
 	for i, j := range journal {
-		in.Journal[i] = reconcile.JournalEntry{Method: j.Method, Path: j.Path, RefKey: j.RefKey, Status: j.Status, LoggedAt: j.LoggedAt}
+		in.Journal[i] = reconcile.JournalEntry(j)
 	}
 	rep := reconcile.Reconcile(in)
 	return evaluate(s.sc, &rep, in.Records, journal, s.checks, stepErr), nil

@@ -316,7 +316,7 @@ type Expect struct {
 	RetryAfter Duration `yaml:"retry_after"`
 }
 
-// IdleRaceSpec is the stale keep-alive race (issue 4 §2).
+// IdleRaceSpec is the stale keep-alive race.
 type IdleRaceSpec struct {
 	KeepaliveTimeout Duration `yaml:"keepalive_timeout"` // nginx keepalive_timeout T (default 2s)
 	RTTsMS           []int    `yaml:"rtts_ms"`           // default [10, 150]

@@ -1,5 +1,5 @@
 // Package reconcile checks, after a run, that the worker kept its delivery
-// promises (DESIGN.md "Delivery outcomes"; issue 3 §7): every published
+// promises (docs/outcomes.md#outcome-table): every published
 // notification ended in exactly one place, none reached the vendor twice,
 // and the worker's word agrees with the vendor's request journal.
 //

@@ -54,11 +54,11 @@ func (m QueuedMessage) Header(name string) string {
 
 // JournalEntry is one request the vendor mock received, as in WireMock's
 // request journal (the ground truth for "what reached the vendor",
-// DESIGN.md "Vendor API"): package vendormock/journal's Entry, the type
+// docs/vendor-api.md#journal): package vendormock/journal's Entry, the type
 // vendormock.Stack.Journal returns too.
 type JournalEntry = journal.Entry
 
-// DefaultSendPath is the vendor's send endpoint (DESIGN.md "Vendor API":
+// DefaultSendPath is the vendor's send endpoint (docs/vendor-api.md#message:
 // POST /v3/message); only POSTs to it count as sends.
 const DefaultSendPath = "/v3/message"
 

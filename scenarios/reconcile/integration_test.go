@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/docker/go-connections/nat"
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 	"github.com/wiremock/go-wiremock"
 
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -48,6 +48,7 @@ func labImage(t *testing.T, env string) string {
 
 func startContainer(t *testing.T, ctx context.Context, req testcontainers.ContainerRequest, port string) string {
 	t.Helper()
+	req.HostConfigModifier = vendormock.PublishOnLoopback(req.ExposedPorts, req.HostConfigModifier)
 	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
 	t.Cleanup(func() {
 		if c != nil {
@@ -59,7 +60,7 @@ func startContainer(t *testing.T, ctx context.Context, req testcontainers.Contai
 	if err != nil {
 		t.Fatalf("start %s: %v", req.Image, err)
 	}
-	p, err := c.MappedPort(ctx, nat.Port(port))
+	p, err := c.MappedPort(ctx, port)
 	if err != nil {
 		t.Fatalf("port %s of %s: %v", port, req.Image, err)
 	}
@@ -76,7 +77,7 @@ func TestGatherIntegration(t *testing.T) {
 
 	rabbit := startContainer(t, ctx, testcontainers.ContainerRequest{
 		Image:        labImage(t, "LAB_IMAGE_RABBITMQ"),
-		ExposedPorts: []string{"127.0.0.1::5672/tcp"},
+		ExposedPorts: []string{"5672/tcp"},
 		Env:          map[string]string{"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-rabbit loopback_users []"},
 		WaitingFor: wait.ForAll(wait.ForLog("Server startup complete"), wait.ForListeningPort("5672/tcp").SkipInternalCheck()).
 			WithDeadline(90 * time.Second),
@@ -84,7 +85,7 @@ func TestGatherIntegration(t *testing.T) {
 	wm := startContainer(t, ctx, testcontainers.ContainerRequest{
 		Image:        labImage(t, "LAB_IMAGE_WIREMOCK"),
 		Cmd:          []string{"--port", "8080", "--disable-banner"},
-		ExposedPorts: []string{"127.0.0.1::8080/tcp"},
+		ExposedPorts: []string{"8080/tcp"},
 		WaitingFor:   wait.ForHTTP("/__admin/health").WithPort("8080/tcp").WithStartupTimeout(90 * time.Second),
 	}, "8080/tcp")
 	amqpURL := "amqp://guest:guest@" + rabbit + "/"
@@ -136,7 +137,8 @@ func TestGatherIntegration(t *testing.T) {
 
 	// Vendor: a send stub, then the requests the "worker" made.
 	if err := wiremock.NewClient(wmURL).StubFor(wiremock.Post(wiremock.URLPathEqualTo(DefaultSendPath)).
-		WillReturnJSON(map[string]string{"code": "1000", "description": "success"}, map[string]string{"Content-Type": "application/json"}, 200)); err != nil {
+		WillReturnResponse(wiremock.NewResponse().WithJSONBody(map[string]string{"code": "1000", "description": "success"}).
+			WithHeaders(map[string]string{"Content-Type": "application/json"}).WithStatus(200))); err != nil {
 		t.Fatalf("stub: %v", err)
 	}
 	for _, k := range []string{"a", "b", "u1", "f1", "b"} {

@@ -29,13 +29,14 @@ const (
 	// INVALID with a reason, or a valid one was dead-lettered as INVALID.
 	RuleInvalid = "invalid"
 	// RuleRoute: a record or a queued message sits in a queue its outcome
-	// does not go to (DESIGN.md outcome table).
+	// does not go to (outcome table, docs/outcomes.md#outcome-table).
 	RuleRoute = "route"
 	// RuleUnpublished: a refkey or message nobody published shows up in the
 	// records, a queue or the vendor's journal.
 	RuleUnpublished = "unpublished"
 	// RuleDuplicate: a refkey reached the vendor more than once without a
-	// 4xx answer (DESIGN.md: the vendor does not de-duplicate on refkey).
+	// 4xx answer (docs/vendor-api.md#no-de-duplication: the vendor does not
+	// de-duplicate on refkey).
 	RuleDuplicate = "duplicate"
 	// RuleSentNotInJournal: the worker says SENT, the vendor's journal has
 	// no 2xx answer for the refkey.
@@ -111,7 +112,7 @@ type Report struct {
 }
 
 // Reconcile checks, per published refkey (and per invalid message), the
-// invariants of DESIGN.md "Delivery outcomes" against what the run left
+// invariants of docs/outcomes.md#outcome-table against what the run left
 // behind:
 //
 //   - places: every published refkey ends in exactly one place: acked

@@ -18,7 +18,8 @@ import (
 const MaxTableViolations = 20
 
 // outcomeOrder is the order WriteTable lists outcomes in (the outcome
-// table of DESIGN.md, then the pseudo-outcomes); others follow by name.
+// table of docs/outcomes.md#outcome-table, then the pseudo-outcomes); others
+// follow by name.
 var outcomeOrder = []outcome.Outcome{
 	outcome.Sent, outcome.Rejected, outcome.NotSent, outcome.Unknown,
 	outcome.OutsideSendWindow, outcome.Invalid, outcome.Dead, outcome.Pending,

@@ -10,8 +10,9 @@
 #   LAB_IMAGES=auto      official if present locally or pullable, else
 #                        offline (the default)
 #
-# Toxiproxy is always built from the module version pinned in go.mod, and
-# the worker from this checkout; both are static binaries in FROM scratch
+# Toxiproxy is always built from the lab's server module
+# (vendormock/images/toxiproxy/server: Toxiproxy plus the handshake toxic),
+# and the worker from this checkout; both are static binaries in FROM scratch
 # images. Every image built here carries the label notifier-lab.inputs=<hash
 # of its build inputs>: a second run with the same inputs builds nothing.
 #
@@ -65,21 +66,28 @@ build_image() {
     { cat "$build/docker-build.err" >&2; die "docker build of $tag failed"; }
 }
 
-# --- Toxiproxy: always built from go.mod's version -------------------------
+# --- Toxiproxy: built from the lab's server module --------------------------
+# vendormock/images/toxiproxy/server is its own Go module (Toxiproxy's server
+# plus the handshake toxic), so its dependencies stay out of the main module.
+# The tag carries the Toxiproxy version and a hash of the module's files and
+# the Dockerfile: a change to the toxic builds a new image.
 ensure_toxiproxy() {
-  local version ctx="$build/toxiproxy" hash
-  version=$(cd "$root" && go list -m -f '{{.Version}}' github.com/Shopify/toxiproxy/v2) ||
-    die "cannot read the Toxiproxy version from go.mod"
-  TOXIPROXY_IMAGE="notifier-lab/toxiproxy:$version"
-  hash=$(hash_str "$version $(hash_of "$here/toxiproxy/Dockerfile")")
+  local version ctx="$build/toxiproxy" src="$here/toxiproxy/server" hash
+  version=$(cd "$src" && GOFLAGS=-mod=mod go list -m -f '{{.Version}}' github.com/Shopify/toxiproxy/v2) ||
+    die "cannot read the Toxiproxy version from $src/go.mod"
+  local files=("$here/toxiproxy/Dockerfile" "$src/go.mod" "$src/go.sum") f
+  while IFS= read -r f; do files+=("$f"); done < <(find "$src" -name '*.go' | LC_ALL=C sort)
+  local ldflags="-X github.com/Shopify/toxiproxy/v2.Version=$version"
+  hash=$(hash_str "$ldflags $(hash_of "${files[@]}")")
+  TOXIPROXY_IMAGE="notifier-lab/toxiproxy:$version-$hash"
   if [ "$(image_label "$TOXIPROXY_IMAGE")" = "$hash" ]; then
     log "$TOXIPROXY_IMAGE up to date"
     return 0
   fi
   mkdir -p "$ctx"
-  log "building the Toxiproxy $version server (static) from the module cache"
-  (cd "$root" && CGO_ENABLED=0 go build -trimpath -o "$ctx/toxiproxy-server" github.com/Shopify/toxiproxy/v2/cmd/server) ||
-    die "go build of toxiproxy failed"
+  log "building the lab's Toxiproxy $version server (static, with the handshake toxic)"
+  (cd "$src" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -trimpath -buildvcs=false -ldflags "$ldflags" -o "$ctx/toxiproxy-server" .) ||
+    die "go build of the Toxiproxy server ($src) failed"
   cp "$here/toxiproxy/Dockerfile" "$ctx/Dockerfile"
   build_image "$TOXIPROXY_IMAGE" "$hash" "$ctx"
 }

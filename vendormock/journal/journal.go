@@ -1,7 +1,7 @@
 // Package journal reads WireMock's request journal (GET /__admin/requests):
-// the ground truth of what reached the vendor mock, per refkey (DESIGN.md,
-// "Vendor API"). It is shared by vendormock (Stack.Journal) and the
-// reconciler (scenarios/reconcile), and needs nothing but net/http.
+// the ground truth of what reached the vendor mock, per refkey
+// (docs/vendor-api.md#journal). It is shared by vendormock (Stack.Journal) and
+// the reconciler (scenarios/reconcile), and needs nothing but net/http.
 package journal
 
 import (
@@ -29,7 +29,7 @@ type Entry struct {
 }
 
 // DefaultRefKeyField is the JSON body field that carries the refkey
-// (DESIGN.md "Vendor API"; the profile's api.refkey_field).
+// (docs/vendor-api.md#refkey; the profile's api.refkey_field).
 const DefaultRefKeyField = "refkey"
 
 // DefaultRefKeyHeader is the correlation header the worker sends with the

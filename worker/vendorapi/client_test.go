@@ -21,7 +21,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// TestIdempotencyHeaderReplay is issue 3 §4's header test: a server reads a
+// TestIdempotencyHeaderReplay is the header test: a server reads a
 // POST on a reused connection and closes it without answering. Without an
 // idempotency header exactly one request arrives (the send is UNKNOWN and
 // left alone); with Idempotency-Key or X-Idempotency-Key, Go's transport

@@ -68,7 +68,7 @@ type faultCase struct {
 	check      func(t *testing.T, r *rig, res Result, se *SendError)
 }
 
-// TestClassification covers every branch of issue 3 §3, each against a real
+// TestClassification covers every classification branch, each against a real
 // local server doing the fault.
 func TestClassification(t *testing.T) {
 	lab, other := pkis(t)

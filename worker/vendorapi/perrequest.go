@@ -11,7 +11,7 @@ var _ Strategy = (*PerRequest)(nil)
 // gets a new *http.Transport and *http.Client, so every call pays a TCP
 // connect and a full TLS handshake, and the release func closes the
 // connection afterwards. The lab caps its TLS at 1.2 through
-// Config.MaxTLSVersion (issue 2 §1 PER_REQUEST_TLS: the old engine could not
+// Config.MaxTLSVersion (PER_REQUEST_TLS: the old engine could not
 // speak 1.3, which costs one more round trip per handshake).
 //
 // Keep-alive stays on in the transport (the request bytes are the same as

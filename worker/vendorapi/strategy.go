@@ -11,7 +11,7 @@ import (
 )
 
 // Strategy names, the values of Strategy.Name and the keys of Strategies.
-// They are also the values of the lab's MODES key (issue 2 §1).
+// They are also the values of the lab's MODES key.
 const (
 	PerRequestName = "per-request"
 	PooledName     = "pooled"

@@ -1,7 +1,7 @@
 // Command reconcile checks, after a run of the notification worker, that
 // every published message ended in exactly one place, that none reached
 // the vendor twice, and that the worker's word agrees with the vendor's
-// request journal (package reconcile; DESIGN.md "Delivery outcomes").
+// request journal (package reconcile; docs/outcomes.md#outcome-table).
 //
 //	reconcile -published out/published.jsonl -records out/records.jsonl \
 //	    -ledger out/ledger.db -amqp-url amqp://guest:guest@127.0.0.1:5672/ \
