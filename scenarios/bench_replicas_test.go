@@ -26,7 +26,7 @@ func TestMessagesByOutcome(t *testing.T) {
 		t.Errorf("messagesByOutcome = %v; want SENT 21, UNKNOWN 1 (zeros left out)", got)
 	}
 	for name, text := range map[string]string{
-		"metric absent": "# TYPE other_total counter\nother_total 1\n",
+		"metric absent":  "# TYPE other_total counter\nother_total 1\n",
 		"not the format": "notifier_worker_messages_total{outcome=\"SENT\" 3\n",
 		"no label":       "# TYPE notifier_worker_messages_total counter\nnotifier_worker_messages_total 3\n",
 	} {

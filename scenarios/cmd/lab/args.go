@@ -122,7 +122,10 @@ var keys = []key{
 		func(c *scenarios.Config, v string) (err error) { c.Malformed, err = parseInt(v, 0, 1_000_000); return }},
 	{"WORKERS", "worker replicas of every run, on one queue under single active consumer (one handles everything, the others stand by); with more than 1, or another LEDGER or QUEUE_TYPE, each replica's /metrics is checked against the records",
 		strconv.Itoa(scenarios.DefaultWorkers), fmt.Sprintf("a whole number 1..%d", scenarios.MaxWorkers),
-		func(c *scenarios.Config, v string) (err error) { c.Workers, err = parseInt(v, 1, scenarios.MaxWorkers); return }},
+		func(c *scenarios.Config, v string) (err error) {
+			c.Workers, err = parseInt(v, 1, scenarios.MaxWorkers)
+			return
+		}},
 	{"LEDGER", "the workers' ledger: bbolt (one file per replica, on its own volume) or postgres (one PostgreSQL database shared by every replica)", scenarios.DefaultLedger,
 		"one of " + strings.Join(allowedLedgers, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.Ledger, err = oneOf(v, allowedLedgers); return }},
