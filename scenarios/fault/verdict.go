@@ -340,6 +340,9 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 		if v.Expected.Journal != nil {
 			exp += ", journal " + v.Expected.Journal.String()
 		}
+		if v.Expected.Duplicates > 0 {
+			exp += fmt.Sprintf(", duplicates %d (planted)", v.Expected.Duplicates)
+		}
 		checks := "-"
 		var cs []string
 		for _, c := range v.Checks {
