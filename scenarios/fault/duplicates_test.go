@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -125,5 +126,41 @@ func TestRetryGaps(t *testing.T) {
 				t.Errorf("retryGaps = %q; want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestCatalogNegativeControls: the catalog keeps its negative controls,
+// each planting exactly one duplicate, and the scenarios of the deployment
+// they contrast with; no other scenario expects a duplicate.
+func TestCatalogNegativeControls(t *testing.T) {
+	scs, err := LoadCatalog(filepath.Join("..", "catalog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	controls := map[string]bool{"no-sac-crash": true, "ledger-lost-bbolt": true}
+	want := []string{"no-sac-crash", "ledger-lost-bbolt", "sigkill-standby", "rolling-deploy", "ledger-lost-postgres",
+		"broker-restart-quorum", "refkey-reused", "rate-limited-429"}
+	byName := map[string]*Scenario{}
+	for _, sc := range scs {
+		byName[sc.Name] = sc
+	}
+	for _, name := range want {
+		if byName[name] == nil {
+			t.Errorf("catalog lacks %s", name)
+		}
+	}
+	for _, sc := range scs {
+		switch {
+		case controls[sc.Name] && sc.Expect.Duplicates != 1:
+			t.Errorf("%s: expect.duplicates %d; a negative control plants exactly 1", sc.Name, sc.Expect.Duplicates)
+		case !controls[sc.Name] && sc.Expect.Duplicates != 0:
+			t.Errorf("%s: expect.duplicates %d; only the negative controls expect one", sc.Name, sc.Expect.Duplicates)
+		}
+	}
+	if sc := byName["no-sac-crash"]; sc != nil && (sc.Workers == nil || sc.Workers.SAC() || sc.Workers.Count < 2 || sc.Workers.Ledger != "bbolt") {
+		t.Errorf("no-sac-crash: workers %+v; want 2+ replicas on bbolt without single active consumer", sc.Workers)
+	}
+	if sc := byName["sigkill-standby"]; sc != nil && (sc.Workers == nil || !sc.Workers.SAC() || sc.Workers.Ledger != "postgres") {
+		t.Errorf("sigkill-standby: workers %+v; want single active consumer on the postgres ledger", sc.Workers)
 	}
 }
