@@ -17,7 +17,7 @@ const (
 	// ensure-images.sh exports it (the official image when present, else
 	// one built offline from Debian's postgresql package, with the same
 	// POSTGRES_* contract).
-	EnvPostgresImage = "LAB_POSTGRES_IMAGE"
+	EnvPostgresImage = "LAB_IMAGE_POSTGRES"
 	// DefaultPostgresImage is used when EnvPostgresImage is unset.
 	DefaultPostgresImage = "postgres:16"
 	// AliasPostgres is PostgreSQL's alias on the run's network.

@@ -79,7 +79,7 @@ type ReplicaOptions struct {
 	// Ledger is LedgerBbolt ("" = it) or LedgerPostgres.
 	Ledger string
 	// PostgresImage is the PostgreSQL image for LedgerPostgres; "" = the
-	// environment's LAB_POSTGRES_IMAGE, else DefaultPostgresImage.
+	// environment's LAB_IMAGE_POSTGRES (.lab/images.env), else DefaultPostgresImage.
 	PostgresImage string
 	// QueueType is QueueClassic ("" = it) or QueueQuorum.
 	QueueType string

@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"cmp"
 	"os"
 	"slices"
 	"strings"
@@ -9,15 +8,12 @@ import (
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
-// envImagesPostgres is the PostgreSQL image's variable in the images file
-// vendormock/images/ensure-images.sh writes (.lab/images.env).
-const envImagesPostgres = "LAB_IMAGE_POSTGRES"
-
-// PostgresImage returns the PostgreSQL image of the run:
-// vendormock.EnvPostgresImage when set, else the images file's
-// LAB_IMAGE_POSTGRES; "" leaves the choice to vendormock.StartPostgres.
+// PostgresImage returns the PostgreSQL image of the run, from the images
+// file vendormock/images/ensure-images.sh writes (.lab/images.env,
+// vendormock.EnvPostgresImage); "" leaves the choice to
+// vendormock.StartPostgres.
 func PostgresImage() string {
-	return cmp.Or(os.Getenv(vendormock.EnvPostgresImage), os.Getenv(envImagesPostgres))
+	return os.Getenv(vendormock.EnvPostgresImage)
 }
 
 // StripFlags returns args without the flags named (given as -name value,
