@@ -1,7 +1,6 @@
 'use strict';
 // The consumer: one message at a time (prefetch 1), the delivery rules of
 // docs/outcomes.md, routing and headers of docs/worker-contract.md#queues.
-const amqp = require('amqplib');
 const C = require('./classify');
 const { decode } = require('./message');
 const { Ledger, hashOf } = require('./ledger');
@@ -32,6 +31,7 @@ function queuesOf(c) {
 const log = (level, msg, attrs) => process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...attrs }) + '\n');
 
 async function run(cfg, stopSignal) {
+  const amqp = require('amqplib'); // loaded here so the unit tests need no npm install
   const table = C.parseTable(cfg.statusTable);
   const client = newClient(cfg);
   const vendor = new Vendor(cfg, client, table);
