@@ -74,6 +74,9 @@ public final class Worker {
     void run() throws Exception {
         ConnectionFactory f = new ConnectionFactory();
         f.setUri(cfg.amqpURL);
+        // "amqp://host:5672/" names the vhost "" for the Java client, "/"
+        // for the Go and Node clients: follow them, as the lab's URL means "/".
+        if (f.getVirtualHost().isEmpty()) f.setVirtualHost("/");
         f.setRequestedHeartbeat(10);
         Connection conn = f.newConnection();
         ch = conn.createChannel();
@@ -257,7 +260,9 @@ public final class Worker {
         try {
             new Worker(cfg).run();
         } catch (Exception e) {
-            System.err.println("notifier-worker-java: " + e);
+            StringBuilder b = new StringBuilder(e.toString());
+            for (Throwable c = e.getCause(); c != null; c = c.getCause()) b.append(": ").append(c);
+            System.err.println("notifier-worker-java: " + b);
             System.exit(1);
         }
         System.exit(0);

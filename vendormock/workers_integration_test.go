@@ -1,0 +1,228 @@
+//go:build integration
+
+package vendormock
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/vendormock/journal"
+	"github.com/notifier-lab/notifier-lab/worker/message"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
+)
+
+// contractRun is one reference worker handling n messages on a stack.
+type contractRun struct {
+	recs    []records.Record
+	journal []journal.Entry // sends of this run's refkeys
+	sends   []AccessEntry   // nginx's lines of this run's sends
+	all     []AccessEntry   // nginx's lines during the run (token call included)
+}
+
+// runContractWorker declares queue's topology as the lab's driver does,
+// publishes one notification per refkey, runs the worker named by WORKER
+// value name until it handled them all (MAX_MESSAGES), and returns what it
+// wrote and what the vendor side saw.
+func runContractWorker(t *testing.T, ctx context.Context, s *Stack, name, queue string, refkeys []string, extraEnv map[string]string) contractRun {
+	t.Helper()
+	sel, err := WorkerImage(name, nil)
+	if err != nil {
+		t.Fatalf("WorkerImage(%s): %v", name, err)
+	}
+	conn, err := amqp.Dial(s.AMQPURL)
+	if err != nil {
+		t.Fatalf("AMQP dial: %v", err)
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := queues.DefaultTopology(queue).Declare(ch); err != nil {
+		t.Fatalf("declare topology: %v", err)
+	}
+	for _, ref := range refkeys {
+		b, err := message.Notification{RefKey: ref, Category: message.Info, Recipient: "+821000005678",
+			TemplateCode: "SHIP_01", Text: "shipped", CreatedAt: time.Now()}.Encode()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ch.PublishWithContext(ctx, "", queue, true, false, queues.Persistent(amqp.Publishing{ContentType: "application/json", Body: b})); err != nil {
+			t.Fatalf("publish: %v", err)
+		}
+	}
+	logFrom, err := s.AccessLogSize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	if err := os.Chmod(out, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	env := ContractEnv(s, ContractOptions{Queue: queue, SingleActiveConsumer: true, RetryDelay: time.Second,
+		RecordsPath: WorkerOutDir + "/records.jsonl", LedgerPath: WorkerOutDir + "/ledger.jsonl", WorkerID: "w1", MaxMessages: len(refkeys)})
+	for k, v := range sel.Env {
+		env[k] = v
+	}
+	for k, v := range extraEnv {
+		env[k] = v
+	}
+	w, err := s.StartWorker(ctx, WorkerOptions{Name: name + "-" + queue, Image: sel.Image, Env: env, CPUs: 1, OutDir: out})
+	if err != nil {
+		t.Fatalf("StartWorker %s: %v", name, err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 90*time.Second)
+	defer cancel()
+	code, err := w.Wait(wctx)
+	logs, _ := w.Logs(ctx)
+	if err != nil || code != 0 {
+		t.Fatalf("worker %s: exit %d (%v); logs:\n%s", name, code, err, logs)
+	}
+	var run contractRun
+	if run.recs, err = records.ReadFile(filepath.Join(out, "records.jsonl")); err != nil {
+		t.Fatalf("records of %s: %v; logs:\n%s", name, err, logs)
+	}
+	want := map[string]bool{}
+	for _, r := range refkeys {
+		want[r] = true
+	}
+	entries, err := journal.Read(ctx, nil, s.WireMockURL, s.Profile.API.RefKeyField)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Method == "POST" && e.Path == s.Profile.API.SendPath && want[e.RefKey] {
+			run.journal = append(run.journal, e)
+		}
+	}
+	if run.all, _, err = s.ReadAccessLog(logFrom); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range run.all {
+		if e.Path == s.Profile.API.SendPath && want[e.RefKey] {
+			run.sends = append(run.sends, e)
+		}
+	}
+	return run
+}
+
+func refkeysFor(prefix string, n int) []string {
+	var out []string
+	for i := range n {
+		out = append(out, fmt.Sprintf("%s-%d", prefix, i))
+	}
+	return out
+}
+
+func connections(es []AccessEntry) int {
+	c := map[int64]bool{}
+	for _, e := range es {
+		c[e.Connection] = true
+	}
+	return len(c)
+}
+
+// TestReferenceWorkers runs the Node and Java reference workers on the
+// alimtalk stack with 5 messages each: every message SENT once (records
+// and WireMock's journal agree), and nginx's log shows the connection
+// behaviour of each client: a new connection per send for an Agent
+// without keep-alive, one connection for the JDK's shared client.
+func TestReferenceWorkers(t *testing.T) {
+	im := labImages(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Minute)
+	defer cancel()
+	s := startStack(t, ctx, Options{Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
+	const n = 5
+	for _, tc := range []struct {
+		worker string
+		conns  int // connections of the n sends in nginx's log
+		all    bool
+	}{
+		{"node-fetch", 0, false},
+		{"node-agent-nokeepalive", n, false},
+		{"java-shared", 1, true}, // token call and sends on one connection
+	} {
+		t.Run(tc.worker, func(t *testing.T) {
+			prefix := strings.ReplaceAll(tc.worker, "-", "")
+			run := runContractWorker(t, ctx, s, tc.worker, "q-"+prefix, refkeysFor(prefix, n), nil)
+			if len(run.recs) != n {
+				t.Fatalf("%d records, want %d", len(run.recs), n)
+			}
+			for _, r := range run.recs {
+				if r.Outcome != outcome.Sent || r.Start.IsZero() || r.End.Before(r.Start) || r.Replica != "w1" {
+					t.Errorf("record %+v: want SENT with start <= end and replica w1", r)
+				}
+			}
+			if len(run.journal) != n {
+				t.Errorf("journal has %d sends of this run, want %d", len(run.journal), n)
+			}
+			if len(run.sends) != n {
+				t.Fatalf("nginx logged %d sends of this run, want %d", len(run.sends), n)
+			}
+			got := connections(run.sends)
+			if tc.all {
+				got = connections(run.all)
+			}
+			t.Logf("%s: %d sends over %d connections (%d requests in all over %d), TLS %s", tc.worker, n,
+				connections(run.sends), len(run.all), connections(run.all), run.sends[0].TLSProtocol)
+			if tc.conns > 0 && got != tc.conns {
+				t.Errorf("%s: %d connections, want %d", tc.worker, got, tc.conns)
+			}
+			if tc.conns == 0 && got > 2 {
+				t.Errorf("%s: %d connections for %d sends, want 1 or 2 (docs/studies.md#client-defaults)", tc.worker, got, n)
+			}
+		})
+	}
+}
+
+// TestReferenceWorkerSMSProfile runs the Node worker against the second
+// vendor profile with no code change: OAuth2 form token, the sms send API,
+// and a throttled first send (429, Retry-After: 1) that ends SENT exactly
+// once after the retry.
+func TestReferenceWorkerSMSProfile(t *testing.T) {
+	im := labImages(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	s := startStack(t, ctx, Options{ProfileDir: smsProfileDir, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
+	refs := []string{"rl-1", "ok-1", "bad-1"}
+	// MAX_MESSAGES counts handled messages: rl-1 twice (NOT_SENT, then SENT).
+	run := runContractWorker(t, ctx, s, "node-agent-keepalive", "sms", append(refs, "ok-2"), map[string]string{"MAX_MESSAGES": "5", "IDLE_TIMEOUT_MS": "3000"})
+	byRef := map[string][]outcome.Outcome{}
+	for _, r := range run.recs {
+		byRef[r.RefKey] = append(byRef[r.RefKey], r.Outcome)
+	}
+	want := map[string][]outcome.Outcome{
+		"rl-1":  {outcome.NotSent, outcome.Sent},
+		"ok-1":  {outcome.Sent},
+		"ok-2":  {outcome.Sent},
+		"bad-1": {outcome.Rejected},
+	}
+	for ref, w := range want {
+		if fmt.Sprint(byRef[ref]) != fmt.Sprint(w) {
+			t.Errorf("%s: outcomes %v, want %v", ref, byRef[ref], w)
+		}
+	}
+	accepted := map[string]int{}
+	for _, e := range run.journal {
+		if e.Status == 202 {
+			accepted[e.RefKey]++
+		}
+	}
+	if accepted["rl-1"] != 1 || accepted["ok-1"] != 1 {
+		t.Errorf("accepted sends per refkey %v, want rl-1 and ok-1 once each", accepted)
+	}
+	for _, r := range run.recs {
+		if r.RefKey == "rl-1" && r.Outcome == outcome.NotSent && r.Code != "E429" {
+			t.Errorf("throttled record code %q, want E429", r.Code)
+		}
+	}
+}
