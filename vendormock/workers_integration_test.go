@@ -149,7 +149,9 @@ func TestReferenceWorkers(t *testing.T) {
 	}{
 		{"node-fetch", 0, false},
 		{"node-agent-nokeepalive", n, false},
-		{"java-shared", 1, true}, // token call and sends on one connection
+		{"node-agent-keepalive", 1, true},
+		{"java-shared", 1, true},    // token call and sends on one connection
+		{"java-per-send", n, false}, // a new HttpClient, so a new connection, per send
 	} {
 		t.Run(tc.worker, func(t *testing.T) {
 			prefix := strings.ReplaceAll(tc.worker, "-", "")
@@ -160,6 +162,9 @@ func TestReferenceWorkers(t *testing.T) {
 			for _, r := range run.recs {
 				if r.Outcome != outcome.Sent || r.Start.IsZero() || r.End.Before(r.Start) || r.Replica != "w1" {
 					t.Errorf("record %+v: want SENT with start <= end and replica w1", r)
+				}
+				if r.CPUMS <= 0 || r.TLSVersion != "1.3" {
+					t.Errorf("record %s: cpu_ms %g, tls_version %q; want the worker's CPU and TLS 1.3", r.RefKey, r.CPUMS, r.TLSVersion)
 				}
 			}
 			if len(run.journal) != n {
@@ -172,8 +177,9 @@ func TestReferenceWorkers(t *testing.T) {
 			if tc.all {
 				got = connections(run.all)
 			}
-			t.Logf("%s: %d sends over %d connections (%d requests in all over %d), TLS %s", tc.worker, n,
-				connections(run.sends), len(run.all), connections(run.all), run.sends[0].TLSProtocol)
+			t.Logf("%s: %d sends over %d connections (%d requests in all over %d), TLS %s, CPU per send %.2f ms", tc.worker, n,
+				connections(run.sends), len(run.all), connections(run.all), run.sends[0].TLSProtocol,
+				(run.recs[n-1].CPUMS-run.recs[0].CPUMS)/float64(n-1))
 			if tc.conns > 0 && got != tc.conns {
 				t.Errorf("%s: %d connections, want %d", tc.worker, got, tc.conns)
 			}

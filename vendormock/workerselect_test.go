@@ -12,7 +12,7 @@ func TestWorkerImage(t *testing.T) {
 	get := func(k string) string { return images[k] }
 	tests := []struct {
 		name, in, image, mode string
-		contract             bool
+		contract              bool
 	}{
 		{"default is go", "", "", "", false},
 		{"go", "go", "", "", false},
