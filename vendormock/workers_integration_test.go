@@ -5,6 +5,7 @@ package vendormock
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,45 +191,88 @@ func TestReferenceWorkers(t *testing.T) {
 	}
 }
 
-// TestReferenceWorkerSMSProfile runs the Node worker against the second
-// vendor profile with no code change: OAuth2 form token, the sms send API,
-// and a throttled first send (429, Retry-After: 1) that ends SENT exactly
-// once after the retry.
+// TestReferenceWorkerSMSProfile runs the reference workers against the
+// second vendor profile with no code change: OAuth2 form token, the sms
+// send API, a business rejection inside a 200, and a throttled first send
+// (429, Retry-After: 1) that ends SENT exactly once after the retry.
 func TestReferenceWorkerSMSProfile(t *testing.T) {
 	im := labImages(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	s := startStack(t, ctx, Options{ProfileDir: smsProfileDir, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
-	refs := []string{"rl-1", "ok-1", "bad-1"}
-	// MAX_MESSAGES counts handled messages: rl-1 twice (NOT_SENT, then SENT).
-	run := runContractWorker(t, ctx, s, "node-agent-keepalive", "sms", append(refs, "ok-2"), map[string]string{"MAX_MESSAGES": "5", "IDLE_TIMEOUT_MS": "3000"})
-	byRef := map[string][]outcome.Outcome{}
-	for _, r := range run.recs {
-		byRef[r.RefKey] = append(byRef[r.RefKey], r.Outcome)
+	for _, worker := range []string{"node-agent-keepalive", "java-shared"} {
+		t.Run(worker, func(t *testing.T) {
+			resetScenarios(t, ctx, s) // the throttle stub answers the first rl- send of each run
+			p := strings.ReplaceAll(worker, "-", "")
+			refs := []string{"rl-" + p, "ok-" + p, "bad-" + p, "ok2-" + p}
+			// MAX_MESSAGES counts handled messages: the rl- one twice.
+			run := runContractWorker(t, ctx, s, worker, "sms-"+p, refs, map[string]string{"MAX_MESSAGES": "5", "IDLE_TIMEOUT_MS": "3000"})
+			byRef := map[string][]outcome.Outcome{}
+			for _, r := range run.recs {
+				byRef[r.RefKey] = append(byRef[r.RefKey], r.Outcome)
+				if r.RefKey == refs[0] && r.Outcome == outcome.NotSent && r.Code != "E429" {
+					t.Errorf("throttled record code %q, want E429", r.Code)
+				}
+			}
+			want := map[string][]outcome.Outcome{
+				refs[0]: {outcome.NotSent, outcome.Sent},
+				refs[1]: {outcome.Sent},
+				refs[2]: {outcome.Rejected},
+				refs[3]: {outcome.Sent},
+			}
+			for ref, w := range want {
+				if fmt.Sprint(byRef[ref]) != fmt.Sprint(w) {
+					t.Errorf("%s: outcomes %v, want %v", ref, byRef[ref], w)
+				}
+			}
+			accepted := map[string]int{}
+			for _, e := range run.journal {
+				if e.Status == 202 {
+					accepted[e.RefKey]++
+				}
+			}
+			if accepted[refs[0]] != 1 || accepted[refs[1]] != 1 || accepted[refs[3]] != 1 {
+				t.Errorf("accepted sends per refkey %v, want each of %v once", accepted, []string{refs[0], refs[1], refs[3]})
+			}
+			if n := queueDepth(t, s, "sms-"+p+".failed"); n != 1 {
+				t.Errorf("failed queue holds %d messages, want the one rejection", n)
+			}
+		})
 	}
-	want := map[string][]outcome.Outcome{
-		"rl-1":  {outcome.NotSent, outcome.Sent},
-		"ok-1":  {outcome.Sent},
-		"ok-2":  {outcome.Sent},
-		"bad-1": {outcome.Rejected},
+}
+
+// resetScenarios puts every WireMock scenario back in its Started state.
+func resetScenarios(t *testing.T, ctx context.Context, s *Stack) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.WireMockURL+"/__admin/scenarios/reset", nil)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for ref, w := range want {
-		if fmt.Sprint(byRef[ref]) != fmt.Sprint(w) {
-			t.Errorf("%s: outcomes %v, want %v", ref, byRef[ref], w)
-		}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("reset scenarios: %v", err)
 	}
-	accepted := map[string]int{}
-	for _, e := range run.journal {
-		if e.Status == 202 {
-			accepted[e.RefKey]++
-		}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("reset scenarios: status %d", resp.StatusCode)
 	}
-	if accepted["rl-1"] != 1 || accepted["ok-1"] != 1 {
-		t.Errorf("accepted sends per refkey %v, want rl-1 and ok-1 once each", accepted)
+}
+
+// queueDepth returns the number of ready messages in queue.
+func queueDepth(t *testing.T, s *Stack, queue string) int {
+	t.Helper()
+	conn, err := amqp.Dial(s.AMQPURL)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, r := range run.recs {
-		if r.RefKey == "rl-1" && r.Outcome == outcome.NotSent && r.Code != "E429" {
-			t.Errorf("throttled record code %q, want E429", r.Code)
-		}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
 	}
+	q, err := ch.QueueDeclarePassive(queue, true, false, false, false, nil)
+	if err != nil {
+		t.Fatalf("inspect %s: %v", queue, err)
+	}
+	return q.Messages
 }
