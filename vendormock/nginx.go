@@ -46,6 +46,10 @@ type NginxConfig struct {
 	LogFormat                    string // LogFormat(profile's correlation header)
 	RefKeyVar                    string // e.g. "$http_x_refkey"
 	ProbePath                    string // ProbePath
+	// KeepaliveHint is the second keepalive_timeout parameter (the
+	// "Keep-Alive: timeout=N" header), e.g. "5s"; "" = no hint (the
+	// profile's nginx.keepalive_hint).
+	KeepaliveHint string
 }
 
 // NewNginxConfig derives the template data from a validated profile;
@@ -59,7 +63,12 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 	for v := minV; v <= maxV; v++ {
 		protos = append(protos, map[uint16]string{0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}[v])
 	}
+	hint := ""
+	if p.Nginx.KeepaliveHint {
+		hint = nginxTime(keepaliveTimeout)
+	}
 	return NginxConfig{
+		KeepaliveHint:            hint,
 		Profile:                  p.Name,
 		TemplateName:             filepath.Base(p.Nginx.Template),
 		ServerName:               p.Host,

@@ -50,6 +50,7 @@ const (
 	EnvSingleActiveConsumer = "SINGLE_ACTIVE_CONSUMER" // "true" or "false"
 	EnvOpsAddr              = "OPS_ADDR"               // ":9090"
 	EnvStatusTable          = "VENDOR_STATUS_TABLE"    // the profile's status table, JSON (Profile.StatusTableJSON)
+	EnvRecords              = "RECORDS"                // the records file of a contract worker (docs/worker-contract.md)
 )
 
 // Worker defaults the shutdown budget falls back to when the arguments do
@@ -102,13 +103,18 @@ type ReplicaOptions struct {
 	// OutDir is the host dir bind-mounted at WorkerOutDir in every
 	// replica; replica ID writes OutDir/records-ID.jsonl. Required.
 	OutDir string
+	// Image is the worker under test's image (WorkerSelection.Image); "" =
+	// the Go worker. A contract worker ignores Args: give it ContractEnv
+	// (without RecordsPath, LedgerPath and WorkerID, which the lab sets)
+	// and WorkerSelection.Env in Env.
+	Image string
 }
 
 // labFlags are the worker flags the lab sets itself.
 var labFlags = []string{"records", "ledger"}
 
 // labEnv are the variables the lab sets itself.
-var labEnv = []string{EnvWorkerID, EnvLedger, EnvLedgerEphemeralOK, EnvQueueType, EnvSingleActiveConsumer, EnvOpsAddr}
+var labEnv = []string{EnvWorkerID, EnvLedger, EnvLedgerEphemeralOK, EnvQueueType, EnvSingleActiveConsumer, EnvOpsAddr, EnvRecords}
 
 // withDefaults returns o with its zero fields set.
 func (o ReplicaOptions) withDefaults() ReplicaOptions {
@@ -261,6 +267,7 @@ func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) 
 	env[EnvOpsAddr] = ":" + strconv.Itoa(WorkerOpsPort)
 	args := slices.Clone(o.Args)
 	args = append(args, "-records", path.Join(WorkerOutDir, RecordsFileName(id)))
+	env[EnvRecords] = path.Join(WorkerOutDir, RecordsFileName(id)) // a contract worker's records path
 	if o.Ledger == LedgerPostgres {
 		env[EnvLedger] = postgresURL
 	} else {

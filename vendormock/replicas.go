@@ -62,7 +62,7 @@ func (s *Stack) StartReplicas(ctx context.Context, o ReplicaOptions) (*Workers, 
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("start replicas: %w", err)
 	}
-	if s.imageWorker == "" {
+	if s.imageWorker == "" && o.Image == "" {
 		return nil, ErrNoWorkerImage
 	}
 	o = o.withDefaults()
@@ -184,6 +184,7 @@ func (r *Replica) start(ctx context.Context) error {
 	}
 	ops := strconv.Itoa(WorkerOpsPort) + "/tcp"
 	wk, err := s.startWorkerContainer(ctx, name, testcontainers.ContainerRequest{
+		Image:        w.o.Image,
 		Cmd:          spec.args,
 		Env:          spec.env,
 		ExposedPorts: []string{ops},

@@ -32,6 +32,9 @@ type WorkerOptions struct {
 	Env    map[string]string // e.g. GOMAXPROCS
 	CPUs   float64           // CPU limit (NanoCPUs); 1 in the lab
 	OutDir string            // host dir bind-mounted at /out (records, ledger)
+	// Image is the worker under test's image (WorkerSelection.Image); "" =
+	// the stack's Go worker image (Images.Worker).
+	Image string
 }
 
 // Worker is a running worker container.
@@ -52,7 +55,7 @@ var workerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 // It does not wait for anything: the worker's own exit or Stop ends it.
 // Close also removes it. Errors: ErrNoWorkerImage, a bad name, Docker errors.
 func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
-	if s.imageWorker == "" {
+	if s.imageWorker == "" && o.Image == "" {
 		return nil, ErrNoWorkerImage
 	}
 	if !workerNameRE.MatchString(o.Name) {
@@ -73,8 +76,9 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 		binds = append(binds, out+":"+WorkerOutDir)
 	}
 	wk, err := s.startWorkerContainer(ctx, "worker-"+o.Name, testcontainers.ContainerRequest{
-		Cmd: o.Args,
-		Env: o.Env,
+		Image: o.Image,
+		Cmd:   o.Args,
+		Env:   o.Env,
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(o.CPUs * 1e9)
 			hc.Binds = append(hc.Binds, binds...)
@@ -93,11 +97,13 @@ func (s *Stack) containerName(name string) string {
 	return fmt.Sprintf("lab-%s-%s", s.RunID, name)
 }
 
-// startWorkerContainer starts req with the worker image, the stack's
+// startWorkerContainer starts req with its Image ("" = the Go worker image), the stack's
 // labels, network and the alias name, and records it for Close. It returns
 // the container also when it started but failed afterwards.
 func (s *Stack) startWorkerContainer(ctx context.Context, name string, req testcontainers.ContainerRequest) (*Worker, error) {
-	req.Image = s.imageWorker
+	if req.Image == "" {
+		req.Image = s.imageWorker
+	}
 	req.Name = s.containerName(name)
 	req.Labels = s.labels()
 	req.Networks = []string{s.nw.Name}
