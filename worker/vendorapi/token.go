@@ -51,15 +51,29 @@ type cachedToken struct {
 
 // token returns a usable bearer token: the cached one while now is before
 // its refresh time, otherwise a new one. fetched says a token call was made.
+// Concurrent callers that find no usable token wait for one fetch.
 func (c *Client) token(ctx context.Context) (tok string, fetched bool, serr *SendError) {
+	if t, ok := c.cached(); ok {
+		return t, false, nil
+	}
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	if t, ok := c.cached(); ok {
+		return t, false, nil // another Send fetched it meanwhile
+	}
+	tok, serr = c.fetchToken(ctx)
+	return tok, true, serr
+}
+
+// cached returns the cached token while now is before its refresh time.
+func (c *Client) cached() (string, bool) {
 	c.mu.Lock()
 	t := c.tok
 	c.mu.Unlock()
 	if t.value != "" && c.now().Before(t.refreshAt) {
-		return t.value, false, nil
+		return t.value, true
 	}
-	tok, serr = c.fetchToken(ctx)
-	return tok, true, serr
+	return "", false
 }
 
 // dropToken forgets tok (after a 401), unless a newer one replaced it.

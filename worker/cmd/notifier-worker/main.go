@@ -118,6 +118,11 @@ Usage: notifier-worker [flags]
 	fs.StringVar(&c.CAFile, "ca-file", env("VENDOR_CA_FILE", ""), "PEM `file` of CAs to verify the vendor against; empty = system roots [env VENDOR_CA_FILE]")
 	fs.StringVar(&c.ClientID, "client-id", env("VENDOR_CLIENT_ID", ""), "vendor client id for the token call [env VENDOR_CLIENT_ID]; the secret is read only from env VENDOR_CLIENT_SECRET")
 	fs.StringVar(&c.Strategy, "strategy", worker.DefaultStrategy, "HTTP client strategy: per-request | pooled")
+	fs.StringVar(&c.ClientCertFile, "client-cert-file", "", "PEM `file` of the client certificate for mutual TLS (with -client-key-file) [env CLIENT_CERT_FILE]")
+	fs.StringVar(&c.ClientKeyFile, "client-key-file", "", "PEM `file` of the client certificate's key (never logged) [env CLIENT_KEY_FILE]")
+	fs.StringVar(&c.HTTPVersion, "http-version", worker.DefaultHTTPVersion, "HTTP version offered to the vendor: 1.1 | 2 (h2 through ALPN; https only) [env HTTP_VERSION]")
+	fs.IntVar(&c.Concurrency, "concurrency", worker.DefaultConcurrency, "messages handled at once (prefetch and sends in flight); above 1 the queue order is not kept [env CONCURRENCY]")
+	fs.IntVar(&c.PoolSize, "pool-size", 0, "pooled: idle connections kept per host; 0 = concurrency (2 is Go's default, the classic pitfall) [env POOL_SIZE]")
 	fs.StringVar(&c.TLSMax, "tls-max", worker.DefaultTLSMax, "highest TLS version of the per-request strategy: 1.2 | 1.3 (pooled is never capped; the lab passes 1.2 as in the case)")
 	fs.DurationVar(&c.IdleConnTimeout, "idle-conn-timeout", worker.DefaultIdleConnTimeout, "pooled: close idle connections after this; keep it at least one RTT below the vendor's keepalive_timeout")
 	fs.DurationVar(&c.ResponseTimeout, "response-timeout", worker.DefaultResponseTimeout, "whole send call, body included (a timeout is UNKNOWN)")
@@ -157,6 +162,8 @@ Usage: notifier-worker [flags]
 		"retry-max-delay": "RETRY_MAX_DELAY", "queue-type": "QUEUE_TYPE", "delivery-limit": "DELIVERY_LIMIT",
 		"single-active-consumer": "SINGLE_ACTIVE_CONSUMER", "worker-id": "WORKER_ID", "ops-addr": "OPS_ADDR",
 		"vendor-status-table": "VENDOR_STATUS_TABLE",
+		"client-cert-file":    "CLIENT_CERT_FILE", "client-key-file": "CLIENT_KEY_FILE",
+		"http-version": "HTTP_VERSION", "concurrency": "CONCURRENCY", "pool-size": "POOL_SIZE",
 	}); err != nil {
 		return c, err
 	}
