@@ -110,6 +110,9 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 	start := c.now()
 	resp, err := hc.Do(req)
 	if err != nil {
+		if IsHandshakeRefusal(err) {
+			err = fmt.Errorf("%w: %w", ErrHandshakeRefused, err)
+		}
 		return "", fail("", reasonOf(err, tr), fmt.Errorf("post token: %w", err))
 	}
 	data, rerr := readBody(resp, c.maxBody)
