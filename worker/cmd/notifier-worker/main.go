@@ -1,6 +1,10 @@
 // Command notifier-worker consumes notifications from RabbitMQ (one
-// consumer, prefetch 1), sends each to the messaging vendor over HTTPS and
+// consumer, prefetch -concurrency, 1 by default), sends each to the messaging vendor over HTTPS and
 // routes it to exactly one place (see package worker and docs/outcomes.md).
+//
+// "notifier-worker ledger ..." reads and resolves the attempt ledger;
+// "notifier-worker direct ..." calls the vendor client in a loop without
+// broker or ledger (the lab's DRIVER=direct).
 //
 // Configuration is by flags, each with an environment fallback where
 // noted; the vendor secret is read ONLY from VENDOR_CLIENT_SECRET. Run
@@ -36,6 +40,11 @@ var errUsage = errors.New("usage")
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "ledger" {
 		os.Exit(ledgerMain(context.Background(), os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "direct" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		os.Exit(directMain(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
 	}
 	opts, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -88,6 +97,12 @@ func run(ctx context.Context, cfg worker.Config) error {
 // secret comes only from VENDOR_CLIENT_SECRET. Errors wrap errUsage, or are
 // flag.ErrHelp for -h.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (worker.Config, error) {
+	return parseFlagsWith("notifier-worker", args, getenv, stderr, nil)
+}
+
+// parseFlagsWith is parseFlags for the command or a subcommand named name;
+// extra, when not nil, adds the subcommand's own flags before parsing.
+func parseFlagsWith(name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (worker.Config, error) {
 	env := func(key, def string) string {
 		if v := getenv(key); v != "" {
 			return v
@@ -96,11 +111,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (wo
 	}
 	var c worker.Config
 	var clockStart string
-	fs := flag.NewFlagSet("notifier-worker", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `notifier-worker: consume notifications from RabbitMQ (one consumer,
-prefetch 1), send each to the messaging vendor over HTTPS, and route it to
+prefetch -concurrency), send each to the messaging vendor over HTTPS, and route it to
 exactly one place: acked (SENT), failed, retry, unknown, held or dead-letter
 queue. The vendor secret is read only from VENDOR_CLIENT_SECRET.
 
@@ -108,6 +123,9 @@ Usage: notifier-worker [flags]
 
 `)
 		fs.PrintDefaults()
+	}
+	if extra != nil {
+		extra(fs) // may replace fs.Usage
 	}
 	fs.StringVar(&c.AMQPURL, "amqp-url", env("AMQP_URL", worker.DefaultAMQPURL), "RabbitMQ `URL` [env AMQP_URL]")
 	fs.StringVar(&c.Queue, "queue", worker.DefaultQueue, "main queue; .retry .unknown .held .failed .dead derive from it")
