@@ -46,10 +46,21 @@ type NginxConfig struct {
 	LogFormat                    string // LogFormat(profile's correlation header)
 	RefKeyVar                    string // e.g. "$http_x_refkey"
 	ProbePath                    string // ProbePath
+	// TLS is false for SchemeHTTP: nginx listens for plain HTTP.
+	TLS bool
+	// VerifyClient requires a client certificate issued by ClientCAFile
+	// (container path; the run's CA) for SchemeMTLS. A request without
+	// one, or with an untrusted one, is answered 421 with a JSON body by
+	// nginx itself and never proxied to WireMock.
+	VerifyClient bool
+	ClientCAFile string
+	// HTTP2 offers h2 through ALPN (HTTP_VERSION=2).
+	HTTP2 bool
 }
 
 // NewNginxConfig derives the template data from a validated profile;
 // keepaliveTimeout overrides the profile's nginx.keepalive_timeout when > 0.
+// The scheme is HTTPS and the HTTP version 1.1 (WithTransport changes them).
 func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 	if keepaliveTimeout <= 0 {
 		keepaliveTimeout = p.Nginx.KeepaliveTimeout
@@ -77,6 +88,8 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 		LogFormat:                LogFormat(p.Client.CorrelationHeader),
 		RefKeyVar:                headerVar(p.Client.CorrelationHeader),
 		ProbePath:                ProbePath,
+		TLS:                      true,
+		ClientCAFile:             nginxLabDir + "/" + CAFileName,
 	}
 }
 

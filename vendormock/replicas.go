@@ -185,11 +185,12 @@ func (r *Replica) start(ctx context.Context) error {
 	ops := strconv.Itoa(WorkerOpsPort) + "/tcp"
 	wk, err := s.startWorkerContainer(ctx, name, testcontainers.ContainerRequest{
 		Cmd:          spec.args,
-		Env:          spec.env,
+		Env:          s.transportEnv(spec.env),
 		ExposedPorts: []string{"127.0.0.1::" + ops},
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(w.o.CPUs * 1e9)
 			hc.Binds = append(hc.Binds, s.CAFile+":"+WorkerCAPath+":ro", w.outDir+":"+WorkerOutDir)
+			hc.Binds = append(hc.Binds, s.clientCertBinds()...)
 			hc.Mounts = append(hc.Mounts, mounts...)
 		},
 	})
