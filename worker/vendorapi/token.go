@@ -119,7 +119,15 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 	resp.Body.Close()
 	status := strconv.Itoa(resp.StatusCode)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", fail(status, ReasonStatus, fmt.Errorf("post token: http status %d: %w", resp.StatusCode, ErrBadStatus))
+		// A token answer carries no message data, so the vendor's (or the
+		// proxy's) description may be shown: for example nginx's 421 "client
+		// certificate required or not trusted" under mutual TLS.
+		var mr messageResponse
+		why := ""
+		if json.Unmarshal(data, &mr) == nil && mr.Description != "" {
+			why = fmt.Sprintf(" (%.120s)", mr.Description)
+		}
+		return "", fail(status, ReasonStatus, fmt.Errorf("post token: http status %d%s: %w", resp.StatusCode, why, ErrBadStatus))
 	}
 	if rerr != nil {
 		return "", fail(status, reasonOf(rerr, tr), fmt.Errorf("read token response: %w", rerr))
