@@ -23,6 +23,11 @@ const (
 	DefaultWorkerState   = "tmpfs"
 	DefaultCPUProfile    = "off"
 	DefaultMalformed     = 0
+	DefaultWorkers       = 1
+	DefaultLedger        = vendormock.LedgerBbolt
+	DefaultQueueType     = vendormock.QueueClassic
+	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
+	MaxWorkers = 8
 )
 
 // Limits of the lab's arguments, checked by the lab command.
@@ -87,6 +92,25 @@ type Config struct {
 	// reason while every valid message is SENT . Their
 	// handling time counts in wall_s and CPU per send.
 	Malformed int
+	// Workers is the number of worker replicas of every run (WORKERS),
+	// 1..MaxWorkers; all consume one queue under RabbitMQ's single active
+	// consumer, so one of them handles everything and the others stand by.
+	Workers int
+	// Ledger is the replicas' ledger (LEDGER): vendormock.LedgerBbolt, one
+	// file per replica on a Docker volume, or vendormock.LedgerPostgres,
+	// one database shared by every replica.
+	Ledger string
+	// QueueType is the worker's queues' type (QUEUE_TYPE):
+	// vendormock.QueueClassic or vendormock.QueueQuorum.
+	QueueType string
+}
+
+// Replicated reports whether the runs use worker replicas (WORKERS,
+// LEDGER or QUEUE_TYPE away from its default): each run then starts them
+// with vendormock.StartReplicas, merges their records and checks every
+// replica's /metrics against them (Result.MetricsCheck).
+func (c Config) Replicated() bool {
+	return c.Workers > 1 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType)
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -105,5 +129,8 @@ func DefaultConfig() Config {
 		Profile:       DefaultProfile,
 		WorkerState:   DefaultWorkerState,
 		CPUProfile:    DefaultCPUProfile,
+		Workers:       DefaultWorkers,
+		Ledger:        DefaultLedger,
+		QueueType:     DefaultQueueType,
 	}
 }

@@ -60,7 +60,7 @@ const (
 	workerDefaultPublishTimeout  = 10 * time.Second
 	// shutdownMargin covers the ledger commit, the records line and the
 	// process exit after the last timeout.
-	shutdownMargin = 2 * time.Second
+	shutdownMargin = 5 * time.Second
 )
 
 // ErrReplicaOptions is wrapped by every error ReplicaOptions.Validate
@@ -168,11 +168,13 @@ func (o ReplicaOptions) Validate() error {
 }
 
 // ShutdownGrace returns how long a worker started with args may take to
-// finish its in-flight message after SIGTERM: a token call and a send
-// (each bounded by -response-timeout), one re-publish (-publish-timeout),
-// and 2 s for the ledger commit, the records line and the exit; rounded
-// up to whole seconds because Docker's stop timeout is in seconds. Flags
-// absent from args count at the worker's defaults (10 s each, so 32 s).
+// finish its in-flight message after SIGTERM, by the worker's own budget
+// (worker.ShutdownGrace): four vendor calls (token, send, and on a 401 a
+// token refetch and a resend, each bounded by -response-timeout), one
+// re-publish (-publish-timeout) and a 5 s margin for the ledger commit,
+// the records line and the exit; rounded up to whole seconds because
+// Docker's stop timeout is in seconds. Flags absent from args count at the
+// worker's defaults (10 s each, so 55 s).
 // The shutdown budget is described in docs/deployment.md. Errors: a flag
 // present without a value or with a value time.ParseDuration refuses.
 func ShutdownGrace(args []string) (time.Duration, error) {
@@ -195,7 +197,7 @@ func ShutdownGrace(args []string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	g := 2*resp + pub + shutdownMargin
+	g := 4*resp + pub + shutdownMargin
 	return (g + time.Second - 1).Truncate(time.Second), nil
 }
 
