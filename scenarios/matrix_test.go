@@ -12,11 +12,16 @@ import (
 )
 
 // fakeCell is a matrix cell with the given rate and CPU, all SENT.
+// The direct driver records its measured sends only.
 func fakeCell(driver, scheme, mode string, conc int, reqPerS, cpu float64, conns int) MatrixCell {
+	sent := 110
+	if driver == DriverDirect {
+		sent = 100
+	}
 	return MatrixCell{
 		Scheme: scheme, Driver: driver, Mode: mode, Concurrency: conc, HTTPVersion: "1.1", PoolSize: conc,
 		Count: 100, Warmup: 10, ReqPerS: reqPerS, CPUMSPerReq: cpu, Connections: conns,
-		Outcomes: map[outcome.Outcome]int{outcome.Sent: 110}, Lost: -1, Duplicates: -1,
+		Outcomes: map[outcome.Outcome]int{outcome.Sent: sent}, Lost: -1, Duplicates: -1,
 	}
 }
 
@@ -70,7 +75,10 @@ func TestMatrixChecks(t *testing.T) {
 				}
 			}
 		}, "fresh mtls"},
-		{"worker cell lost a message", func(cs []MatrixCell) { cs[0].Driver, cs[0].Lost = DriverWorker, 1 }, "1 lost"},
+		{"worker cell lost a message", func(cs []MatrixCell) {
+			cs[0].Driver, cs[0].Lost, cs[0].Outcomes[outcome.Sent] = DriverWorker, 1, 110
+		}, "1 lost"},
+		{"direct cell with a failed send", func(cs []MatrixCell) { cs[1].Outcomes[outcome.Sent] = 99 }, "SENT 99 of 100"},
 		{"pool churns", func(cs []MatrixCell) {
 			for i := range cs {
 				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {

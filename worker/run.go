@@ -154,7 +154,9 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 		ResponseTimeout:     cfg.ResponseTimeout,
 		IdleConnTimeout:     cfg.IdleConnTimeout,
 		MaxIdleConnsPerHost: PoolSize(cfg),
-		HTTPVersion:         httpVersion,
+		// No more connections than sends in flight (or idle slots).
+		MaxConnsPerHost: max(cfg.Concurrency, PoolSize(cfg)),
+		HTTPVersion:     httpVersion,
 	}
 	if cfg.ClientCertFile != "" || cfg.ClientKeyFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.ClientCertFile, cfg.ClientKeyFile)

@@ -230,9 +230,10 @@ func TestHTTP2PerRequestOneConnectionPerSend(t *testing.T) {
 }
 
 // TestPoolSizeChurn: 8 sends at once, five times over, on the pooled
-// strategy: an idle pool of 8 keeps at most 8 connections; Go's default of
-// 2 closes the surplus after each round and opens new ones (the classic
-// pitfall, docs/studies.md study A).
+// strategy capped at 8 connections (as the worker sets it for 8 in
+// flight): an idle pool of 8 keeps at most 8 connections, the token
+// call's included; Go's default of 2 closes the surplus after each round
+// and opens new ones (the classic pitfall, docs/studies.md study A).
 func TestPoolSizeChurn(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -250,7 +251,7 @@ func TestPoolSizeChurn(t *testing.T) {
 				answer(w, http.StatusOK, SuccessCode, r)
 			}
 			cfg := baseConfig(t, &dialer{route: to(v.addr())})
-			cfg.MaxIdleConnsPerHost = tc.pool
+			cfg.MaxIdleConnsPerHost, cfg.MaxConnsPerHost = tc.pool, 8
 			c := newTestClient(t, PooledName, cfg)
 			for round := range 5 {
 				sendAtOnce(t, c, 8, fmt.Sprintf("churn%d", round))

@@ -49,6 +49,12 @@ type Config struct {
 	// worker's concurrency. Pooled only; default 1 (concurrency 1, as in
 	// the case).
 	MaxIdleConnsPerHost int
+	// MaxConnsPerHost caps the pooled transport's connections to the
+	// vendor, dialling, in use and idle together; 0 = no cap. Set it to
+	// the sends in flight: without it, a send that waits for a connection
+	// dials one while another frees up, and the spare one stays (Go's
+	// transport), so N in flight can open more than N. Pooled only.
+	MaxConnsPerHost int
 	// HTTPVersion is HTTP1 (the default, the case's) or HTTP2: the
 	// transport then offers h2 and http/1.1 through ALPN and speaks h2
 	// when the server picks it (nginx "http2"; docs/studies.md, study C).
@@ -220,6 +226,7 @@ func (c Config) newTransport(pooled bool) *http.Transport {
 	if pooled {
 		t.MaxIdleConns = c.MaxIdleConnsPerHost
 		t.MaxIdleConnsPerHost = c.MaxIdleConnsPerHost
+		t.MaxConnsPerHost = c.MaxConnsPerHost
 	}
 	return t
 }
