@@ -274,18 +274,35 @@ func MatrixChecks(cs []MatrixCell) []string {
 		mark(fm.CPUMSPerReq > fs.CPUMSPerReq, fmt.Sprintf("direct, concurrency 1: fresh mtls %.3f ms CPU/req > fresh https %.3f", fm.CPUMSPerReq, fs.CPUMSPerReq))
 	}
 	for _, c := range cs {
-		if c.Mode == vendorapi.PooledName && c.PoolSize >= c.Concurrency && c.HTTPVersion != "2" && c.Connections > c.Concurrency {
+		pooled := c.Mode == vendorapi.PooledName
+		switch {
+		case pooled && c.HTTPVersion == "2" && c.Scheme != "http":
+			h2 := c.Protocols["HTTP/2.0"]
+			mark(c.Connections == 1 && h2 == sum(c.Protocols), fmt.Sprintf("%s: h2 pooled: %d connection(s), %d of %d sends HTTP/2.0 (want 1 and all)",
+				c.Name(), c.Connections, h2, sum(c.Protocols)))
+		case pooled && c.PoolSize >= c.Concurrency && c.Connections > c.Concurrency:
 			mark(false, fmt.Sprintf("%s: %d connections with a pool of %d", c.Name(), c.Connections, c.PoolSize))
+		case pooled && c.PoolSize < c.Concurrency:
+			mark(c.Connections > c.Concurrency, fmt.Sprintf("%s: POOL_SIZE=%d below concurrency %d churns connections: %d accepted (want more than %d)",
+				c.Name(), c.PoolSize, c.Concurrency, c.Connections, c.Concurrency))
 		}
 		if chk := c.check(); chk != "ok" {
 			mark(false, c.Name()+": "+chk)
 		}
 	}
-	bad := slices.ContainsFunc(out, func(s string) bool { return strings.HasPrefix(s, "FAIL: ") })
-	if !bad {
+	if !slices.ContainsFunc(out, func(s string) bool { return strings.HasPrefix(s, "FAIL: ") }) {
 		mark(true, fmt.Sprintf("all %d cells SENT every message; worker cells 0 lost, 0 duplicates; pooled cells within their pool's connections", len(cs)))
 	}
 	return out
+}
+
+// sum adds the values of m.
+func sum(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
 }
 
 // environmentSummary is a one-line description of the machine.

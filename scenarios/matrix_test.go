@@ -78,6 +78,20 @@ func TestMatrixChecks(t *testing.T) {
 		{"worker cell lost a message", func(cs []MatrixCell) {
 			cs[0].Driver, cs[0].Lost, cs[0].Outcomes[outcome.Sent] = DriverWorker, 1, 110
 		}, "1 lost"},
+		{"pool of 2 that did not churn", func(cs []MatrixCell) {
+			for i := range cs {
+				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {
+					cs[i].PoolSize, cs[i].Connections = 2, 8
+				}
+			}
+		}, "churns connections: 8 accepted"},
+		{"h2 pooled on more than one connection", func(cs []MatrixCell) {
+			for i := range cs {
+				if cs[i].Mode == vendorapi.PooledName && cs[i].Scheme == "https" && cs[i].Concurrency == 8 {
+					cs[i].HTTPVersion, cs[i].Protocols = "2", map[string]int{"HTTP/2.0": 110}
+				}
+			}
+		}, "h2 pooled: 8 connection(s)"},
 		{"direct cell with a failed send", func(cs []MatrixCell) { cs[1].Outcomes[outcome.Sent] = 99 }, "SENT 99 of 100"},
 		{"pool churns", func(cs []MatrixCell) {
 			for i := range cs {

@@ -130,6 +130,20 @@ func PoolSize(cfg Config) int {
 	return max(cfg.Concurrency, 1)
 }
 
+// MaxConns is the pooled strategy's connection cap for cfg: the
+// concurrency (never more connections than sends in flight) when the idle
+// pool holds them all; 0, no cap, when Config.PoolSize is set below the
+// concurrency, as Go's transport defaults are (MaxIdleConnsPerHost 2,
+// MaxConnsPerHost 0), so that the pitfall shows as it happens in
+// production (docs/studies.md, study A).
+func MaxConns(cfg Config) int {
+	n := max(cfg.Concurrency, 1)
+	if PoolSize(cfg) < n {
+		return 0
+	}
+	return n
+}
+
 // NewVendorClient builds the vendor client of cfg (after WithDefaults): the
 // named strategy, the CA file as the only roots, the client certificate
 // (mutual TLS), the HTTP version, the idle pool (PoolSize), the TLS cap for
@@ -154,9 +168,8 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 		ResponseTimeout:     cfg.ResponseTimeout,
 		IdleConnTimeout:     cfg.IdleConnTimeout,
 		MaxIdleConnsPerHost: PoolSize(cfg),
-		// No more connections than sends in flight (or idle slots).
-		MaxConnsPerHost: max(cfg.Concurrency, PoolSize(cfg)),
-		HTTPVersion:     httpVersion,
+		MaxConnsPerHost:     MaxConns(cfg),
+		HTTPVersion:         httpVersion,
 	}
 	if cfg.ClientCertFile != "" || cfg.ClientKeyFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.ClientCertFile, cfg.ClientKeyFile)

@@ -230,19 +230,19 @@ func TestHTTP2PerRequestOneConnectionPerSend(t *testing.T) {
 }
 
 // TestPoolSizeChurn: 8 sends at once, five times over, on the pooled
-// strategy capped at 8 connections (as the worker sets it for 8 in
-// flight): an idle pool of 8 keeps at most 8 connections, the token
-// call's included; Go's default of 2 closes the surplus after each round
-// and opens new ones (the classic pitfall, docs/studies.md study A).
+// strategy as the worker configures it: an idle pool of 8 capped at 8
+// connections keeps at most 8, the token call's included; Go's defaults
+// (an idle pool of 2, no cap) close the surplus after each round and open
+// new ones (the classic pitfall, docs/studies.md study A).
 func TestPoolSizeChurn(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		pool  int
-		check func(n int64) bool
-		want  string
+		name        string
+		pool, limit int
+		check       func(n int64) bool
+		want        string
 	}{
-		{"pool sized from concurrency", 8, func(n int64) bool { return n <= 8 }, "<= 8"},
-		{"pool of 2 churns", 2, func(n int64) bool { return n > 8 }, "> 8"},
+		{"pool sized from concurrency", 8, 8, func(n int64) bool { return n <= 8 }, "<= 8"},
+		{"pool of 2 churns", 2, 0, func(n int64) bool { return n > 8 }, "> 8"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			v := startVendor(t)
@@ -251,7 +251,7 @@ func TestPoolSizeChurn(t *testing.T) {
 				answer(w, http.StatusOK, SuccessCode, r)
 			}
 			cfg := baseConfig(t, &dialer{route: to(v.addr())})
-			cfg.MaxIdleConnsPerHost, cfg.MaxConnsPerHost = tc.pool, 8
+			cfg.MaxIdleConnsPerHost, cfg.MaxConnsPerHost = tc.pool, tc.limit
 			c := newTestClient(t, PooledName, cfg)
 			for round := range 5 {
 				sendAtOnce(t, c, 8, fmt.Sprintf("churn%d", round))
