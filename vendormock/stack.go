@@ -180,7 +180,8 @@ type Stack struct {
 // follows WireMock because it resolves the upstream name at start. Ready
 // means: RabbitMQ logged "Server startup complete"; WireMock's
 // /__admin/health answered 200; nginx answered ProbePath over TLS verified
-// against the run's CA; Toxiproxy's /version answered and the vendor proxy
+// against the run's CA (with the client certificate under SchemeMTLS;
+// plain HTTP under SchemeHTTP); Toxiproxy's /version answered and the vendor proxy
 // carries the same TLS probe end to end. Each wait is bounded by
 // DefaultReadyTimeout. Cold start is in StartDuration and per-service ready
 // times in Ready, also written to opts.Log.
