@@ -118,23 +118,54 @@ func TestMutualTLS(t *testing.T) {
 
 // TestMutualTLSSendRefusedAfterToken: the token call succeeds on a server
 // without client authentication, and the send's new connection goes to one
-// that requires it: the send itself is refused after writing its request
-// (TLS 1.3) and is still NOT_SENT, never UNKNOWN.
+// that requires it (TLS 1.3): the send itself is refused and is NOT_SENT,
+// never UNKNOWN.
 func TestMutualTLSSendRefusedAfterToken(t *testing.T) {
 	cp := newClientPKI(t)
 	open := startVendor(t)
 	strict := startVendor(t, withClientAuth(cp.pool), withServerTLS(tls.VersionTLS13, tls.VersionTLS13))
 	c := newTestClient(t, PerRequestName, baseConfig(t, &dialer{route: firstThen(open.addr(), strict.addr())}))
-	res, err := c.Send(context.Background(), note("ref-mtls-send"))
+	// Whether the request is written before the alert arrives depends on
+	// timing; TestClassifyHandshakeRefusal pins the written case.
+	_, err := c.Send(context.Background(), note("ref-mtls-send"))
 	se := asSendError(t, err)
 	if se.Op != OpSend || se.Class != outcome.NotSent || !errors.Is(err, ErrHandshakeRefused) {
 		t.Errorf("Send: %v (op %s class %s), want a NOT_SENT send wrapping ErrHandshakeRefused", err, se.Op, se.Class)
 	}
-	if !res.Trace.WriteStarted {
-		t.Errorf("the request was not written before the alert: this test no longer covers a refusal after the write")
-	}
 	if open.tokenCalls.Load() != 1 || strict.messageCalls.Load() != 0 {
 		t.Errorf("token calls %d, message calls at the strict vendor %d; want 1 and 0", open.tokenCalls.Load(), strict.messageCalls.Load())
+	}
+}
+
+// TestClassifyHandshakeRefusal: a certificate alert on a new connection
+// is NOT_SENT even after the request started to be written (the server
+// refused the handshake before reading it); the same alert on a reused
+// connection, or a reset after the write, stays UNKNOWN (negative
+// controls).
+func TestClassifyHandshakeRefusal(t *testing.T) {
+	refused := fmt.Errorf("post message: %w", &net.OpError{Op: "remote error", Err: tls.AlertError(116)})
+	reset := fmt.Errorf("post message: %w", &net.OpError{Op: "read", Err: errors.New("connection reset by peer")})
+	tests := []struct {
+		name   string
+		err    error
+		reused bool
+		want   outcome.Outcome
+	}{
+		{"refused on a new connection after the write", refused, false, outcome.NotSent},
+		{"same alert on a reused connection", refused, true, outcome.Unknown},
+		{"reset after the write", reset, false, outcome.Unknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := &tracer{gotConns: 1, reused: tc.reused, attemptWriteStarted: true, anyWriteStarted: true}
+			se := classifyTransport(OpSend, tc.err, tr, false)
+			if se.Class != tc.want {
+				t.Errorf("class %s, want %s (%v)", se.Class, tc.want, se)
+			}
+			if tc.want == outcome.NotSent && !errors.Is(se, ErrHandshakeRefused) {
+				t.Errorf("%v does not wrap ErrHandshakeRefused", se)
+			}
+		})
 	}
 }
 
