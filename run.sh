@@ -5,6 +5,11 @@
 #   ./run.sh SCENARIO=<name|all> [KEY=VALUE...]
 #                             run fault/race scenarios of scenarios/catalog
 #   ./run.sh list             list the scenarios, one line each
+#   ./run.sh matrix [KEY=VALUE...]
+#                             the published matrix: http/https/mtls x both
+#                             strategies x concurrency 1/8/32, client alone and
+#                             whole worker, into results/matrix/ (matrix help)
+#   ./run.sh matrix-report OUT  rebuild OUT/matrix.md and OUT/charts/
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
 #   ./run.sh test-integration integration tests only (starts the real stack)
@@ -136,6 +141,27 @@ case "${1:-}" in
       say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 ./..."
       go test -tags integration -count=1 -p 1 -timeout 45m ./...
     fi
+    ;;
+  matrix)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab matrix help
+        exit 0
+        ;;
+    esac
+    # Validate every argument before anything starts (exit 2 on a bad one).
+    .lab/bin/lab matrix-check "$@"
+    prerequisites
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    .lab/bin/lab matrix "$@"
+    ;;
+  matrix-report)
+    shift
+    build_lab
+    .lab/bin/lab matrix-report "$@"
     ;;
   *)
     build_lab

@@ -128,6 +128,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s; images %s; work dir %s",
 		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, images.Kind, workDir)
+	if cfg.Replicated() {
+		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType)
+	}
 
 	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")
 	stack, err := vendormock.Start(ctx, vendormock.Options{
@@ -228,6 +231,9 @@ type bench struct {
 	env      Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
+	// extraArgs are added to every worker's flags (the matrix's
+	// -concurrency, -pool-size and -http-version).
+	extraArgs []string
 	// onTick, when set, runs at every progress tick of waitWorker (the
 	// TIME_WAIT sampler).
 	onTick func()
@@ -269,6 +275,9 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("publish", err)
 	}
 	topo := queues.DefaultTopology(queues.DefaultMain)
+	if b.cfg.QueueType != "" {
+		topo.Type = queues.QueueType(b.cfg.QueueType) // declared as the replicas declare them
+	}
 	n := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed
 	published, err := b.publish(ctx, topo, mode, rtt, filepath.Join(runDir, publishedFile))
 	if err != nil {
@@ -278,46 +287,56 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("start worker", err)
 	}
-	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
-		label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
-	env := lab.WorkerEnv(b.stack)
-	if b.stateDir != "" {
-		// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
-		// (no fsync cost in the client comparison); it is copied next to
-		// the run's files afterwards, so the worker may accept it.
-		env[vendormock.EnvLedgerEphemeralOK] = "true"
-	}
-	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
-		Name:   fmt.Sprintf("%s-%dms", mode, rtt),
-		Args:   args,
-		Env:    env,
-		CPUs:   1,
-		OutDir: runDir,
-	})
-	if err != nil {
-		return Result{}, fail("start worker", err)
-	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
-		defer cancel()
-		if serr := wk.Stop(cctx, 10*time.Second); serr != nil {
-			err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
+	recordsPath, ledgerPath := filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, lab.LedgerFile)
+	var mcheck *MetricsCheck
+	var tw *TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
+	if b.cfg.Replicated() {
+		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %d worker replicas (1 CPU each)", label, lab.MS(selfRTT), n, b.cfg.Workers)
+		if mcheck, err = b.runReplicas(ctx, args, runDir, runName, label, recordsPath, n, rtt); err != nil {
+			return Result{}, fail("replicas", err)
 		}
-	}()
-
-	tw := b.sampleTimeWait(ctx, wk.ContainerID())
-	recordsPath := filepath.Join(runDir, lab.RecordsFile)
-	if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
-		re := fail("wait worker", err)
-		if ctx.Err() == nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-			logs, lerr := wk.Logs(cctx)
-			cancel()
-			if lerr == nil {
-				re.(*RunError).WorkerLogs = lab.LastLines(logs, workerLogLines)
+		ledgerPath = "" // on the replicas' volumes or in PostgreSQL: not read
+	} else {
+		logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
+			label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
+		env := lab.WorkerEnv(b.stack)
+		if b.stateDir != "" {
+			// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
+			// (no fsync cost in the client comparison); it is copied next to
+			// the run's files afterwards, so the worker may accept it.
+			env[vendormock.EnvLedgerEphemeralOK] = "true"
+		}
+		wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
+			Name:   fmt.Sprintf("%s-%dms", mode, rtt),
+			Args:   args,
+			Env:    env,
+			CPUs:   1,
+			OutDir: runDir,
+		})
+		if err != nil {
+			return Result{}, fail("start worker", err)
+		}
+		defer func() {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+			defer cancel()
+			if serr := wk.Stop(cctx, 10*time.Second); serr != nil {
+				err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
 			}
+		}()
+
+		tw = b.sampleTimeWait(ctx, wk.ContainerID())
+		if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
+			re := fail("wait worker", err)
+			if ctx.Err() == nil {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+				logs, lerr := wk.Logs(cctx)
+				cancel()
+				if lerr == nil {
+					re.(*RunError).WorkerLogs = lab.LastLines(logs, workerLogLines)
+				}
+			}
+			return Result{}, re
 		}
-		return Result{}, re
 	}
 
 	if b.cfg.CPUProfile == "on" {
@@ -339,7 +358,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("collect", err)
 	}
 	journalSends, repeated := CountJournalSends(journal)
-	verdict, err := b.reconcileRun(ctx, topo, recordsPath, filepath.Join(runDir, lab.LedgerFile), published, journal)
+	verdict, err := b.reconcileRun(ctx, topo, recordsPath, ledgerPath, published, journal)
 	if err != nil {
 		return Result{}, fail("reconcile", err)
 	}
@@ -382,6 +401,18 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		r.IdleConnTimeoutS = idle.Seconds()
 	}
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
+	if mcheck != nil {
+		r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck
+		if !mcheck.OK {
+			// Keep the file for inspection, then fail the run.
+			logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", label, mcheck.Detail)
+			if err := WriteResult(b.out, r); err != nil {
+				return Result{}, err
+			}
+			return Result{}, fail("metrics check", fmt.Errorf("%w: %s", ErrMetricsMismatch, mcheck.Detail))
+		}
+		logf(b.w, "%s: worker /metrics agree with the records (%d replicas)", label, len(mcheck.Replicas))
+	}
 	return r, nil
 }
 

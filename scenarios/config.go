@@ -24,6 +24,11 @@ const (
 	DefaultCPUProfile    = "off"
 	DefaultMalformed     = 0
 	DefaultTCPHandshake  = HandshakeOff
+	DefaultWorkers       = 1
+	DefaultLedger        = vendormock.LedgerBbolt
+	DefaultQueueType     = vendormock.QueueClassic
+	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
+	MaxWorkers = 8
 )
 
 // Limits of the lab's arguments, checked by the lab command.
@@ -97,6 +102,25 @@ type Config struct {
 	// Bulk is BULK: how many messages the summary's bulk projection
 	// calculates for (DefaultBulk), >= 1.
 	Bulk int
+	// Workers is the number of worker replicas of every run (WORKERS),
+	// 1..MaxWorkers; all consume one queue under RabbitMQ's single active
+	// consumer, so one of them handles everything and the others stand by.
+	Workers int
+	// Ledger is the replicas' ledger (LEDGER): vendormock.LedgerBbolt, one
+	// file per replica on a Docker volume, or vendormock.LedgerPostgres,
+	// one database shared by every replica.
+	Ledger string
+	// QueueType is the worker's queues' type (QUEUE_TYPE):
+	// vendormock.QueueClassic or vendormock.QueueQuorum.
+	QueueType string
+}
+
+// Replicated reports whether the runs use worker replicas (WORKERS,
+// LEDGER or QUEUE_TYPE away from its default): each run then starts them
+// with vendormock.StartReplicas, merges their records and checks every
+// replica's /metrics against them (Result.MetricsCheck).
+func (c Config) Replicated() bool {
+	return c.Workers > 1 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType)
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -117,5 +141,8 @@ func DefaultConfig() Config {
 		CPUProfile:    DefaultCPUProfile,
 		TCPHandshake:  DefaultTCPHandshake,
 		Bulk:          DefaultBulk,
+		Workers:       DefaultWorkers,
+		Ledger:        DefaultLedger,
+		QueueType:     DefaultQueueType,
 	}
 }

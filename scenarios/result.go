@@ -86,6 +86,14 @@ type Result struct {
 	// no duplicate send, records and ledger agreeing with the journal. nil
 	// in results written before it existed.
 	Reconcile *reconcile.Report `json:"reconcile,omitempty"`
+	// Workers, Ledger and QueueType are the run's WORKERS, LEDGER and
+	// QUEUE_TYPE; 0 and "" in results of one worker on its bbolt file.
+	Workers   int    `json:"workers,omitempty"`
+	Ledger    string `json:"ledger,omitempty"`
+	QueueType string `json:"queue_type,omitempty"`
+	// MetricsCheck compares every replica's /metrics with its records
+	// (runs on replicas only, Config.Replicated).
+	MetricsCheck *MetricsCheck `json:"metrics_check,omitempty"`
 }
 
 // Latency holds percentiles of send latencies in ms. Percentiles use the

@@ -46,10 +46,25 @@ type NginxConfig struct {
 	LogFormat                    string // LogFormat(profile's correlation header)
 	RefKeyVar                    string // e.g. "$http_x_refkey"
 	ProbePath                    string // ProbePath
+	// KeepaliveHint is the second keepalive_timeout parameter (the
+	// "Keep-Alive: timeout=N" header), e.g. "5s"; "" = no hint (the
+	// profile's nginx.keepalive_hint).
+	KeepaliveHint string
+	// TLS is false for SchemeHTTP: nginx listens for plain HTTP.
+	TLS bool
+	// VerifyClient requires a client certificate issued by ClientCAFile
+	// (container path; the run's CA) for SchemeMTLS. A request without
+	// one, or with an untrusted one, is answered 421 with a JSON body by
+	// nginx itself and never proxied to WireMock.
+	VerifyClient bool
+	ClientCAFile string
+	// HTTP2 offers h2 through ALPN (HTTP_VERSION=2).
+	HTTP2 bool
 }
 
 // NewNginxConfig derives the template data from a validated profile;
 // keepaliveTimeout overrides the profile's nginx.keepalive_timeout when > 0.
+// The scheme is HTTPS and the HTTP version 1.1 (WithTransport changes them).
 func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 	if keepaliveTimeout <= 0 {
 		keepaliveTimeout = p.Nginx.KeepaliveTimeout
@@ -59,7 +74,12 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 	for v := minV; v <= maxV; v++ {
 		protos = append(protos, map[uint16]string{0x0303: "TLSv1.2", 0x0304: "TLSv1.3"}[v])
 	}
+	hint := ""
+	if p.Nginx.KeepaliveHint {
+		hint = nginxTime(keepaliveTimeout)
+	}
 	return NginxConfig{
+		KeepaliveHint:            hint,
 		Profile:                  p.Name,
 		TemplateName:             filepath.Base(p.Nginx.Template),
 		ServerName:               p.Host,
@@ -77,6 +97,8 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 		LogFormat:                LogFormat(p.Client.CorrelationHeader),
 		RefKeyVar:                headerVar(p.Client.CorrelationHeader),
 		ProbePath:                ProbePath,
+		TLS:                      true,
+		ClientCAFile:             nginxLabDir + "/" + CAFileName,
 	}
 }
 

@@ -17,7 +17,7 @@ const (
 	// ensure-images.sh exports it (the official image when present, else
 	// one built offline from Debian's postgresql package, with the same
 	// POSTGRES_* contract).
-	EnvPostgresImage = "LAB_POSTGRES_IMAGE"
+	EnvPostgresImage = "LAB_IMAGE_POSTGRES"
 	// DefaultPostgresImage is used when EnvPostgresImage is unset.
 	DefaultPostgresImage = "postgres:16"
 	// AliasPostgres is PostgreSQL's alias on the run's network.
@@ -84,7 +84,7 @@ func (s *Stack) StartPostgres(ctx context.Context, image string) (*Postgres, err
 	pass := randomHex(16)
 	c, err := s.run(ctx, "postgres", []string{AliasPostgres}, testcontainers.ContainerRequest{
 		Image:        image,
-		ExposedPorts: []string{"127.0.0.1::5432/tcp"},
+		ExposedPorts: []string{"5432/tcp"}, // on 127.0.0.1 (Stack.run)
 		Env: map[string]string{
 			"POSTGRES_USER":     PostgresUser,
 			"POSTGRES_PASSWORD": pass,

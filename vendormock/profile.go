@@ -66,6 +66,35 @@ type APISpec struct {
 	SendPath    string `yaml:"send_path"`    // e.g. "/v3/message"
 	RefKeyField string `yaml:"refkey_field"` // JSON body field carrying the sender's reference, e.g. "refkey"
 	SuccessCode string `yaml:"success_code"` // business "code" of an accepted send, e.g. "1000"
+	// TokenAuth is how the token call authenticates: TokenAuthBasic ("" =
+	// it; HTTP Basic with id and secret) or TokenAuthForm (OAuth2 client
+	// credentials in a form-encoded body) (token_auth).
+	TokenAuth string `yaml:"token_auth"`
+	// CodeField is the send answer's JSON field carrying the business code;
+	// "" = "code" (code_field).
+	CodeField string `yaml:"code_field"`
+}
+
+// Token authentication styles of APISpec.TokenAuth (docs/worker-contract.md).
+const (
+	TokenAuthBasic = "basic"
+	TokenAuthForm  = "form"
+)
+
+// tokenAuth is TokenAuth with its default.
+func (a APISpec) tokenAuth() string {
+	if a.TokenAuth == "" {
+		return TokenAuthBasic
+	}
+	return a.TokenAuth
+}
+
+// codeField is CodeField with its default.
+func (a APISpec) codeField() string {
+	if a.CodeField == "" {
+		return "code"
+	}
+	return a.CodeField
 }
 
 // TLSPolicy is the vendor front end's TLS policy (tls). Versions are "1.2"
@@ -95,6 +124,10 @@ type NginxSpec struct {
 	UpstreamKeepalive int `yaml:"upstream_keepalive"`
 	// UpstreamKeepaliveTimeout is how long an idle upstream connection is kept.
 	UpstreamKeepaliveTimeout time.Duration `yaml:"upstream_keepalive_timeout"`
+	// KeepaliveHint makes nginx send "Keep-Alive: timeout=N" with N the
+	// keepalive_timeout, so a client that honours it closes in time
+	// (keepalive_hint; docs/studies.md#idle-race).
+	KeepaliveHint bool `yaml:"keepalive_hint"`
 }
 
 // WireMockSpec holds WireMock's settings (wiremock).
@@ -215,6 +248,9 @@ func (p *Profile) validate() []string {
 	}
 	if p.API.SuccessCode == "" {
 		bad("api.success_code", "must not be empty")
+	}
+	if a := p.API.TokenAuth; a != "" && a != TokenAuthBasic && a != TokenAuthForm {
+		bad("api.token_auth", "must be %q or %q, got %q", TokenAuthBasic, TokenAuthForm, a)
 	}
 	minV, okMin := tlsVersions[p.TLS.MinVersion]
 	maxV, okMax := tlsVersions[p.TLS.MaxVersion]

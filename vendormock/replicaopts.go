@@ -50,6 +50,7 @@ const (
 	EnvSingleActiveConsumer = "SINGLE_ACTIVE_CONSUMER" // "true" or "false"
 	EnvOpsAddr              = "OPS_ADDR"               // ":9090"
 	EnvStatusTable          = "VENDOR_STATUS_TABLE"    // the profile's status table, JSON (Profile.StatusTableJSON)
+	EnvRecords              = "RECORDS"                // the records file of a contract worker (docs/worker-contract.md)
 )
 
 // Worker defaults the shutdown budget falls back to when the arguments do
@@ -60,7 +61,7 @@ const (
 	workerDefaultPublishTimeout  = 10 * time.Second
 	// shutdownMargin covers the ledger commit, the records line and the
 	// process exit after the last timeout.
-	shutdownMargin = 2 * time.Second
+	shutdownMargin = 5 * time.Second
 )
 
 // ErrReplicaOptions is wrapped by every error ReplicaOptions.Validate
@@ -79,7 +80,7 @@ type ReplicaOptions struct {
 	// Ledger is LedgerBbolt ("" = it) or LedgerPostgres.
 	Ledger string
 	// PostgresImage is the PostgreSQL image for LedgerPostgres; "" = the
-	// environment's LAB_POSTGRES_IMAGE, else DefaultPostgresImage.
+	// environment's LAB_IMAGE_POSTGRES (.lab/images.env), else DefaultPostgresImage.
 	PostgresImage string
 	// QueueType is QueueClassic ("" = it) or QueueQuorum.
 	QueueType string
@@ -102,13 +103,18 @@ type ReplicaOptions struct {
 	// OutDir is the host dir bind-mounted at WorkerOutDir in every
 	// replica; replica ID writes OutDir/records-ID.jsonl. Required.
 	OutDir string
+	// Image is the worker under test's image (WorkerSelection.Image); "" =
+	// the Go worker. A contract worker ignores Args: give it ContractEnv
+	// (without RecordsPath, LedgerPath and WorkerID, which the lab sets)
+	// and WorkerSelection.Env in Env.
+	Image string
 }
 
 // labFlags are the worker flags the lab sets itself.
 var labFlags = []string{"records", "ledger"}
 
 // labEnv are the variables the lab sets itself.
-var labEnv = []string{EnvWorkerID, EnvLedger, EnvLedgerEphemeralOK, EnvQueueType, EnvSingleActiveConsumer, EnvOpsAddr}
+var labEnv = []string{EnvWorkerID, EnvLedger, EnvLedgerEphemeralOK, EnvQueueType, EnvSingleActiveConsumer, EnvOpsAddr, EnvRecords}
 
 // withDefaults returns o with its zero fields set.
 func (o ReplicaOptions) withDefaults() ReplicaOptions {
@@ -168,11 +174,13 @@ func (o ReplicaOptions) Validate() error {
 }
 
 // ShutdownGrace returns how long a worker started with args may take to
-// finish its in-flight message after SIGTERM: a token call and a send
-// (each bounded by -response-timeout), one re-publish (-publish-timeout),
-// and 2 s for the ledger commit, the records line and the exit; rounded
-// up to whole seconds because Docker's stop timeout is in seconds. Flags
-// absent from args count at the worker's defaults (10 s each, so 32 s).
+// finish its in-flight message after SIGTERM, by the worker's own budget
+// (worker.ShutdownGrace): four vendor calls (token, send, and on a 401 a
+// token refetch and a resend, each bounded by -response-timeout), one
+// re-publish (-publish-timeout) and a 5 s margin for the ledger commit,
+// the records line and the exit; rounded up to whole seconds because
+// Docker's stop timeout is in seconds. Flags absent from args count at the
+// worker's defaults (10 s each, so 55 s).
 // The shutdown budget is described in docs/deployment.md. Errors: a flag
 // present without a value or with a value time.ParseDuration refuses.
 func ShutdownGrace(args []string) (time.Duration, error) {
@@ -195,7 +203,7 @@ func ShutdownGrace(args []string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	g := 2*resp + pub + shutdownMargin
+	g := 4*resp + pub + shutdownMargin
 	return (g + time.Second - 1).Truncate(time.Second), nil
 }
 
@@ -259,6 +267,7 @@ func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) 
 	env[EnvOpsAddr] = ":" + strconv.Itoa(WorkerOpsPort)
 	args := slices.Clone(o.Args)
 	args = append(args, "-records", path.Join(WorkerOutDir, RecordsFileName(id)))
+	env[EnvRecords] = path.Join(WorkerOutDir, RecordsFileName(id)) // a contract worker's records path
 	if o.Ledger == LedgerPostgres {
 		env[EnvLedger] = postgresURL
 	} else {

@@ -16,13 +16,13 @@ func TestShutdownGrace(t *testing.T) {
 		args []string
 		want time.Duration
 	}{
-		{"worker defaults", nil, 32 * time.Second},
-		{"flag and value", []string{"-response-timeout", "3s", "-publish-timeout", "5s"}, 13 * time.Second},
-		{"equals form", []string{"--response-timeout=3s", "-publish-timeout=5s"}, 13 * time.Second},
-		{"last one wins", []string{"-response-timeout", "1s", "-response-timeout", "4s"}, 20 * time.Second},
-		{"rounded up to seconds", []string{"-response-timeout", "1500ms", "-publish-timeout", "1s"}, 6 * time.Second},
-		{"other flags ignored", []string{"-strategy", "pooled", "-queue", "q"}, 32 * time.Second},
-		{"after -- ignored", []string{"--", "-response-timeout", "1s"}, 32 * time.Second},
+		{"worker defaults", nil, 55 * time.Second},
+		{"flag and value", []string{"-response-timeout", "3s", "-publish-timeout", "5s"}, 22 * time.Second},
+		{"equals form", []string{"--response-timeout=3s", "-publish-timeout=5s"}, 22 * time.Second},
+		{"last one wins", []string{"-response-timeout", "1s", "-response-timeout", "4s"}, 31 * time.Second},
+		{"rounded up to seconds", []string{"-response-timeout", "1250ms", "-publish-timeout", "1100ms"}, 12 * time.Second},
+		{"other flags ignored", []string{"-strategy", "pooled", "-queue", "q"}, 55 * time.Second},
+		{"after -- ignored", []string{"--", "-response-timeout", "1s"}, 55 * time.Second},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := ShutdownGrace(tc.args)
@@ -54,6 +54,23 @@ func TestShutdownGraceDefaultsMatchWorker(t *testing.T) {
 	if workerDefaultResponseTimeout != worker.DefaultResponseTimeout || workerDefaultPublishTimeout != worker.DefaultPublishTimeout {
 		t.Fatalf("grace defaults %s/%s, worker's %s/%s", workerDefaultResponseTimeout, workerDefaultPublishTimeout,
 			worker.DefaultResponseTimeout, worker.DefaultPublishTimeout)
+	}
+}
+
+// The lab never waits less than the worker's own budget before SIGKILL.
+func TestShutdownGraceAtLeastWorkers(t *testing.T) {
+	for _, tc := range []struct{ resp, pub time.Duration }{
+		{0, 0}, {3 * time.Second, 5 * time.Second}, {1250 * time.Millisecond, 1100 * time.Millisecond},
+	} {
+		var args []string
+		if tc.resp > 0 {
+			args = append(args, "-response-timeout", tc.resp.String(), "-publish-timeout", tc.pub.String())
+		}
+		got, err := ShutdownGrace(args)
+		want := worker.ShutdownGrace(worker.Config{ResponseTimeout: tc.resp, PublishTimeout: tc.pub})
+		if err != nil || got < want {
+			t.Errorf("ShutdownGrace(%q) = %s, %v; the worker needs %s", args, got, err, want)
+		}
 	}
 }
 

@@ -62,7 +62,7 @@ func (s *Stack) StartReplicas(ctx context.Context, o ReplicaOptions) (*Workers, 
 	if err := o.Validate(); err != nil {
 		return nil, fmt.Errorf("start replicas: %w", err)
 	}
-	if s.imageWorker == "" {
+	if s.imageWorker == "" && o.Image == "" {
 		return nil, ErrNoWorkerImage
 	}
 	o = o.withDefaults()
@@ -184,14 +184,18 @@ func (r *Replica) start(ctx context.Context) error {
 	}
 	ops := strconv.Itoa(WorkerOpsPort) + "/tcp"
 	wk, err := s.startWorkerContainer(ctx, name, testcontainers.ContainerRequest{
+		Image:        w.o.Image,
 		Cmd:          spec.args,
-		Env:          spec.env,
-		ExposedPorts: []string{"127.0.0.1::" + ops},
-		HostConfigModifier: func(hc *container.HostConfig) {
+		Env:          s.transportEnv(spec.env),
+		ExposedPorts: []string{ops},
+		// The ops port on 127.0.0.1 only (testcontainers-go v0.45 refuses
+		// the "127.0.0.1::port" form in ExposedPorts).
+		HostConfigModifier: PublishOnLoopback([]string{ops}, func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(w.o.CPUs * 1e9)
 			hc.Binds = append(hc.Binds, s.CAFile+":"+WorkerCAPath+":ro", w.outDir+":"+WorkerOutDir)
+			hc.Binds = append(hc.Binds, s.clientCertBinds()...)
 			hc.Mounts = append(hc.Mounts, mounts...)
-		},
+		}),
 	})
 	if wk != nil {
 		r.w = wk

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,7 +19,11 @@ import (
 // Paths inside a worker container.
 const (
 	WorkerCAPath = "/lab/ca.pem" // the run's CA certificate (read-only)
-	WorkerOutDir = "/out"        // WorkerOptions.OutDir (read-write)
+	// WorkerClientCertPath and WorkerClientKeyPath are the worker's client
+	// certificate and key under SchemeMTLS (read-only).
+	WorkerClientCertPath = "/lab/client.pem"
+	WorkerClientKeyPath  = "/lab/client.key"
+	WorkerOutDir         = "/out" // WorkerOptions.OutDir (read-write)
 )
 
 // ErrNoWorkerImage is returned by StartWorker when Options.Images.Worker
@@ -32,6 +37,9 @@ type WorkerOptions struct {
 	Env    map[string]string // e.g. GOMAXPROCS
 	CPUs   float64           // CPU limit (NanoCPUs); 1 in the lab
 	OutDir string            // host dir bind-mounted at /out (records, ledger)
+	// Image is the worker under test's image (WorkerSelection.Image); "" =
+	// the stack's Go worker image (Images.Worker).
+	Image string
 }
 
 // Worker is a running worker container.
@@ -52,7 +60,7 @@ var workerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
 // It does not wait for anything: the worker's own exit or Stop ends it.
 // Close also removes it. Errors: ErrNoWorkerImage, a bad name, Docker errors.
 func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, error) {
-	if s.imageWorker == "" {
+	if s.imageWorker == "" && o.Image == "" {
 		return nil, ErrNoWorkerImage
 	}
 	if !workerNameRE.MatchString(o.Name) {
@@ -61,7 +69,8 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	if o.CPUs < 0 {
 		return nil, fmt.Errorf("start worker: negative CPUs %g", o.CPUs)
 	}
-	binds := []string{s.CAFile + ":" + WorkerCAPath + ":ro"}
+	binds := append([]string{s.CAFile + ":" + WorkerCAPath + ":ro"}, s.clientCertBinds()...)
+	env := s.transportEnv(o.Env)
 	if o.OutDir != "" {
 		out, err := filepath.Abs(o.OutDir)
 		if err != nil {
@@ -73,8 +82,9 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 		binds = append(binds, out+":"+WorkerOutDir)
 	}
 	wk, err := s.startWorkerContainer(ctx, "worker-"+o.Name, testcontainers.ContainerRequest{
-		Cmd: o.Args,
-		Env: o.Env,
+		Image: o.Image,
+		Cmd:   o.Args,
+		Env:   env,
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(o.CPUs * 1e9)
 			hc.Binds = append(hc.Binds, binds...)
@@ -87,17 +97,48 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	return wk, nil
 }
 
+// clientCertBinds are the bind mounts of the worker's client certificate
+// and key under SchemeMTLS (read-only); none otherwise.
+func (s *Stack) clientCertBinds() []string {
+	if s.ClientCertFile == "" {
+		return nil
+	}
+	return []string{
+		s.ClientCertFile + ":" + WorkerClientCertPath + ":ro",
+		s.ClientKeyFile + ":" + WorkerClientKeyPath + ":ro",
+	}
+}
+
+// transportEnv returns env (not modified) with the worker settings of the
+// stack's transport added where env does not set them: CLIENT_CERT_FILE
+// and CLIENT_KEY_FILE under SchemeMTLS, HTTP_VERSION=2 when nginx offers
+// h2. The worker flags of the same names win over these.
+func (s *Stack) transportEnv(env map[string]string) map[string]string {
+	out := make(map[string]string, len(env)+3)
+	if s.ClientCertFile != "" {
+		out["CLIENT_CERT_FILE"] = WorkerClientCertPath
+		out["CLIENT_KEY_FILE"] = WorkerClientKeyPath
+	}
+	if s.HTTP2 {
+		out["HTTP_VERSION"] = "2"
+	}
+	maps.Copy(out, env)
+	return out
+}
+
 // containerName returns the Docker name of this run's object name:
 // "lab-<RunID>-<name>".
 func (s *Stack) containerName(name string) string {
 	return fmt.Sprintf("lab-%s-%s", s.RunID, name)
 }
 
-// startWorkerContainer starts req with the worker image, the stack's
+// startWorkerContainer starts req with its Image ("" = the Go worker image), the stack's
 // labels, network and the alias name, and records it for Close. It returns
 // the container also when it started but failed afterwards.
 func (s *Stack) startWorkerContainer(ctx context.Context, name string, req testcontainers.ContainerRequest) (*Worker, error) {
-	req.Image = s.imageWorker
+	if req.Image == "" {
+		req.Image = s.imageWorker
+	}
 	req.Name = s.containerName(name)
 	req.Labels = s.labels()
 	req.Networks = []string{s.nw.Name}

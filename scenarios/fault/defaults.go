@@ -40,6 +40,9 @@ func (sc *Scenario) applyDefaults() {
 	if sc.Workload.Seed == 0 {
 		sc.Workload.Seed = 1
 	}
+	if sc.Workers != nil {
+		sc.Workers.applyDefaults()
+	}
 	for i := range sc.Network.Toxics {
 		sc.Network.Toxics[i].defaults()
 	}

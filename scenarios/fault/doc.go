@@ -9,14 +9,18 @@
 //	      v
 //	Runner (one vendormock.Stack per invocation, broker reached via Toxiproxy)
 //	      |  per scenario: own queues (queues.DefaultTopology("fault.<name>")),
-//	      |  own worker container, steps in order:
+//	      |  own worker container, or replicas (workers: vendormock.StartReplicas),
+//	      |  steps in order:
 //	      |    send (publish + wait for records) | wait | check_journal
 //	      |    toxic_add/remove, proxy_disable/enable   -> Toxiproxy (vendor or broker)
 //	      |    nginx variant + `nginx -s reload`         -> nginx
 //	      |    server_delay_ms, rotate_token, stubs      -> WireMock (business answers only)
 //	      |    restart_worker (SIGTERM, same ledger)     -> worker
+//	      |    kill/stop/add/recreate_worker             -> replicas (SIGKILL, SIGTERM, new pod, lost volume)
+//	      |    restart_broker                            -> RabbitMQ
 //	      v
-//	stop worker --> reconcile.Gather/Reconcile --> evaluate(Expect) --> Verdict
+//	stop workers --> merge every replica's records --> reconcile.Gather/Reconcile
+//	      --> evaluate(Expect: duplicates seen by reconciler AND journal) --> Verdict
 //	      |
 //	      v
 //	WriteFaults: OUT/faults.json, OUT/faults.md, a section of OUT/summary.md

@@ -213,7 +213,7 @@ func (l *lane) run(ctx context.Context) (err error) {
 	}
 	l.recs = lab.NewRecords(filepath.Join(l.dir, lab.RecordsFile))
 	// A scenario of the same name may have run before on this broker.
-	if l.pub, err = newSender(r.conn, l.topo); err != nil {
+	if l.pub, err = newSender(r.conn, l.topo, lab.Delete); err != nil {
 		return err
 	}
 	defer l.pub.close()

@@ -43,17 +43,27 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 	if err != nil {
 		return Verdict{}, err
 	}
+	// Replicas keep their ledger on a Docker volume or in PostgreSQL: the
+	// reconciler's ledger check runs on the one worker's file only.
+	ledgerPath := ""
+	if s.ws == nil {
+		ledgerPath = filepath.Join(s.dir, lab.LedgerFile)
+	}
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
-		Published:   s.pub.pub.Published(),
-		RecordsPath: s.recs.Path(),
-		LedgerPath:  filepath.Join(s.dir, lab.LedgerFile),
-		AMQPURL:     s.r.Stack.AMQPURL,
-		Main:        s.topo.Names.Main,
-		SendPath:    s.r.Stack.Profile.API.SendPath,
+		Published:  s.pub.pub.Published(),
+		LedgerPath: ledgerPath,
+		AMQPURL:    s.r.Stack.AMQPURL,
+		Main:       s.topo.Names.Main,
+		SendPath:   s.r.Stack.Profile.API.SendPath,
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reconcile: %w", err)
 	}
+	// Every replica's records, merged (the worker is stopped: read all).
+	if err := s.recs.Poll(); err != nil {
+		return Verdict{}, fmt.Errorf("reconcile: %w", err)
+	}
+	in.Records = s.recs.Merged()
 	in.Journal = make([]reconcile.JournalEntry, len(journal))
 	for i, j := range journal {
 		in.Journal[i] = reconcile.JournalEntry(j)

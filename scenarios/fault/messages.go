@@ -2,6 +2,7 @@ package fault
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,15 +18,17 @@ import (
 // sender publishes a scenario's messages one at a time, each confirmed by
 // the broker, numbering their refkeys in publish order.
 type sender struct {
-	pub *lab.Publisher
-	n   int
-	now time.Time
+	pub     *lab.Publisher
+	n       int
+	now     time.Time
+	lastKey string // refkey of the last valid message
+	reuses  int    // messages that reused a refkey so far
 }
 
 // newSender deletes topo's queues (a run of the same name may have left
 // messages on this broker) and declares them anew.
-func newSender(conn *amqp.Connection, topo queues.Topology) (*sender, error) {
-	pub, err := lab.NewPublisher(conn, topo, lab.Delete)
+func newSender(conn *amqp.Connection, topo queues.Topology, reset lab.Reset) (*sender, error) {
+	pub, err := lab.NewPublisher(conn, topo, reset)
 	if err != nil {
 		return nil, err
 	}
@@ -38,15 +41,38 @@ func (s *sender) close() error { return s.pub.Close() }
 func (s *sender) valid(ctx context.Context, prefix string, cat message.Category, tmpl string) error {
 	s.n++
 	key := fmt.Sprintf("%s%04d", prefix, s.n)
+	s.lastKey = key
+	return s.publishValid(ctx, key, key, "notifier-lab fault scenario "+key, cat, tmpl)
+}
+
+// ErrNoRefKeyToReuse: a same_refkey send step came before any valid
+// message.
+var ErrNoRefKeyToReuse = errors.New("same_refkey: no valid message published before")
+
+// reuse publishes a new notification under the refkey of the last valid
+// message, with another text (so another body) and a message id of its
+// own: a producer reusing a refkey.
+func (s *sender) reuse(ctx context.Context, cat message.Category, tmpl string) error {
+	if s.lastKey == "" {
+		return ErrNoRefKeyToReuse
+	}
+	s.reuses++
+	id := fmt.Sprintf("%s-reuse%d", s.lastKey, s.reuses)
+	return s.publishValid(ctx, s.lastKey, id, fmt.Sprintf("notifier-lab fault scenario %s, another notification (%d)", s.lastKey, s.reuses), cat, tmpl)
+}
+
+// publishValid publishes a valid notification with refkey key, message
+// id id and text.
+func (s *sender) publishValid(ctx context.Context, key, id, text string, cat message.Category, tmpl string) error {
 	n := message.Notification{
 		RefKey: key, Category: cat, Recipient: fmt.Sprintf("+8210%08d", s.n),
-		TemplateCode: tmpl, Text: "notifier-lab fault scenario " + key, CreatedAt: s.now.Truncate(time.Second),
+		TemplateCode: tmpl, Text: text, CreatedAt: s.now.Truncate(time.Second),
 	}
 	body, err := n.Encode()
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	return s.pub.PublishConfirmed(ctx, key, body, reconcile.Published{RefKey: key, Valid: true})
+	return s.pub.PublishConfirmed(ctx, id, body, reconcile.Published{RefKey: key, Valid: true})
 }
 
 // invalidBodies are the malformed messages mixed into a run, in turn: not

@@ -71,6 +71,10 @@ type Scenario struct {
 	Server   ServerSpec   `yaml:"server"`
 	Client   ClientSpec   `yaml:"client"`
 	Workload WorkloadSpec `yaml:"workload"`
+	// Workers, when set, runs the scenario on worker replicas
+	// (vendormock.StartReplicas) instead of one worker; the replica steps
+	// (kill_worker, stop_worker, add_worker, recreate_worker) need it.
+	Workers *WorkersSpec `yaml:"workers"`
 	// Steps run in order: sends (the worker handles them before the next
 	// step unless wait: false), waits, checks, and faults switched on and
 	// off. They say when each fault applies.
@@ -150,6 +154,10 @@ type WorkloadSpec struct {
 	Category string `yaml:"category"` // info (default) or ad
 	Template string `yaml:"template"` // template_code, default LAB_FAULT_01
 	Seed     uint64 `yaml:"seed"`     // seeds the pauses of paced sends (default 1)
+	// RefKeyPrefix is put before every refkey of the scenario, e.g. "rl-"
+	// (the alimtalk profile answers the first "rl-" send of a run 429 with
+	// Retry-After); default none. a-z, 0-9, '-', up to 16.
+	RefKeyPrefix string `yaml:"refkey_prefix"`
 }
 
 // Step is one thing the runner does; exactly one field is set.
@@ -166,6 +174,66 @@ type Step struct {
 	RotateToken   bool         `yaml:"rotate_token"`   // the vendor refuses the current token (401) from now on
 	RestartWorker *RestartStep `yaml:"restart_worker"` // SIGTERM the worker, start it again on the same ledger
 	Sleep         Duration     `yaml:"sleep"`
+	// Replica steps (a workers section is needed) and the broker restart.
+	KillWorker     *ReplicaRef        `yaml:"kill_worker"`     // SIGKILL: no in-flight message finished
+	StopWorker     *ReplicaRef        `yaml:"stop_worker"`     // SIGTERM, up to the shutdown grace, then SIGKILL
+	AddWorker      *AddWorkerStep     `yaml:"add_worker"`      // one more replica (a rolling deploy's new pod)
+	RecreateWorker *RecreateStep      `yaml:"recreate_worker"` // SIGKILL, new container, ledger kept or lost
+	RestartBroker  *RestartBrokerStep `yaml:"restart_broker"`  // RabbitMQ stopped and started again
+}
+
+// WorkersSpec are the worker replicas of a scenario, all consuming its
+// main queue (vendormock.ReplicaOptions; docs/deployment.md describes the
+// deployment they model).
+type WorkersSpec struct {
+	// Count is the number of replicas started before the first step
+	// (worker-1 .. worker-N, started in that order), 1..5; default 1.
+	Count int `yaml:"count"`
+	// Ledger is bbolt (default: one file per replica on its own volume) or
+	// postgres (one database shared by every replica).
+	Ledger string `yaml:"ledger"`
+	// QueueType is classic (default) or quorum: the worker's queues.
+	QueueType string `yaml:"queue_type"`
+	// SingleActiveConsumer declares the main queue with RabbitMQ's single
+	// active consumer (default true); false only for a negative control,
+	// where every replica consumes at once.
+	SingleActiveConsumer *bool `yaml:"single_active_consumer"`
+}
+
+// SAC reports whether single active consumer is on (the default).
+func (w *WorkersSpec) SAC() bool { return w.SingleActiveConsumer == nil || *w.SingleActiveConsumer }
+
+// ReplicaActive names, in a replica step, the active replica: the one
+// whose /healthz says active, else the running one whose records file has
+// the latest record, else the only one running.
+const ReplicaActive = "active"
+
+// ReplicaRef names the replica a step acts on: ReplicaActive (default) or
+// an id, "worker-1" .. "worker-N" in start order.
+type ReplicaRef struct {
+	Replica string `yaml:"replica"`
+}
+
+// AddWorkerStep starts one more replica with the scenario's options and,
+// for the bbolt ledger, a fresh volume; the step returns once the main
+// queue has one consumer per running replica (or after 60 s with a log
+// line: a standby of single active consumer may count later).
+type AddWorkerStep struct{}
+
+// RecreateStep kills a replica (SIGKILL) and starts a new container with
+// the same id and records file. KeepLedger false gives a bbolt replica a
+// fresh, empty volume (a lost disk); a PostgreSQL ledger is shared and
+// always kept.
+type RecreateStep struct {
+	Replica    string `yaml:"replica"`     // ReplicaActive (default) or an id
+	KeepLedger bool   `yaml:"keep_ledger"` // default false: the ledger is lost
+}
+
+// RestartBrokerStep stops RabbitMQ (SIGTERM, up to StopTimeout) and starts
+// the same container again: durable queues and persistent messages
+// survive, every connection closes and the workers reconnect.
+type RestartBrokerStep struct {
+	StopTimeout Duration `yaml:"stop_timeout"` // default 10s
 }
 
 // SendStep publishes messages and, by default, waits until the worker
@@ -178,6 +246,10 @@ type SendStep struct {
 	Pacing   Pacing `yaml:"pacing"`
 	// Wait false returns at once after publishing.
 	Wait *bool `yaml:"wait"`
+	// SameRefKey: every message of the step reuses the refkey of the
+	// scenario's previous valid message with another body (another text):
+	// a producer reusing a refkey for a new notification. Not with invalid.
+	SameRefKey bool `yaml:"same_refkey"`
 }
 
 // Pacing spreads a send step's messages over time. Continuous (default)
@@ -209,9 +281,15 @@ type RestartStep struct {
 }
 
 // Expect is what must be observed after the steps (and Settle). Counts
-// are Count strings. Every scenario also needs 0 duplicates, 0 lost and a
-// reconciler verdict of OK.
+// are Count strings. Every scenario also needs exactly Duplicates
+// duplicates, 0 lost and a reconciler verdict of OK (its duplicate
+// findings aside).
 type Expect struct {
+	// Duplicates is how many refkeys must reach the vendor more than once
+	// without a 4xx answer (default 0), seen by the reconciler AND counted
+	// in WireMock's journal: a negative control plants one and passes only
+	// if both see it.
+	Duplicates int `yaml:"duplicates"`
 	// Outcomes counts where each published message ended (reconciler).
 	Outcomes map[outcome.Outcome]Count `yaml:"outcomes"`
 	// Records counts the worker's records by outcome (attempts, so a
@@ -231,6 +309,11 @@ type Expect struct {
 	// Reasons: every INVALID, REJECTED, NOT_SENT and UNKNOWN record
 	// carries a reason (error text).
 	Reasons bool `yaml:"reasons"`
+	// RetryAfter: every NOT_SENT record followed by another record of its
+	// refkey is followed no sooner than this (the next record's start
+	// minus the NOT_SENT record's end): a retry honouring the vendor's
+	// Retry-After. 0 = not checked.
+	RetryAfter Duration `yaml:"retry_after"`
 }
 
 // IdleRaceSpec is the stale keep-alive race.

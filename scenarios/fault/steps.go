@@ -20,17 +20,20 @@ import (
 
 // scenarioRun is the state of one fault scenario.
 type scenarioRun struct {
-	r        *Runner
-	sc       *Scenario
-	topo     queues.Topology
-	dir      string // host folder mounted at /out
-	prefix   string // refkey prefix
-	pub      *sender
-	recs     *lab.Records
-	wk       *vendormock.Worker
-	restarts int
-	checks   []Check
-	rng      *rand.Rand
+	r         *Runner
+	sc        *Scenario
+	topo      queues.Topology
+	dir       string // host folder mounted at /out
+	prefix    string // refkey prefix
+	pub       *sender
+	recs      *lab.RecordSet
+	wk        *vendormock.Worker  // one worker (no workers section)
+	ws        *vendormock.Workers // replicas (workers section)
+	down      map[string]bool     // replicas killed or stopped by a step
+	savedLogs map[string]bool     // containers whose log is saved
+	restarts  int
+	checks    []Check
+	rng       *rand.Rand
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -43,7 +46,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		return Verdict{}, fmt.Errorf("run scenario %s: kind %s: use RunIdleRace", sc.Name, sc.Kind)
 	}
 	t0 := time.Now()
-	s := &scenarioRun{r: r, sc: sc, prefix: fmt.Sprintf("f-%s-%s-", r.runID, sc.Name),
+	s := &scenarioRun{r: r, sc: sc, prefix: fmt.Sprintf("%sf-%s-%s-", sc.Workload.RefKeyPrefix, r.runID, sc.Name),
 		rng: rand.New(rand.NewPCG(sc.Workload.Seed, 0x5eed))}
 	s.topo = queues.DefaultTopology("fault." + sc.Name)
 	s.topo.RetryDelay = sc.Client.RetryDelay.D()
@@ -53,7 +56,11 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 	if err := lab.StateDir(s.dir); err != nil {
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
 	}
-	s.recs = lab.NewRecords(filepath.Join(s.dir, lab.RecordsFile))
+	s.recs = lab.NewRecordSet()
+	s.down, s.savedLogs = map[string]bool{}, map[string]bool{}
+	if sc.Workers == nil {
+		s.recs.Add(filepath.Join(s.dir, lab.RecordsFile))
+	}
 	r.logf("%s: %s (fault by %s)", sc.Name, sc.Description, sc.Tool)
 
 	defer func() {
@@ -61,6 +68,11 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		defer cancel()
 		if s.wk != nil {
 			_ = s.wk.Stop(cctx, stopTimeout)
+		}
+		if s.ws != nil {
+			if cerr := s.ws.Close(cctx); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("remove replicas of %s: %w", sc.Name, cerr))
+			}
 		}
 		if cerr := r.restore(cctx); cerr != nil {
 			err = errors.Join(err, fmt.Errorf("restore stack after %s: %w", sc.Name, cerr))
@@ -89,13 +101,11 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 			return Verdict{}, err
 		}
 	}
-	// Stop the worker (SIGTERM: it finishes the message in flight) before
-	// the reconciler reads its ledger and peeks the queues.
-	if err := s.wk.Stop(ctx, stopTimeout); err != nil {
+	// Stop the workers (SIGTERM: each finishes the message in flight)
+	// before the reconciler reads the ledger and peeks the queues.
+	if err := s.stopWorkers(ctx); err != nil {
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
 	}
-	logs, _ := s.wk.Logs(context.WithoutCancel(ctx))
-	_ = os.WriteFile(filepath.Join(s.dir, "worker.log"), []byte(logs), 0o644)
 	v, err = s.judge(ctx, stepErr)
 	if err != nil {
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
@@ -124,13 +134,32 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 		}
 	}
 	// A scenario of the same name may have run before on this broker.
+	// Replicas declare their queues themselves (their arguments differ).
+	reset := lab.Delete
+	if sc.Workers != nil {
+		reset = lab.DeleteOnly
+	}
 	var err error
-	if s.pub, err = newSender(r.conn, s.topo); err != nil {
+	if s.pub, err = newSender(r.conn, s.topo, reset); err != nil {
 		return err
 	}
-	if err := s.startWorker(ctx); err != nil {
+	if sc.Workers != nil {
+		return s.startReplicas(ctx)
+	}
+	return s.startWorker(ctx)
+}
+
+// stopWorkers stops the worker or every running replica (SIGTERM) and
+// saves their logs in the scenario's folder.
+func (s *scenarioRun) stopWorkers(ctx context.Context) error {
+	if s.ws != nil {
+		return s.stopReplicas(ctx)
+	}
+	if err := s.wk.Stop(ctx, stopTimeout); err != nil {
 		return err
 	}
+	logs, _ := s.wk.Logs(context.WithoutCancel(ctx))
+	_ = os.WriteFile(filepath.Join(s.dir, "worker.log"), []byte(logs), 0o644)
 	return nil
 }
 
@@ -246,6 +275,11 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 		return s.startWorker(ctx)
 	case st.Sleep != 0:
 		return lab.Sleep(ctx, st.Sleep.D())
+	case st.RestartBroker != nil:
+		return s.restartBroker(ctx, st.RestartBroker)
+	}
+	if ok, err := s.replicaStep(ctx, st); ok {
+		return err
 	}
 	return fmt.Errorf("empty step")
 }
@@ -274,9 +308,12 @@ func (s *scenarioRun) send(ctx context.Context, st *SendStep) error {
 		for k := range n {
 			idx := done + k
 			var err error
-			if invalidAt[idx] {
+			switch {
+			case invalidAt[idx]:
 				err = s.pub.invalid(ctx, s.prefix, idx)
-			} else {
+			case st.SameRefKey:
+				err = s.pub.reuse(ctx, message.Category(cat), tmpl)
+			default:
 				err = s.pub.valid(ctx, s.prefix, message.Category(cat), tmpl)
 			}
 			if err != nil {

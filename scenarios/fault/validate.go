@@ -18,7 +18,8 @@ var (
 	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 	hhmmRE  = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	stepKey = []string{"send", "wait", "check_journal", "toxic_add", "toxic_remove", "proxy_disable",
-		"proxy_enable", "nginx", "server_delay_ms", "rotate_token", "restart_worker", "sleep"}
+		"proxy_enable", "nginx", "server_delay_ms", "rotate_token", "restart_worker", "sleep",
+		"kill_worker", "stop_worker", "add_worker", "recreate_worker", "restart_broker"}
 )
 
 // validate returns every problem, each a *ScenarioError.
@@ -106,6 +107,7 @@ func (sc *Scenario) validate() []error {
 		if len(sc.Steps) > 0 && sends == 0 {
 			bad("steps", "no send step: nothing would be published")
 		}
+		sc.checkWorkers(bad)
 		sc.Expect.check(bad)
 	case KindIdleRace:
 		if sc.IdleRace == nil {
@@ -182,6 +184,11 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 	add(st.RotateToken, "rotate_token")
 	add(st.RestartWorker != nil, "restart_worker")
 	add(st.Sleep != 0, "sleep")
+	add(st.KillWorker != nil, "kill_worker")
+	add(st.StopWorker != nil, "stop_worker")
+	add(st.AddWorker != nil, "add_worker")
+	add(st.RecreateWorker != nil, "recreate_worker")
+	add(st.RestartBroker != nil, "restart_broker")
 	if len(set) != 1 {
 		bad(field, "want exactly one of %s; got %d (%s)", strings.Join(stepKey, ", "), len(set), strings.Join(set, ", "))
 		return 0
@@ -251,6 +258,8 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 		if st.RestartWorker.After < 0 {
 			bad(field+".restart_worker.after", "negative")
 		}
+	default:
+		st.checkReplica(field, bad)
 	}
 	return 0
 }
@@ -272,6 +281,12 @@ func (e Expect) check(bad func(string, string, ...any)) {
 	}
 	if len(e.Outcomes) == 0 {
 		bad("expect.outcomes", "a fault scenario must say where its messages end")
+	}
+	if e.Duplicates < 0 || e.Duplicates > 1000 {
+		bad("expect.duplicates", "%d: want 0..1000 refkeys sent twice", e.Duplicates)
+	}
+	if e.RetryAfter < 0 || e.RetryAfter.D() > 5*time.Minute {
+		bad("expect.retry_after", "%s: want 0..5m", e.RetryAfter.D())
 	}
 	if e.Settle < 0 || e.Settle.D() > 5*time.Minute {
 		bad("expect.settle", "%s: want 0..5m", e.Settle.D())

@@ -31,6 +31,7 @@ type Check struct {
 
 // Expected is a scenario's Expect as written (counts as strings).
 type Expected struct {
+	Duplicates       int                       `json:"duplicates"`
 	Outcomes         map[outcome.Outcome]Count `json:"outcomes"`
 	Records          map[outcome.Outcome]Count `json:"records,omitempty"`
 	Journal          *Count                    `json:"journal,omitempty"`
@@ -57,8 +58,13 @@ type Verdict struct {
 	// JournalByOutcome sums the journal sends of the messages that ended
 	// in each outcome.
 	JournalByOutcome map[outcome.Outcome]int `json:"journal_by_outcome"`
-	Duplicates       int                     `json:"duplicates"`
-	Lost             int                     `json:"lost"`
+	// Duplicates counts refkeys the reconciler found reaching the vendor
+	// more than once without a 4xx answer; JournalDuplicates counts the
+	// same straight from WireMock's journal. Both must equal
+	// Expected.Duplicates.
+	Duplicates        int `json:"duplicates"`
+	JournalDuplicates int `json:"journal_duplicates"`
+	Lost              int `json:"lost"`
 	// Suppressed counts redeliveries the worker acked as DUPLICATE
 	// without sending.
 	Suppressed int      `json:"suppressed"`
@@ -84,7 +90,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	e := sc.Expect
 	v := Verdict{
 		Name: sc.Name, Tool: sc.Tool, Fault: strings.TrimSpace(sc.Fault),
-		Expected: Expected{Outcomes: e.Outcomes, Records: e.Records, Journal: e.Journal, JournalByOutcome: e.JournalByOutcome, WindowCutoff: e.WindowCutoff},
+		Expected: Expected{Duplicates: e.Duplicates, Outcomes: e.Outcomes, Records: e.Records, Journal: e.Journal, JournalByOutcome: e.JournalByOutcome, WindowCutoff: e.WindowCutoff},
 		Observed: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}, JournalByOutcome: map[outcome.Outcome]int{},
 		JournalCount: len(journal), Checks: checks, Reconcile: rep,
 	}
@@ -95,20 +101,27 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	if rep != nil {
 		maps.Copy(v.Observed, rep.ByOutcome)
 		v.Duplicates, v.Lost, v.Suppressed = rep.Duplicates, rep.Lost, rep.Suppressed
-		if !rep.OK {
+		if others := OtherViolations(rep, e.Duplicates); !rep.OK && (len(others) > 0 || len(rep.Violations) == 0) {
 			var vs []string
-			for i, x := range rep.Violations {
+			for i, x := range others {
 				if i == 3 {
-					vs = append(vs, fmt.Sprintf("and %d more", len(rep.Violations)-3))
+					vs = append(vs, fmt.Sprintf("and %d more", len(others)-3))
 					break
 				}
 				vs = append(vs, x.Rule+" "+x.RefKey+": "+x.Detail)
 			}
+			if len(rep.Violations) == 0 {
+				vs = append(vs, "no check ran")
+			}
 			fail("reconciler: %s", strings.Join(vs, "; "))
 		}
 	}
-	if v.Duplicates > 0 {
-		fail("%d refkeys reached the vendor more than once", v.Duplicates)
+	v.JournalDuplicates = JournalDuplicates(journal)
+	if v.Duplicates != e.Duplicates {
+		fail("reconciler: %d refkeys reached the vendor more than once, want %d", v.Duplicates, e.Duplicates)
+	}
+	if v.JournalDuplicates != e.Duplicates {
+		fail("journal: %d refkeys sent more than once (no 4xx answer), want %d", v.JournalDuplicates, e.Duplicates)
 	}
 	if v.Lost > 0 {
 		fail("%d messages lost", v.Lost)
@@ -160,6 +173,11 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 			fail("%s", msg)
 		}
 	}
+	if d := e.RetryAfter.D(); d > 0 {
+		for _, msg := range retryGaps(recs, d) {
+			fail("%s", msg)
+		}
+	}
 	if e.Reasons {
 		for _, r := range recs {
 			switch r.Outcome {
@@ -172,6 +190,43 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	}
 	v.Pass = len(v.Failures) == 0
 	return v
+}
+
+// JournalDuplicates counts the refkeys that reached the vendor more than
+// once without a 4xx answer, straight from the journal's entries (a 4xx,
+// such as a 401 before a token refetch or a 429, was not processed by the
+// vendor: docs/vendor-api.md).
+func JournalDuplicates(journal []vendormock.JournalEntry) int {
+	reached := map[string]int{}
+	for _, j := range journal {
+		if j.Status < 400 || j.Status > 499 {
+			reached[j.RefKey]++
+		}
+	}
+	n := 0
+	for _, c := range reached {
+		if c > 1 {
+			n++
+		}
+	}
+	return n
+}
+
+// OtherViolations returns the reconciler's violations besides the
+// duplicates a scenario expects: every violation when wantDuplicates is 0,
+// else all but those of rule reconcile.RuleDuplicate (their number is
+// checked against wantDuplicates on its own).
+func OtherViolations(rep *reconcile.Report, wantDuplicates int) []reconcile.Violation {
+	if wantDuplicates == 0 {
+		return rep.Violations
+	}
+	var out []reconcile.Violation
+	for _, x := range rep.Violations {
+		if x.Rule != reconcile.RuleDuplicate {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // windowViolations checks the send-window cutoff on the worker's clock
@@ -284,6 +339,9 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 		exp := formatExpected(v.Expected.Outcomes)
 		if v.Expected.Journal != nil {
 			exp += ", journal " + v.Expected.Journal.String()
+		}
+		if v.Expected.Duplicates > 0 {
+			exp += fmt.Sprintf(", duplicates %d (planted)", v.Expected.Duplicates)
 		}
 		checks := "-"
 		var cs []string

@@ -73,6 +73,7 @@ func ReadQueues(ctx context.Context, amqpURL string, names []string) (map[string
 // them. It returns a non-nil map with an entry for every queue.
 func ReadQueuesOn(ctx context.Context, p Peeker, names []string, limit int) (map[string][]QueuedMessage, error) {
 	out := make(map[string][]QueuedMessage, len(names))
+	ready := make(map[string]int, len(names))
 	for _, name := range names {
 		q, err := p.QueueDeclarePassive(name, true, false, false, false, nil)
 		if err != nil {
@@ -85,10 +86,13 @@ func ReadQueuesOn(ctx context.Context, p Peeker, names []string, limit int) (map
 		if q.Consumers > 0 {
 			return nil, fmt.Errorf("read queue %s: %w: %d (stop the worker first)", name, ErrQueueInUse, q.Consumers)
 		}
+		ready[name] = q.Messages
 	}
 	for _, name := range names {
 		msgs := []QueuedMessage{}
-		for {
+		// An empty queue is not read: RabbitMQ refuses basic.get on a
+		// quorum queue with single active consumer.
+		for ready[name] > 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, fmt.Errorf("read queue %s: %w", name, err)
 			}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -50,6 +51,11 @@ func (p place) String() string {
 func (u *unit) checkInvalid(v func(rule, format string, args ...any), haveNames bool) {
 	if u.invalid == 0 {
 		for _, p := range u.places {
+			if p.outcome == outcome.Invalid && len(u.pubs) > 1 && strings.HasPrefix(p.reason, worker.CodeRefKeyConflict) {
+				// A refkey reused for another body: the worker refuses
+				// the second notification (docs/outcomes.md).
+				continue
+			}
 			if p.outcome == outcome.Invalid {
 				v(RuleInvalid, "published valid, dead-lettered as INVALID: %s", cmp.Or(p.reason, "(no reason)"))
 			}

@@ -217,4 +217,5 @@ LAB_IMAGE_TOXIPROXY=$TOXIPROXY_IMAGE
 LAB_IMAGE_WORKER=$WORKER_IMAGE
 EOF
 LAB_IMAGES_KIND=$kind DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/offline/postgres.sh" >>"$state/images.env"
+DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/workers.sh" >>"$state/images.env"
 log "images ready ($kind): see .lab/images.env"

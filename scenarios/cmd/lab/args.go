@@ -23,6 +23,8 @@ var (
 	allowedLabImages = []string{"official", "offline", "auto"}
 	allowedStates    = []string{"tmpfs", "disk"}
 	allowedOnOff     = []string{"off", "on"}
+	allowedLedgers   = []string{vendormock.LedgerBbolt, vendormock.LedgerPostgres}
+	allowedQueues    = []string{vendormock.QueueClassic, vendormock.QueueQuorum}
 )
 
 // UsageError is the error of parseKeys: a word or environment variable the
@@ -124,6 +126,18 @@ var keys = []key{
 	{"BULK", "messages of the evening bulk run the summary projects (calculated from each run's p50 and rate) against the 20:50 Asia/Seoul send window close", strconv.Itoa(scenarios.DefaultBulk),
 		"a whole number 1..100000000",
 		func(c *scenarios.Config, v string) (err error) { c.Bulk, err = parseInt(v, 1, 100_000_000); return }},
+	{"WORKERS", "worker replicas of every run, on one queue under single active consumer (one handles everything, the others stand by); with more than 1, or another LEDGER or QUEUE_TYPE, each replica's /metrics is checked against the records",
+		strconv.Itoa(scenarios.DefaultWorkers), fmt.Sprintf("a whole number 1..%d", scenarios.MaxWorkers),
+		func(c *scenarios.Config, v string) (err error) {
+			c.Workers, err = parseInt(v, 1, scenarios.MaxWorkers)
+			return
+		}},
+	{"LEDGER", "the workers' ledger: bbolt (one file per replica, on its own volume) or postgres (one PostgreSQL database shared by every replica)", scenarios.DefaultLedger,
+		"one of " + strings.Join(allowedLedgers, ", "),
+		func(c *scenarios.Config, v string) (err error) { c.Ledger, err = oneOf(v, allowedLedgers); return }},
+	{"QUEUE_TYPE", "RabbitMQ queue type of the worker's queues", scenarios.DefaultQueueType,
+		"one of " + strings.Join(allowedQueues, ", "),
+		func(c *scenarios.Config, v string) (err error) { c.QueueType, err = oneOf(v, allowedQueues); return }},
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", scenarios.DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},

@@ -62,6 +62,10 @@ func TestParseArgs(t *testing.T) {
 		{"later word wins", []string{"COUNT=1", "COUNT=2"}, nil,
 			with(func(c *scenarios.Config) { c.Count = 2 })},
 		{"unrelated environment ignored", nil, map[string]string{"HOME": "/root", "FOO": "x"}, def},
+		{"replicas, postgres, quorum", []string{"WORKERS=2", "LEDGER=postgres", "QUEUE_TYPE=quorum"}, nil,
+			with(func(c *scenarios.Config) { c.Workers, c.Ledger, c.QueueType = 2, "postgres", "quorum" })},
+		{"workers from environment", nil, map[string]string{"WORKERS": "3"},
+			with(func(c *scenarios.Config) { c.Workers = 3 })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,6 +118,11 @@ func TestParseArgsErrors(t *testing.T) {
 		{"mode duplicate", []string{"MODES=pooled pooled"}, nil, "MODES", "argument", []string{"twice"}},
 		{"profile missing", []string{"PROFILE=no/such/profile"}, nil, "PROFILE", "argument", []string{"not a directory"}},
 		{"worker state unknown", []string{"WORKER_STATE=ram"}, nil, "WORKER_STATE", "argument", []string{`"ram"`, "tmpfs, disk"}},
+		{"workers zero", []string{"WORKERS=0"}, nil, "WORKERS", "argument", []string{"out of range", "1..8"}},
+		{"workers not a number", []string{"WORKERS=two"}, nil, "WORKERS", "argument", []string{"not a whole number", "1..8"}},
+		{"ledger unknown", []string{"LEDGER=sqlite"}, nil, "LEDGER", "argument", []string{`"sqlite"`, "bbolt, postgres"}},
+		{"ledger url is not a choice", []string{"LEDGER=postgres://x"}, nil, "LEDGER", "argument", []string{"bbolt, postgres"}},
+		{"queue type unknown", nil, map[string]string{"QUEUE_TYPE": "stream"}, "QUEUE_TYPE", "environment", []string{`"stream"`, "classic, quorum"}},
 		{"cpu profile not on/off", []string{"CPU_PROFILE=yes"}, nil, "CPU_PROFILE", "argument", []string{"off, on"}},
 		{"tcp handshake not on/off", []string{"TCP_HANDSHAKE=true"}, nil, "TCP_HANDSHAKE", "argument", []string{`"true"`, "off, on"}},
 		{"bulk zero", []string{"BULK=0"}, nil, "BULK", "argument", []string{"out of range", "1..100000000"}},

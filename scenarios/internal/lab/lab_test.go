@@ -113,3 +113,48 @@ func TestHelpers(t *testing.T) {
 		t.Errorf("StateDir: mode %v, %v; want 0777", st.Mode().Perm(), err)
 	}
 }
+
+func TestStripFlags(t *testing.T) {
+	args := []string{"-queue", "q", "-records", "/out/r.jsonl", "--ledger=/out/l.db", "-strategy", "pooled", "-max-messages", "5"}
+	got := StripFlags(args, "records", "ledger", "max-messages")
+	want := []string{"-queue", "q", "-strategy", "pooled"}
+	if !slices.Equal(got, want) {
+		t.Errorf("StripFlags = %q; want %q", got, want)
+	}
+}
+
+// TestRecordSetMerges: records of several files merge in End order,
+// renumbered; one file keeps its own numbering.
+func TestRecordSetMerges(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "records-worker-1.jsonl"), filepath.Join(dir, "records-worker-2.jsonl")
+	appendFile(t, a, `{"seq":1,"refkey":"k1","outcome":"SENT","end":"2026-11-30T03:00:01Z"}`+"\n"+`{"seq":2,"refkey":"k3","outcome":"SENT","end":"2026-11-30T03:00:03Z"}`+"\n")
+	appendFile(t, b, `{"seq":1,"refkey":"k2","outcome":"UNKNOWN","end":"2026-11-30T03:00:02Z"}`+"\n")
+	one := NewRecordSet(a)
+	if err := one.Poll(); err != nil {
+		t.Fatal(err)
+	}
+	if m := one.Merged(); len(m) != 2 || m[1].Seq != 2 {
+		t.Errorf("one file merged = %+v", m)
+	}
+	s := NewRecordSet(a, b, a)
+	if err := s.Poll(); err != nil {
+		t.Fatal(err)
+	}
+	if s.Len() != 3 || len(s.Files()) != 2 || s.Counts()[outcome.Unknown] != 1 {
+		t.Fatalf("Len %d, files %d, counts %v; want 3 records of 2 files, 1 UNKNOWN", s.Len(), len(s.Files()), s.Counts())
+	}
+	var keys []string
+	for i, r := range s.Merged() {
+		keys = append(keys, r.RefKey)
+		if r.Seq != i+1 {
+			t.Errorf("merged[%d].Seq = %d; want %d", i, r.Seq, i+1)
+		}
+	}
+	if strings.Join(keys, ",") != "k1,k2,k3" {
+		t.Errorf("merged order %v; want k1,k2,k3 (by end)", keys)
+	}
+	if last, ok := s.Last(); !ok || last.RefKey != "k3" {
+		t.Errorf("Last = %+v; want k3", last)
+	}
+}

@@ -25,15 +25,28 @@ const (
 	// them anew: a scenario of the same name may have left messages, or
 	// queues of other arguments, on this broker.
 	Delete
+	// DeleteOnly deletes the queues and leaves declaring them to the
+	// workers, which declare them with their own arguments (single active
+	// consumer, queue type): a declaration with other arguments would fail
+	// (PRECONDITION_FAILED). Publish only once a worker consumes
+	// (WaitConsumers).
+	DeleteOnly
 )
 
-// ErrNacked is wrapped when the broker refuses a publish.
-var ErrNacked = errors.New("broker nacked the publish")
+// Errors of a Publisher.
+var (
+	// ErrNacked is wrapped when the broker refuses a publish.
+	ErrNacked = errors.New("broker nacked the publish")
+	// ErrUnconfirmed is wrapped by Reconnect when publishes of the old
+	// channel were never confirmed (they may or may not be queued).
+	ErrUnconfirmed = errors.New("publishes left unconfirmed")
+)
 
 // Publisher publishes a run's messages to a topology's main queue,
 // persistent and with publisher confirms, and keeps the published list (in
 // publish order) for the reconciler. Not safe for concurrent use.
 type Publisher struct {
+	conn      *amqp.Connection
 	ch        *amqp.Channel
 	topo      queues.Topology
 	published []reconcile.Published
@@ -44,7 +57,7 @@ type Publisher struct {
 // declares them and enables confirms. Errors: the broker's, wrapped with
 // the step that failed.
 func NewPublisher(conn *amqp.Connection, topo queues.Topology, reset Reset) (*Publisher, error) {
-	if reset == Delete {
+	if reset == Delete || reset == DeleteOnly {
 		ch, err := conn.Channel()
 		if err != nil {
 			return nil, fmt.Errorf("open channel: %w", err)
@@ -58,10 +71,12 @@ func NewPublisher(conn *amqp.Connection, topo queues.Topology, reset Reset) (*Pu
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
 	}
-	p := &Publisher{ch: ch, topo: topo}
-	if err := topo.Declare(ch); err != nil {
-		_ = ch.Close()
-		return nil, fmt.Errorf("declare topology: %w", err)
+	p := &Publisher{conn: conn, ch: ch, topo: topo}
+	if reset != DeleteOnly {
+		if err := topo.Declare(ch); err != nil {
+			_ = ch.Close()
+			return nil, fmt.Errorf("declare topology: %w", err)
+		}
 	}
 	if reset == Purge {
 		for _, q := range topo.Names.All() {
@@ -76,6 +91,29 @@ func NewPublisher(conn *amqp.Connection, topo queues.Topology, reset Reset) (*Pu
 		return nil, fmt.Errorf("enable confirms: %w", err)
 	}
 	return p, nil
+}
+
+// Reconnect opens the publisher's channel anew on conn (after a broker
+// restart closed the old one), with confirms, keeping the published list.
+// Publishes not confirmed on the old channel are reported, not retried.
+// Errors: ErrUnconfirmed when publishes were pending, the broker's.
+func (p *Publisher) Reconnect(conn *amqp.Connection) error {
+	_ = p.ch.Close() // already closed by the restart, most likely
+	pending := len(p.pending)
+	p.pending = p.pending[:0]
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("reopen channel: %w", err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		_ = ch.Close()
+		return fmt.Errorf("enable confirms: %w", err)
+	}
+	p.conn, p.ch = conn, ch
+	if pending > 0 {
+		return fmt.Errorf("reopen channel: %w: %d publish(es)", ErrUnconfirmed, pending)
+	}
+	return nil
 }
 
 // Close closes the publisher's channel.
@@ -139,22 +177,48 @@ func (p *Publisher) MainDepth() (int, error) {
 // up), polling every 100 ms. Errors: after timeout, one naming the queue
 // with the text logs returns (the worker's log tail); or ctx's.
 func (p *Publisher) WaitConsumer(ctx context.Context, timeout time.Duration, logs func() string) error {
+	_, err := p.WaitConsumers(ctx, 1, timeout, logs)
+	return err
+}
+
+// WaitConsumers waits until the main queue has at least n consumers,
+// polling every 100 ms, and returns the last count seen. The queue may not
+// exist yet (DeleteOnly: the workers declare it); a passive declare of a
+// missing queue closes the channel, so each poll uses a channel of its
+// own. Errors: after timeout, one naming the queue, the count and the text
+// logs returns; or ctx's.
+func (p *Publisher) WaitConsumers(ctx context.Context, n int, timeout time.Duration, logs func() string) (int, error) {
 	deadline := time.Now().Add(timeout)
+	got := 0
 	for {
-		q, err := p.ch.QueueDeclarePassive(p.topo.Names.Main, true, false, false, false, nil)
-		if err != nil {
-			return fmt.Errorf("inspect %s: %w", p.topo.Names.Main, err)
-		}
-		if q.Consumers > 0 {
-			return nil
+		if q, err := p.inspectMain(); err == nil {
+			got = q.Consumers
+			if got >= n {
+				return got, nil
+			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("worker did not consume %s within %s; logs:\n%s", p.topo.Names.Main, timeout, logs())
+			return got, fmt.Errorf("%d of %d consumer(s) on %s after %s; logs:\n%s", got, n, p.topo.Names.Main, timeout, logs())
 		}
 		if err := Sleep(ctx, 100*time.Millisecond); err != nil {
-			return err
+			return got, err
 		}
 	}
+}
+
+// inspectMain declares the main queue passively on a channel of its own
+// (a missing queue closes that channel, not the publisher's).
+func (p *Publisher) inspectMain() (amqp.Queue, error) {
+	ch, err := p.conn.Channel()
+	if err != nil {
+		return amqp.Queue{}, fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	q, err := ch.QueueDeclarePassive(p.topo.Names.Main, true, false, false, false, nil)
+	if err != nil {
+		return amqp.Queue{}, fmt.Errorf("inspect %s: %w", p.topo.Names.Main, err)
+	}
+	return q, nil
 }
 
 // WritePublished writes ps to path, one reconcile.WritePublished line each

@@ -1,0 +1,96 @@
+package vendormock
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestWorkerImage(t *testing.T) {
+	images := map[string]string{EnvImageWorkerNode: "lab/node:1", EnvImageWorkerJava: "lab/java:1"}
+	get := func(k string) string { return images[k] }
+	tests := []struct {
+		name, in, image, mode string
+		contract              bool
+	}{
+		{"default is go", "", "", "", false},
+		{"go", "go", "", "", false},
+		{"node fetch", "node-fetch", "lab/node:1", "fetch", true},
+		{"node without keep-alive", "node-agent-nokeepalive", "lab/node:1", "agent-nokeepalive", true},
+		{"node keep-alive", "node-agent-keepalive", "lab/node:1", "agent-keepalive", true},
+		{"java shared", "java-shared", "lab/java:1", "shared", true},
+		{"java per send", "java-per-send", "lab/java:1", "per-send", true},
+		{"any image", "image:acme/worker:2", "acme/worker:2", "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := WorkerImage(tt.in, get)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Image != tt.image || got.Contract != tt.contract || got.Env["CLIENT_MODE"] != tt.mode {
+				t.Fatalf("WorkerImage(%q) = %+v; want image %q, contract %t, mode %q", tt.in, got, tt.image, tt.contract, tt.mode)
+			}
+		})
+	}
+}
+
+func TestWorkerImageErrors(t *testing.T) {
+	tests := []struct {
+		name, in string
+		want     error
+		says     string
+	}{
+		{"unknown name lists the known ones", "python", ErrUnknownWorker, "node-agent-nokeepalive"},
+		{"image without a name", "image:", ErrUnknownWorker, "image:NAME"},
+		{"reference image not built", "java-shared", ErrImagesMissing, EnvImageWorkerJava},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := WorkerImage(tt.in, func(string) string { return "" })
+			if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("WorkerImage(%q) = %v; want %v naming %q", tt.in, err, tt.want, tt.says)
+			}
+		})
+	}
+}
+
+// TestContractEnv checks every variable of docs/worker-contract.md is set
+// from the stack and the profile, and the profile's API shape reaches the
+// worker.
+func TestContractEnv(t *testing.T) {
+	for _, dir := range []string{DefaultProfileDir, "vendormock/profiles/sms"} {
+		t.Run(dir, func(t *testing.T) {
+			p, err := LoadProfile(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			st := &Stack{AMQPURLNetwork: "amqp://guest:guest@rabbitmq:5672/", VendorURL: "https://" + p.Host, ClientID: "id", ClientSecret: "secret", Profile: p}
+			env := ContractEnv(st, ContractOptions{RecordsPath: "/out/records.jsonl", LedgerPath: "/out/ledger.json", MaxMessages: 5,
+				RetryDelay: 2 * time.Second, ClockStart: time.Date(2026, 11, 30, 11, 49, 50, 0, time.UTC)})
+			want := map[string]string{
+				"AMQP_URL": st.AMQPURLNetwork, "QUEUE": "notifications", "QUEUE_TYPE": "classic", "RETRY_DELAY_MS": "2000",
+				"RETRY_MAX_DELAY_MS": "300000", "MAX_ATTEMPTS": "5", "VENDOR_URL": st.VendorURL, "VENDOR_CA_FILE": WorkerCAPath,
+				"VENDOR_CLIENT_ID": "id", "VENDOR_CLIENT_SECRET": "secret", "VENDOR_TOKEN_PATH": p.API.TokenPath,
+				"VENDOR_TOKEN_AUTH": p.API.tokenAuth(), "VENDOR_SEND_PATH": p.API.SendPath, "VENDOR_REFKEY_FIELD": p.API.RefKeyField,
+				"VENDOR_CODE_FIELD": p.API.codeField(), "VENDOR_CORRELATION_HEADER": p.Client.CorrelationHeader,
+				"RECORDS": "/out/records.jsonl", "LEDGER": "/out/ledger.json", "MAX_MESSAGES": "5",
+				"CLOCK_START": "2026-11-30T11:49:50Z", EnvStatusTable: p.StatusTableJSON,
+			}
+			for k, v := range want {
+				if env[k] != v {
+					t.Errorf("%s = %q, want %q", k, env[k], v)
+				}
+			}
+			if _, ok := env[EnvWorkerID]; ok {
+				t.Error("WORKER_ID set without ContractOptions.WorkerID")
+			}
+			rep := ReplicaContractEnv(st, ContractOptions{})
+			o := ReplicaOptions{Count: 1, OutDir: "x", Env: rep}
+			if err := o.Validate(); err != nil {
+				t.Errorf("ReplicaContractEnv is refused by ReplicaOptions.Validate: %v", err)
+			}
+		})
+	}
+}
