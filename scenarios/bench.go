@@ -357,7 +357,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	journalSends, repeated := CountJournalSends(journal)
+	journalSends, repeated := CountJournalSendsTo(journal, StackSendPath(b.stack))
 	verdict, err := b.reconcileRun(ctx, topo, recordsPath, ledgerPath, published, journal)
 	if err != nil {
 		return Result{}, fail("reconcile", err)
@@ -374,7 +374,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
 		return Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
 	}
-	cs := CountConnections(entries)
+	cs := CountConnectionsTo(entries, StackSendPath(b.stack))
 	if repeated > 0 {
 		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}

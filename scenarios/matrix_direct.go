@@ -85,7 +85,7 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 	if err != nil {
 		return MatrixCell{}, fail("collect", err)
 	}
-	cs := CountConnections(entries)
+	cs := CountConnectionsTo(entries, StackSendPath(m.stack))
 	c.Connections, c.Protocols = cs.TCPConnections, protocols(entries)
 	return c, nil
 }

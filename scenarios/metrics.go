@@ -16,9 +16,19 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
-// SendPath is the vendor's send endpoint (docs/vendor-api.md#message); only
-// POST requests to it count as sends in the access log and the journal.
+// SendPath is the alimtalk vendor's send endpoint
+// (docs/vendor-api.md#message); only POST requests to the stack's send path
+// (StackSendPath) count as sends in the access log and the journal.
 const SendPath = "/v3/message"
+
+// StackSendPath is the send endpoint of st's vendor profile (api.send_path;
+// docs/worker-contract.md), or SendPath when st has no profile.
+func StackSendPath(st *vendormock.Stack) string {
+	if st == nil || st.Profile == nil || st.Profile.API.SendPath == "" {
+		return SendPath
+	}
+	return st.Profile.API.SendPath
+}
 
 // RefKey returns the refkey of the i-th (1-based) warm-up or measured
 // message of one bench run: "<runID>-<mode>-<rtt>ms-w0001" for warm-up,
@@ -205,10 +215,15 @@ type ConnStats struct {
 // connections (docs/topology.md#counting-connections); this is how the case
 // counted them.
 func CountConnections(entries []vendormock.AccessEntry) ConnStats {
+	return CountConnectionsTo(entries, SendPath)
+}
+
+// CountConnectionsTo is CountConnections for the send path sendPath.
+func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnStats {
 	s := ConnStats{TLSVersions: map[string]int{}}
 	conns := map[int64]bool{}
 	for _, e := range entries {
-		if e.Method != "POST" || e.Path != SendPath {
+		if e.Method != "POST" || e.Path != sendPath {
 			continue
 		}
 		s.SendRequests++
@@ -228,9 +243,14 @@ func CountConnections(entries []vendormock.AccessEntry) ConnStats {
 // journal holds, and how many refkeys appear more than once among them
 // (the vendor does not de-duplicate: a repeat is a second notification).
 func CountJournalSends(journal []vendormock.JournalEntry) (sends, repeatedRefKeys int) {
+	return CountJournalSendsTo(journal, SendPath)
+}
+
+// CountJournalSendsTo is CountJournalSends for the send path sendPath.
+func CountJournalSendsTo(journal []vendormock.JournalEntry, sendPath string) (sends, repeatedRefKeys int) {
 	seen := map[string]int{}
 	for _, j := range journal {
-		if j.Method != "POST" || j.Path != SendPath {
+		if j.Method != "POST" || j.Path != sendPath {
 			continue
 		}
 		sends++

@@ -90,9 +90,10 @@ type ReplicaOptions struct {
 	NoSingleActiveConsumer bool
 	// Args are the worker flags of every replica. The lab adds -records
 	// (and -ledger for bbolt): Args may not set them. The broker, vendor
-	// URL, CA and client id default to the stack's through the worker's
-	// environment fallbacks (AMQP_URL, VENDOR_URL, VENDOR_CA_FILE,
-	// VENDOR_CLIENT_ID); a flag here wins.
+	// URL, CA, client id and the profile's vendor API shape default to the
+	// stack's through the worker's environment fallbacks (AMQP_URL,
+	// VENDOR_URL, VENDOR_CA_FILE, VENDOR_CLIENT_ID, Profile.VendorAPIEnv);
+	// a flag here wins.
 	Args []string
 	// Env is added to every replica's environment (GOMAXPROCS defaults to
 	// the CPU limit, VENDOR_CLIENT_SECRET to the stack's). It may not set
@@ -242,7 +243,8 @@ type replicaSpec struct {
 // stackEnv are the stack values a replica's environment defaults to.
 type stackEnv struct {
 	amqpURL, vendorURL, clientID, clientSecret string
-	statusTable                                string // the profile's, JSON; "" = the worker's default
+	statusTable                                string            // the profile's, JSON; "" = the worker's default
+	vendorAPI                                  map[string]string // Profile.VendorAPIEnv
 }
 
 // buildReplica returns the arguments and environment of replica id of o
@@ -260,6 +262,7 @@ func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) 
 	if st.statusTable != "" {
 		env[EnvStatusTable] = st.statusTable
 	}
+	maps.Copy(env, st.vendorAPI)
 	maps.Copy(env, o.Env)
 	env[EnvWorkerID] = id
 	env[EnvQueueType] = o.QueueType

@@ -137,6 +137,21 @@ func TestBuildReplica(t *testing.T) {
 			t.Errorf("args %q, want %q", sp.args, wantArgs)
 		}
 	})
+	t.Run("the profile's vendor API reaches every replica", func(t *testing.T) {
+		api := map[string]string{"VENDOR_TOKEN_AUTH": "form", "VENDOR_REFKEY_FIELD": "client_ref", "VENDOR_CORRELATION_HEADER": "X-Client-Ref"}
+		st := st
+		st.vendorAPI = api
+		sp := buildReplica(ReplicaOptions{Count: 1, OutDir: "out"}.withDefaults(), ReplicaID(1), st, "")
+		for k, v := range api {
+			if sp.env[k] != v {
+				t.Errorf("env %s = %q, want %q", k, sp.env[k], v)
+			}
+		}
+		over := ReplicaOptions{Count: 1, OutDir: "out", Env: map[string]string{"VENDOR_TOKEN_AUTH": "basic"}}.withDefaults()
+		if got := buildReplica(over, ReplicaID(1), st, "").env["VENDOR_TOKEN_AUTH"]; got != "basic" {
+			t.Errorf("ReplicaOptions.Env VENDOR_TOKEN_AUTH = %q; want it to win over the profile's (basic)", got)
+		}
+	})
 	t.Run("postgres quorum negative control", func(t *testing.T) {
 		o := ReplicaOptions{Count: 2, OutDir: "out", Ledger: LedgerPostgres, QueueType: QueueQuorum, NoSingleActiveConsumer: true,
 			CPUs: 1.5, Env: map[string]string{"AMQP_URL": "amqp://guest:guest@toxiproxy:5672/"}}.withDefaults()
