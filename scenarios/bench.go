@@ -126,8 +126,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
-	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s; images %s; work dir %s",
-		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, images.Kind, workDir)
+	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
+		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
 	if cfg.Replicated() {
 		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType)
 	}
@@ -137,6 +137,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		ProfileDir:       profile,
 		ServerDelayMS:    cfg.ServerDelayMS,
 		KeepaliveTimeout: cfg.KeepaliveTimeout,
+		Scheme:           vendormock.Scheme(cfg.Scheme),
+		HTTPVersion:      cfg.HTTPVersion,
 		Images:           images,
 		WorkDir:          filepath.Join(workDir, "stack"),
 		Log:              lab.PrefixWriter{W: w, Prefix: "[stack] "},
@@ -207,7 +209,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			}
 			logf(w, "%s at %d ms: %.1f sends/s, p50 %.1f ms, p99 %.1f ms, CPU %.2f ms/send, %d TCP connections, outcomes %s -> %s",
 				mode, rtt, r.SendsPerS, r.LatencyMS.P50, r.LatencyMS.P99, r.CPUMSPerSend, r.TCPConnections,
-				formatCounts(r.Outcomes), filepath.Join(cfg.Out, ResultFileName(mode, rtt)))
+				formatCounts(r.Outcomes), filepath.Join(cfg.Out, ResultFile(r)))
 			results = append(results, r)
 		}
 	}
@@ -231,9 +233,6 @@ type bench struct {
 	env      Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
-	// extraArgs are added to every worker's flags (the matrix's
-	// -concurrency, -pool-size and -http-version).
-	extraArgs []string
 	// onTick, when set, runs at every progress tick of waitWorker (the
 	// TIME_WAIT sampler).
 	onTick func()
@@ -299,7 +298,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	} else {
 		logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
 			label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
-		env := lab.WorkerEnv(b.stack)
+		env := b.cfg.Transport().workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
 		if b.stateDir != "" {
 			// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
 			// (no fsync cost in the client comparison); it is copied next to
@@ -370,7 +369,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	logName := AccessLogFileName(mode, rtt)
+	logName := strings.TrimSuffix(AccessLogFileName(mode, rtt), ".log") + b.cfg.Transport().forMode(mode).suffix() + ".log"
 	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
 		return Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
 	}
@@ -400,6 +399,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	} else {
 		r.IdleConnTimeoutS = idle.Seconds()
 	}
+	r.setTransport(b.cfg.Transport(), mode, entries)
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
 	if mcheck != nil {
 		r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck

@@ -27,6 +27,9 @@ const (
 	DefaultWorkers       = 1
 	DefaultLedger        = vendormock.LedgerBbolt
 	DefaultQueueType     = vendormock.QueueClassic
+	DefaultScheme        = string(vendormock.SchemeHTTPS)
+	DefaultConcurrency   = 1
+	DefaultHTTPVersion   = "1.1"
 	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
 	MaxWorkers = 8
 )
@@ -113,6 +116,22 @@ type Config struct {
 	// QueueType is the worker's queues' type (QUEUE_TYPE):
 	// vendormock.QueueClassic or vendormock.QueueQuorum.
 	QueueType string
+	// Scheme is how the worker reaches nginx (SCHEME): "http", "https"
+	// (the case's) or "mtls" (nginx requires a client certificate from the
+	// run's CA); see docs/studies.md, study A.
+	Scheme string
+	// Concurrency is the messages each worker handles at once
+	// (CONCURRENCY; prefetch and sends in flight), 1 = the case's.
+	Concurrency int
+	// HTTPVersion is "1.1" or "2" (HTTP_VERSION; h2 through ALPN, TLS
+	// schemes only).
+	HTTPVersion string
+	// PoolSize is the pooled client's idle connections per host
+	// (POOL_SIZE); 0 = the concurrency.
+	PoolSize int
+	// withoutClientCert starts the worker without the run's client
+	// certificate (tests of the mtls refusal).
+	withoutClientCert bool
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,
@@ -144,5 +163,8 @@ func DefaultConfig() Config {
 		Workers:       DefaultWorkers,
 		Ledger:        DefaultLedger,
 		QueueType:     DefaultQueueType,
+		Scheme:        DefaultScheme,
+		Concurrency:   DefaultConcurrency,
+		HTTPVersion:   DefaultHTTPVersion,
 	}
 }

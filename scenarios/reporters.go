@@ -72,31 +72,38 @@ type Comparison struct {
 	CaseP50DiffMS     float64
 	PerRequestTLSMax  string // the lab's per-request TLS cap
 	PooledTLSVersions string // what the pooled client negotiated, from nginx
+	Scheme            string // the runs' scheme (http, https, mtls)
+	Concurrency       int    // the runs' concurrency
 }
 
-// Compare returns one Comparison per RTT at which results hold both a
-// per-request and a pooled run, in RTT order.
+// Compare returns one Comparison per group (scheme and concurrency) and
+// RTT at which results hold both a per-request and a pooled run, in group
+// then RTT order. The case's figures are set for https at concurrency 1
+// only.
 func Compare(rs []Result) []Comparison {
 	var out []Comparison
-	for _, rtt := range rtts(rs) {
-		pr, okPR := find(rs, rtt, vendorapi.PerRequestName)
-		po, okPO := find(rs, rtt, vendorapi.PooledName)
-		if !okPR || !okPO {
-			continue
+	for _, g := range groups(rs) {
+		grs := inGroup(rs, g)
+		for _, rtt := range rtts(grs) {
+			pr, okPR := find(grs, rtt, vendorapi.PerRequestName)
+			po, okPO := find(grs, rtt, vendorapi.PooledName)
+			if !okPR || !okPO {
+				continue
+			}
+			c := Comparison{RTTMS: rtt, Scheme: g.Scheme, Concurrency: g.Concurrency, P50DiffMS: pr.LatencyMS.P50 - po.LatencyMS.P50,
+				PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: formatCounts(po.TLSVersions)}
+			if pr.SendsPerS > 0 {
+				c.SendsRatio = po.SendsPerS / pr.SendsPerS
+			}
+			cpr, ok1 := CaseFigureFor(rtt, vendorapi.PerRequestName)
+			cpo, ok2 := CaseFigureFor(rtt, vendorapi.PooledName)
+			if ok1 && ok2 && g.isCase() {
+				c.HasCase = true
+				c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS
+				c.CaseP50DiffMS = cpr.P50MS - cpo.P50MS
+			}
+			out = append(out, c)
 		}
-		c := Comparison{RTTMS: rtt, P50DiffMS: pr.LatencyMS.P50 - po.LatencyMS.P50,
-			PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: formatCounts(po.TLSVersions)}
-		if pr.SendsPerS > 0 {
-			c.SendsRatio = po.SendsPerS / pr.SendsPerS
-		}
-		cpr, ok1 := CaseFigureFor(rtt, vendorapi.PerRequestName)
-		cpo, ok2 := CaseFigureFor(rtt, vendorapi.PooledName)
-		if ok1 && ok2 {
-			c.HasCase = true
-			c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS
-			c.CaseP50DiffMS = cpr.P50MS - cpo.P50MS
-		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -145,18 +152,30 @@ func summaryTable(rs []Result) (t table) {
 		countLabel(rs) + " sends wall s", "TCP conns"}
 	sorted := slices.Clone(rs)
 	SortResults(sorted)
+	// Runs of several schemes or concurrencies: a first column names the
+	// group ("mtls c8"), rows come group by group.
+	group := groupColumn(rs)
+	if group {
+		t.header = append([]string{"scheme"}, t.header...)
+	}
+	row := func(r Result, cells ...string) []string {
+		if group {
+			return append([]string{groupOf(r).label()}, cells...)
+		}
+		return cells
+	}
 	for _, r := range sorted {
-		t.rows = append(t.rows, []string{
+		t.rows = append(t.rows, row(r,
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r),
 			f1(r.SendsPerS), f1(r.LatencyMS.P50), f1(r.LatencyMS.P99), cpuLabel(r.CPUMSPerSend),
-			f1(r.WallS) + " s", thousands(r.TCPConnections),
-		})
-		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok {
-			t.rows = append(t.rows, []string{
-				fmt.Sprintf("%d ms", c.RTTMS), c.Mode + " (case)",
+			f1(r.WallS)+" s", thousands(r.TCPConnections),
+		))
+		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok && groupOf(r).isCase() {
+			t.rows = append(t.rows, row(r,
+				fmt.Sprintf("%d ms", c.RTTMS), c.Mode+" (case)",
 				f1(c.SendsPerS), f1(c.P50MS), f1(c.P99MS), f2(c.CPUMSPerSend),
 				caseWallLabel(c, r.Count), thousands(c.TCPConnections),
-			})
+			))
 		}
 	}
 	return t
@@ -165,12 +184,20 @@ func summaryTable(rs []Result) (t table) {
 // comparisonTable returns the header and rows of the pooled/per-request table.
 func comparisonTable(rs []Result) (t table) {
 	t.header = []string{"RTT", "sends/s pooled / per-request (lab)", "(case)", "p50 per-request - pooled ms (lab)", "(case)"}
+	group := groupColumn(rs)
+	if group {
+		t.header = append([]string{"scheme"}, t.header...)
+	}
 	for _, c := range Compare(rs) {
 		caseRatio, caseDiff := "-", "-"
 		if c.HasCase {
 			caseRatio, caseDiff = f2(c.CaseSendsRatio)+"x", f1(c.CaseP50DiffMS)
 		}
-		t.rows = append(t.rows, []string{fmt.Sprintf("%d ms", c.RTTMS), f2(c.SendsRatio) + "x", caseRatio, f1(c.P50DiffMS), caseDiff})
+		row := []string{fmt.Sprintf("%d ms", c.RTTMS), f2(c.SendsRatio) + "x", caseRatio, f1(c.P50DiffMS), caseDiff}
+		if group {
+			row = append([]string{runGroup{c.Scheme, c.Concurrency}.label()}, row...)
+		}
+		t.rows = append(t.rows, row)
 	}
 	return t
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
@@ -91,6 +92,17 @@ type Result struct {
 	Workers   int    `json:"workers,omitempty"`
 	Ledger    string `json:"ledger,omitempty"`
 	QueueType string `json:"queue_type,omitempty"`
+	// Scheme, Concurrency, HTTPVersion and PoolSize are the run's SCHEME,
+	// CONCURRENCY, HTTP_VERSION and the pooled client's idle pool
+	// (POOL_SIZE, or the concurrency when 0; 0 for per-request). "" and 0
+	// in results written before they existed (https, 1, "1.1").
+	Scheme      string `json:"scheme"`
+	Concurrency int    `json:"concurrency"`
+	HTTPVersion string `json:"http_version"`
+	PoolSize    int    `json:"pool_size"`
+	// Protocols counts the sends by nginx's $server_protocol ("HTTP/1.1",
+	// "HTTP/2.0"), warm-up included.
+	Protocols map[string]int `json:"protocols,omitempty"`
 	// MetricsCheck compares every replica's /metrics with its records
 	// (runs on replicas only, Config.Replicated).
 	MetricsCheck *MetricsCheck `json:"metrics_check,omitempty"`
@@ -169,18 +181,27 @@ func ResultFileName(mode string, rttMS int) string {
 	return fmt.Sprintf("bench-%s-%dms.json", mode, rttMS)
 }
 
+// ResultFile is the file of r in OUT: ResultFileName for a run at the
+// default transport (https, concurrency 1, HTTP/1.1, default pool), else
+// with the transport after the RTT ("bench-pooled-3ms-mtls-c8-h2.json",
+// Transport.suffix), so runs of several schemes share one OUT.
+func ResultFile(r Result) string {
+	t := Transport{Scheme: vendormock.Scheme(r.Scheme), Concurrency: r.Concurrency, HTTPVersion: r.HTTPVersion, PoolSize: r.PoolSize}
+	return fmt.Sprintf("bench-%s-%dms%s.json", r.Mode, r.RTTMS, t.forMode(r.Mode).suffix())
+}
+
 // AccessLogFileName returns "nginx/access-<mode>-<rtt>ms.log" (relative to OUT).
 func AccessLogFileName(mode string, rttMS int) string {
 	return filepath.Join("nginx", fmt.Sprintf("access-%s-%dms.log", mode, rttMS))
 }
 
-// WriteResult writes r as indented JSON to dir/ResultFileName.
+// WriteResult writes r as indented JSON to dir/ResultFile(r).
 func WriteResult(dir string, r Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ResultFileName(r.Mode, r.RTTMS)), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ResultFile(r)), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
@@ -213,11 +234,12 @@ func ReadResults(dir string) ([]Result, error) {
 	return results, nil
 }
 
-// SortResults orders results by RTT, then mode in allowed order
+// SortResults orders results by scheme (http, https, mtls) and
+// concurrency (runGroup), then RTT, then mode in allowed order
 // (per-request, pooled), then mode name.
 func SortResults(rs []Result) {
 	slices.SortStableFunc(rs, func(a, b Result) int {
-		return cmp.Or(cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
+		return cmp.Or(compareGroups(groupOf(a), groupOf(b)), cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
 	})
 }
 

@@ -143,6 +143,8 @@ var keys = []key{
 		func(c *scenarios.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
 }
 
+func init() { keys = append(keys, transportKeys...) }
+
 // knownKeys returns the argument names parseKeys accepts, in usage order.
 func knownKeys() []string {
 	names := make([]string, len(keys))
@@ -200,6 +202,9 @@ func parseKeys(args []string, getenv func(string) string) (scenarios.Config, err
 		}
 		sources[k.name] = source
 	}
+	if err := checkTransport(cfg, sources); err != nil {
+		return scenarios.Config{}, err
+	}
 	if cfg.KeepaliveTimeout > 0 {
 		maxRTT := time.Duration(slices.Max(cfg.RTTs)) * time.Millisecond
 		if scenarios.IdleConnTimeout(cfg.KeepaliveTimeout, slices.Max(cfg.RTTs)) <= 0 {
@@ -225,7 +230,7 @@ func usage(w io.Writer) error {
 
 Measures a per-request HTTP client against a shared pooled keep-alive client:
 for each RTT and each mode, WARMUP+COUNT notifications go through RabbitMQ to
-the worker (1 CPU), which POSTs them over TLS through Toxiproxy and nginx to a
+the worker (1 CPU), which POSTs them (over HTTPS: SCHEME) through Toxiproxy and nginx to a
 WireMock vendor. Results: OUT/bench-<mode>-<rtt>ms.json, OUT/nginx/,
 OUT/summary.md, OUT/charts/.
 
