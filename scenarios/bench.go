@@ -133,16 +133,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 
 	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")
-	stack, err := vendormock.Start(ctx, vendormock.Options{
-		ProfileDir:       profile,
-		ServerDelayMS:    cfg.ServerDelayMS,
-		KeepaliveTimeout: cfg.KeepaliveTimeout,
-		Scheme:           vendormock.Scheme(cfg.Scheme),
-		HTTPVersion:      cfg.HTTPVersion,
-		Images:           images,
-		WorkDir:          filepath.Join(workDir, "stack"),
-		Log:              lab.PrefixWriter{W: w, Prefix: "[stack] "},
-	})
+	stack, err := vendormock.Start(ctx, cfg.stackOptions(profile, images, filepath.Join(workDir, "stack"), w))
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
 	}

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"fmt"
+	"io"
 	"strconv"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -140,4 +142,15 @@ func (t Transport) suffix() string {
 		s += fmt.Sprintf("-pool%d", t.PoolSize)
 	}
 	return s
+}
+
+// stackOptions are the vendor stack's options of a bench run: the
+// resolved profile folder, its server delay and keepalive_timeout, and
+// the transport's scheme and HTTP version (nginx offers h2 for "2").
+func (c Config) stackOptions(profile string, images vendormock.Images, workDir string, w io.Writer) vendormock.Options {
+	return vendormock.Options{
+		ProfileDir: profile, ServerDelayMS: c.ServerDelayMS, KeepaliveTimeout: c.KeepaliveTimeout,
+		Scheme: vendormock.Scheme(c.Scheme), HTTPVersion: c.HTTPVersion, Images: images,
+		WorkDir: workDir, Log: lab.PrefixWriter{W: w, Prefix: "[stack] "},
+	}
 }
