@@ -29,18 +29,8 @@ func TestSelfCheckRefusesMissingHandshake(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	stack, err := vendormock.Start(ctx, vendormock.Options{ProfileDir: profile, ServerDelayMS: 0, Images: images,
+	stack := startTestStack(ctx, t, vendormock.Options{ProfileDir: profile, ServerDelayMS: 0, Images: images,
 		WorkDir: filepath.Join(t.TempDir(), "stack"), Log: newLogWriter(t)})
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), CleanupTimeout)
-		defer ccancel()
-		if err := stack.Close(cctx); err != nil {
-			t.Errorf("close stack: %v", err)
-		}
-	})
 	const rtt = 50
 	cfg := DefaultConfig()
 	cfg.TCPHandshake = HandshakeOn

@@ -45,17 +45,7 @@ func TestBenchTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := newLogWriter(t)
-	stack, err := vendormock.Start(ctx, cfg.stackOptions(profile, images, filepath.Join(dir, "stack"), log))
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), CleanupTimeout)
-		defer ccancel()
-		if err := stack.Close(cctx); err != nil {
-			t.Errorf("close stack: %v", err)
-		}
-	})
+	stack := startTestStack(ctx, t, cfg.stackOptions(profile, images, filepath.Join(dir, "stack"), log))
 	if stack.Scheme != vendormock.SchemeMTLS || !stack.HTTP2 {
 		t.Fatalf("stack scheme %s, h2 %v; want mtls with h2 offered", stack.Scheme, stack.HTTP2)
 	}
@@ -154,4 +144,21 @@ func TestBenchTransport(t *testing.T) {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		t.Error("test ran out of time")
 	}
+}
+
+// startTestStack starts a vendor stack removed at the end of the test.
+func startTestStack(ctx context.Context, t *testing.T, o vendormock.Options) *vendormock.Stack {
+	t.Helper()
+	stack, err := vendormock.Start(ctx, o)
+	if err != nil {
+		t.Fatalf("start stack: %v", err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), CleanupTimeout)
+		defer ccancel()
+		if err := stack.Close(cctx); err != nil {
+			t.Errorf("close stack: %v", err)
+		}
+	})
+	return stack
 }
