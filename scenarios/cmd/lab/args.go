@@ -53,8 +53,12 @@ type key struct {
 	set                      func(c *scenarios.Config, v string) error
 }
 
-// keys lists every argument in the order usage prints them.
-var keys = []key{
+// keys lists every argument in the order usage prints them: the bench's
+// own, then the transport keys (transport.go).
+var keys = slices.Concat(benchKeys, transportKeys)
+
+// benchKeys are the bench's own keys.
+var benchKeys = []key{
 	{"COUNT", "measured sends per (mode, RTT)", strconv.Itoa(scenarios.DefaultCount), "a whole number >= 1",
 		func(c *scenarios.Config, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
 	{"WARMUP", "warm-up sends before them, excluded from stats", strconv.Itoa(scenarios.DefaultWarmup), "a whole number >= 0",
@@ -142,8 +146,6 @@ var keys = []key{
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
 }
-
-func init() { keys = append(keys, transportKeys...) }
 
 // knownKeys returns the argument names parseKeys accepts, in usage order.
 func knownKeys() []string {
