@@ -181,7 +181,8 @@ func (o ReplicaOptions) Validate() error {
 // re-publish (-publish-timeout) and a 5 s margin for the ledger commit,
 // the records line and the exit; rounded up to whole seconds because
 // Docker's stop timeout is in seconds. Flags absent from args count at the
-// worker's defaults (10 s each, so 55 s).
+// worker's defaults (10 s each, so 55 s). With -concurrency N the budget
+// grows as the worker's does: (N+3) vendor calls and N re-publishes.
 // The shutdown budget is described in docs/deployment.md. Errors: a flag
 // present without a value or with a value time.ParseDuration refuses.
 func ShutdownGrace(args []string) (time.Duration, error) {
@@ -204,7 +205,15 @@ func ShutdownGrace(args []string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	g := 4*resp + pub + shutdownMargin
+	n := 1
+	if v, ok := flagValue(args, "concurrency"); ok {
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			return 0, fmt.Errorf("shutdown grace: -concurrency %q: want a whole number >= 1", v)
+		}
+	}
+	// N messages in flight: each may need its send (the token calls are
+	// shared) and its re-publish, as the worker's own budget counts them.
+	g := time.Duration(n+3)*resp + time.Duration(n)*pub + shutdownMargin
 	return (g + time.Second - 1).Truncate(time.Second), nil
 }
 
