@@ -26,6 +26,7 @@ const (
 	DefaultWorkers       = 1
 	DefaultLedger        = vendormock.LedgerBbolt
 	DefaultQueueType     = vendormock.QueueClassic
+	DefaultWorker        = vendormock.WorkerGo
 	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
 	MaxWorkers = 8
 )
@@ -103,6 +104,15 @@ type Config struct {
 	// QueueType is the worker's queues' type (QUEUE_TYPE):
 	// vendormock.QueueClassic or vendormock.QueueQuorum.
 	QueueType string
+	// Worker is the worker under test (WORKER, vendormock.WorkerImage):
+	// vendormock.WorkerGo, a reference worker or "image:NAME"
+	// (docs/worker-contract.md). Any other worker runs once per RTT in
+	// place of MODES (bench_contract.go).
+	Worker string
+	// Baseline adds the Go worker's pooled run at every RTT beside a
+	// contract worker's, so its figures (CPU per send) read side by side;
+	// the audit command sets it, no key does.
+	Baseline bool
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,
@@ -132,5 +142,6 @@ func DefaultConfig() Config {
 		Workers:       DefaultWorkers,
 		Ledger:        DefaultLedger,
 		QueueType:     DefaultQueueType,
+		Worker:        DefaultWorker,
 	}
 }

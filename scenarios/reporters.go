@@ -301,6 +301,7 @@ func NewMarkdownReporter(rs []Result) Reporter {
 		}
 		b.WriteString("\n## Details\n\n")
 		mdTable(&b, detailTable(rs))
+		b.WriteString(contractSection(rs))
 		b.WriteString("\n## Notes\n\n")
 		for _, n := range notes(rs) {
 			b.WriteString("- " + n + "\n")

@@ -132,6 +132,9 @@ var keys = []key{
 	{"QUEUE_TYPE", "RabbitMQ queue type of the worker's queues", scenarios.DefaultQueueType,
 		"one of " + strings.Join(allowedQueues, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.QueueType, err = oneOf(v, allowedQueues); return }},
+	{"WORKER", "the worker under test (docs/worker-contract.md): the Go worker, a reference worker, or any image that follows the contract; any worker but go runs once per RTT instead of MODES",
+		scenarios.DefaultWorker, "one of " + strings.Join(vendormock.WorkerNames(), ", "),
+		func(c *scenarios.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", scenarios.DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
@@ -200,6 +203,9 @@ func parseKeys(args []string, getenv func(string) string) (scenarios.Config, err
 			return scenarios.Config{}, &UsageError{Key: "KEEPALIVE_TIMEOUT", Value: cfg.KeepaliveTimeout.String(), Source: sources["KEEPALIVE_TIMEOUT"],
 				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, scenarios.IdleConnMargin)}
 		}
+	}
+	if err := checkWorker(cfg, sources["WORKER"]); err != nil {
+		return scenarios.Config{}, err
 	}
 	return cfg, nil
 }
