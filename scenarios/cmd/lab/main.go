@@ -56,7 +56,7 @@ func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdo
 	}
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: cfg.Profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images, Worker: cfg.Worker,
 	}, stdout)
 }
 
