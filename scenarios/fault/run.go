@@ -38,6 +38,9 @@ type Options struct {
 	// "" = go). Scenarios that do not apply to it or to the profile
 	// (Scenario.Applies) are left out and listed in NotApplicableFile.
 	Worker string
+	// Race, when set, is the idle race to run instead of the catalog's
+	// (the audit's: AuditIdleRace).
+	Race *Scenario
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
@@ -141,6 +144,9 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	}
 	if p, perr := vendormock.LoadProfile(pdir); perr == nil {
 		profileName = p.Name
+	}
+	if o.Race != nil {
+		sel = append(slices.DeleteFunc(sel, func(sc *Scenario) bool { return sc.Kind == KindIdleRace }), o.Race)
 	}
 	var na []NotApplicable
 	sel = slices.DeleteFunc(sel, func(sc *Scenario) bool {

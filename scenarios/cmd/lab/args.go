@@ -216,6 +216,7 @@ func usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
+       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
        ./run.sh test-unit            lint and unit tests (no Docker)
