@@ -109,7 +109,7 @@ func Evaluate(in Inputs) []Rule {
 		if len(v.Failures) > 0 {
 			ev += "; " + strings.Join(v.Failures, "; ")
 		}
-		add(Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + ": " + v.Fault, Verdict: verdict, Evidence: ev,
+		add(Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + " (" + v.Tool + ")", Verdict: verdict, Evidence: ev,
 			Source: "queues + records (reconciler), WireMock journal"})
 	}
 	for _, n := range in.NotApplicable {
@@ -206,25 +206,25 @@ func tlsRule(runs []scenarios.Result) Rule {
 
 func idleRule(in Inputs, runs []scenarios.Result) Rule {
 	r := Rule{ID: "idle-timeout", Name: "Idles out below the vendor's keep-alive minus one RTT", Source: "worker settings (docs/worker-contract.md), idle race (records, journal)"}
-	maxRTT := 0
-	for _, run := range runs {
-		maxRTT = max(maxRTT, run.RTTMS)
-	}
-	limit := in.KeepaliveS - float64(maxRTT)/1000
 	var ev []string
 	r.Verdict = Pass
-	if len(runs) > 0 {
-		idle, reuse, ok := declaredIdle(in.Worker, runs[0])
+	for i, run := range runs {
+		limit := in.KeepaliveS - float64(run.RTTMS)/1000
+		idle, reuse, ok := declaredIdle(in.Worker, run)
 		switch {
 		case !reuse:
-			ev = append(ev, "keeps no idle connection (a new one per send)")
+			if i == 0 {
+				ev = append(ev, "keeps no idle connection (a new one per send)")
+			}
 		case !ok:
-			ev = append(ev, "idle timeout unknown to the lab: judged by the idle race")
+			if i == 0 {
+				ev = append(ev, "idle timeout unknown to the lab: judged by the idle race")
+			}
 		case idle < limit:
-			ev = append(ev, fmt.Sprintf("idle timeout %.2f s < keep-alive %.0f s - RTT %d ms = %.3f s", idle, in.KeepaliveS, maxRTT, limit))
+			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s < keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
 		default:
 			r.Verdict = Fail
-			ev = append(ev, fmt.Sprintf("idle timeout %.2f s >= keep-alive %.0f s - RTT %d ms = %.3f s", idle, in.KeepaliveS, maxRTT, limit))
+			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s >= keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
 		}
 	}
 	switch race := in.Race; {
