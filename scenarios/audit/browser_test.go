@@ -168,4 +168,3 @@ func TestAuditPageRendersInChromium(t *testing.T) {
 		}
 	})
 }
-

@@ -49,7 +49,9 @@ func TestEvaluate(t *testing.T) {
 			in.Faults = []fault.Verdict{{Name: "no-sac-crash", Pass: true, Duplicates: 1, JournalDuplicates: 1, Expected: fault.Expected{Duplicates: 1}}}
 		}, "duplicates", Pass, "1 faults: 0 dup"},
 		{"lost counts fail", func(in *Inputs) { in.Faults = []fault.Verdict{{Name: "x", Lost: 1}} }, "lost", Fail, "1 in all"},
-		{"a failed fault is a failed rule", func(in *Inputs) { in.Faults = []fault.Verdict{{Name: "nginx-502", Failures: []string{"journal 2, want 0"}}} }, "fault-nginx-502", Fail, "journal 2, want 0"},
+		{"a failed fault is a failed rule", func(in *Inputs) {
+			in.Faults = []fault.Verdict{{Name: "nginx-502", Failures: []string{"journal 2, want 0"}}}
+		}, "fault-nginx-502", Fail, "journal 2, want 0"},
 		{"a contract worker without records fails the contract", func(in *Inputs) {
 			in.Worker = "image:x"
 			for i := range in.Bench {
