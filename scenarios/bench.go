@@ -284,7 +284,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 			Name:   fmt.Sprintf("%s-%dms", mode, rtt),
 			Args:   args,
-			Env:    lab.WorkerEnv(b.stack),
+			Env:    b.workerEnv(),
 			CPUs:   1,
 			OutDir: runDir,
 		})

@@ -105,3 +105,16 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 		}
 	}
 }
+
+// workerEnv is the Go worker's environment of a bench run: lab.WorkerEnv,
+// plus LEDGER_EPHEMERAL_OK when the ledger lives on tmpfs
+// (WORKER_STATE=tmpfs): the worker refuses a bbolt ledger on a tmpfs
+// mount, and the bench puts it there on purpose, to keep disk fsync cost
+// out of the client comparison (README, "Known limits").
+func (b *bench) workerEnv() map[string]string {
+	env := lab.WorkerEnv(b.stack)
+	if b.stateDir != "" {
+		env[vendormock.EnvLedgerEphemeralOK] = "true"
+	}
+	return env
+}

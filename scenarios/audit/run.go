@@ -113,6 +113,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 			return ctx.Err()
 		}
 		runErrs = append(runErrs, "bench: "+err.Error())
+		fmt.Fprintf(w, "[audit] ERROR: bench: %v (the audit goes on; the report says so)\n", err)
 	}
 	p.step("faults and idle race", fmt.Sprintf("the catalog's applicable fault scenarios, then the idle race at keep-alive %s (%d sends per RTT)", keepalive, raceCount))
 	err = fault.Run(ctx, fault.Options{
@@ -125,6 +126,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 			return ctx.Err()
 		}
 		runErrs = append(runErrs, "faults: "+err.Error())
+		fmt.Fprintf(w, "[audit] ERROR: faults: %v (the audit goes on; the report says so)\n", err)
 	}
 	p.step("report", "audit.md, audit.html")
 	in, err := Load(out, sel.Name, profile.Name, keepalive.Seconds())
