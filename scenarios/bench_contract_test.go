@@ -105,3 +105,15 @@ func TestContractSection(t *testing.T) {
 		}
 	}
 }
+
+func TestResolveProfileByName(t *testing.T) {
+	for _, name := range []string{"alimtalk", "sms", "vendormock/profiles/sms"} {
+		dir, err := ResolveProfile(name)
+		if err != nil || !strings.HasSuffix(dir, "vendormock/profiles/"+strings.TrimPrefix(name, "vendormock/profiles/")) {
+			t.Errorf("ResolveProfile(%q) = %q, %v; want the profile's folder", name, dir, err)
+		}
+	}
+	if _, err := ResolveProfile("no-such-profile"); err == nil {
+		t.Error("ResolveProfile of an unknown name: want an error")
+	}
+}

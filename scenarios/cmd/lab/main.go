@@ -55,8 +55,12 @@ func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdo
 	if countGiven(args, os.Getenv) {
 		count = cfg.Count
 	}
+	profile, err := scenarios.ResolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
 	return fault.Run(ctx, fault.Options{
-		Scenario: cfg.Scenario, Out: cfg.Out, Profile: cfg.Profile,
+		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
 		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images, Worker: cfg.Worker,
 	}, stdout)
 }
