@@ -9,6 +9,11 @@
 #                             race and fault scenarios, then
 #                             results/audit/<worker>-<profile>/audit.{md,html}
 #   ./run.sh list             list the scenarios, one line each
+#   ./run.sh matrix [KEY=VALUE...]
+#                             the published matrix: http/https/mtls x both
+#                             strategies x concurrency 1/8/32, client alone and
+#                             whole worker, into results/matrix/ (matrix help)
+#   ./run.sh matrix-report OUT  rebuild OUT/matrix.md and OUT/charts/
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
 #   ./run.sh test-integration integration tests only (starts the real stack)
@@ -154,6 +159,27 @@ case "${1:-}" in
     trap cleanup EXIT
     trap 'exit 130' INT TERM
     .lab/bin/lab audit "$@"
+    ;;
+  matrix)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab matrix help
+        exit 0
+        ;;
+    esac
+    # Validate every argument before anything starts (exit 2 on a bad one).
+    .lab/bin/lab matrix-check "$@"
+    prerequisites
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    .lab/bin/lab matrix "$@"
+    ;;
+  matrix-report)
+    shift
+    build_lab
+    .lab/bin/lab matrix-report "$@"
     ;;
   *)
     build_lab

@@ -212,6 +212,9 @@ type bench struct {
 	env      Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
+	// extraArgs are added to every worker's flags (the matrix's
+	// -concurrency, -pool-size and -http-version).
+	extraArgs []string
 }
 
 // runOne measures one mode at one RTT.

@@ -23,6 +23,7 @@ var _ waiter = (*vendormock.Worker)(nil)
 // worker/cmd/notifier-worker) and the pooled client's idle timeout.
 func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
 	args := append(lab.WorkerArgs(b.stack, b.stack.AMQPURLNetwork, topo, mode), "-max-messages", strconv.Itoa(n))
+	args = append(args, b.extraArgs...)
 	if b.cfg.CPUProfile == "on" {
 		args = append(args, "-cpu-profile", vendormock.WorkerOutDir+"/"+cpuProfileFile)
 	}

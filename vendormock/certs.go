@@ -21,11 +21,16 @@ const DefaultCertValidity = 24 * time.Hour
 
 // Certificate file names inside the directory given to GenerateCerts.
 const (
-	CAFileName     = "ca.pem"     // the lab CA certificate (PEM); public
-	CertFileName   = "server.pem" // server certificate then CA (PEM chain)
-	ServerKeyFile  = "server.key" // server private key (PKCS#8 PEM), mode 0600
-	certDirPerm    = 0o700
-	serverKeyPerms = 0o600
+	CAFileName    = "ca.pem"     // the lab CA certificate (PEM); public
+	CertFileName  = "server.pem" // server certificate then CA (PEM chain)
+	ServerKeyFile = "server.key" // server private key (PKCS#8 PEM), mode 0600
+	// ClientCertFileName and ClientKeyFileName are the worker's client
+	// certificate (mutual TLS) and its key (mode 0600), in the client dir
+	// given to GenerateCertsWithClient: never in the folder nginx mounts.
+	ClientCertFileName = "client.pem"
+	ClientKeyFileName  = "client.key"
+	certDirPerm        = 0o700
+	serverKeyPerms     = 0o600
 )
 
 // Certs is the TLS material of one run. Only the CA certificate is meant to
@@ -39,6 +44,11 @@ type Certs struct {
 	CA       *x509.Certificate // the CA certificate
 	CAPool   *x509.CertPool    // a pool holding only CA
 	Host     string            // the server certificate's only DNS SAN
+	// ClientCertFile and ClientKeyFile are the worker's client certificate
+	// (issued by CA, for client authentication only) and its key (0600,
+	// never logged); "" unless GenerateCertsWithClient was given a client
+	// dir.
+	ClientCertFile, ClientKeyFile string
 }
 
 // GenerateCerts creates a fresh CA and a server certificate for host (its
@@ -47,6 +57,17 @@ type Certs struct {
 // ServerKeyFile into dir (created 0700). Errors: dir not writable, host
 // empty, crypto failures.
 func GenerateCerts(dir, host string, validFor time.Duration) (*Certs, error) {
+	return GenerateCertsWithClient(dir, "", host, validFor)
+}
+
+// GenerateCertsWithClient is GenerateCerts that also issues, when
+// clientDir is not "", a client certificate for mutual TLS (CN
+// "notifier-worker", ExtKeyUsageClientAuth only, ECDSA P-256, same
+// validity) from the same CA, written as ClientCertFileName and
+// ClientKeyFileName (0600) into clientDir (created 0700). The client dir
+// is kept apart from dir so nginx's bind mount never holds the worker's
+// key.
+func GenerateCertsWithClient(dir, clientDir, host string, validFor time.Duration) (*Certs, error) {
 	if host == "" {
 		return nil, errors.New("generate certs: empty host")
 	}
@@ -132,7 +153,50 @@ func GenerateCerts(dir, host string, validFor time.Duration) (*Certs, error) {
 	if err := writeFile(c.KeyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), serverKeyPerms); err != nil {
 		return nil, err
 	}
+	if clientDir != "" {
+		if err := c.issueClient(clientDir, ca, caKey, notBefore, notAfter); err != nil {
+			return nil, err
+		}
+	}
 	return c, nil
+}
+
+// issueClient writes a client certificate signed by ca and its key into
+// dir and sets c's client file paths.
+func (c *Certs) issueClient(dir string, ca *x509.Certificate, caKey *ecdsa.PrivateKey, notBefore, notAfter time.Time) error {
+	if err := os.MkdirAll(dir, certDirPerm); err != nil {
+		return fmt.Errorf("generate client certificate: %w", err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return fmt.Errorf("generate client key: %w", err)
+	}
+	serial, err := randomSerial()
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{Organization: []string{"notifier-lab"}, CommonName: "notifier-worker"},
+		NotBefore:    notBefore,
+		NotAfter:     notAfter,
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	if err != nil {
+		return fmt.Errorf("create client certificate: %w", err)
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return fmt.Errorf("encode client key: %w", err)
+	}
+	c.ClientCertFile = filepath.Join(dir, ClientCertFileName)
+	c.ClientKeyFile = filepath.Join(dir, ClientKeyFileName)
+	if err := writeFile(c.ClientCertFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o644); err != nil {
+		return err
+	}
+	return writeFile(c.ClientKeyFile, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}), serverKeyPerms)
 }
 
 // randomSerial returns a random positive 128-bit serial number.

@@ -110,3 +110,46 @@ func TestGenerateCertsFresh(t *testing.T) {
 		t.Error("empty host: nil error")
 	}
 }
+
+// TestGenerateClientCert: the client certificate verifies against the
+// run's CA for client authentication only, pairs with its key (0600), and
+// lives outside the folder nginx mounts; without a client dir none is made.
+func TestGenerateClientCert(t *testing.T) {
+	root := t.TempDir()
+	dir, clientDir := filepath.Join(root, "tls"), filepath.Join(root, "tls-client")
+	c, err := GenerateCertsWithClient(dir, clientDir, "api.vendor.test", 0)
+	if err != nil {
+		t.Fatalf("GenerateCertsWithClient: %v", err)
+	}
+	if filepath.Dir(c.ClientKeyFile) != clientDir || filepath.Dir(c.ClientCertFile) != clientDir {
+		t.Errorf("client files %s %s, want them in %s", c.ClientCertFile, c.ClientKeyFile, clientDir)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 3 {
+		t.Errorf("%d files in the nginx cert dir, want 3: the client key must not be there", len(entries))
+	}
+	if fi, err := os.Stat(c.ClientKeyFile); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("client key mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+	pair, err := tls.LoadX509KeyPair(c.ClientCertFile, c.ClientKeyFile)
+	if err != nil {
+		t.Fatalf("client cert and key do not pair: %v", err)
+	}
+	leaf, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: c.CAPool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil {
+		t.Errorf("client certificate does not verify for client auth: %v", err)
+	}
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: c.CAPool, DNSName: "api.vendor.test"}); err == nil {
+		t.Errorf("client certificate also verifies as the server: want client auth only")
+	}
+
+	plain, err := GenerateCerts(filepath.Join(root, "plain"), "api.vendor.test", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if plain.ClientCertFile != "" || plain.ClientKeyFile != "" {
+		t.Errorf("GenerateCerts made a client certificate: %s", plain.ClientCertFile)
+	}
+}

@@ -9,7 +9,7 @@
 //	  |  127.0.0.1 published ports          |  CA at /lab/ca.pem, /out bind mount
 //	  |                                     |
 //	  +--AMQP--> RabbitMQ [rabbitmq:5672] <-+
-//	  |                                     |  HTTPS, HTTP/1.1
+//	  |                                     |  HTTPS, HTTP/1.1 (Options: http, mtls, h2)
 //	  |                                     v
 //	  +--TLS---> Toxiproxy [toxiproxy, api.vendor.test:443]  proxy "vendor":
 //	  |            latency rtt/2 downstream + the rest upstream (SetRTT)
@@ -25,7 +25,9 @@
 // bodies, client defaults) lives in one profile folder (LoadProfile,
 // DefaultProfileDir). The CA and the server certificate are made per run
 // (GenerateCerts); the CA key never touches disk and only the CA's PEM is
-// handed out. Images come from Options.Images (ImagesFromEnv); they must
+// handed out. Options.Scheme picks plain HTTP, HTTPS or mutual TLS (a
+// client certificate from the same CA, GenerateCertsWithClient, mounted
+// into the workers) and Options.HTTPVersion "2" makes nginx offer h2. Images come from Options.Images (ImagesFromEnv); they must
 // exist locally (CheckImages): no registry is reachable.
 //
 // A run: Start, SetRTT, SelfCheck, ResetJournal, AccessLogSize, StartWorker

@@ -50,10 +50,21 @@ type NginxConfig struct {
 	// "Keep-Alive: timeout=N" header), e.g. "5s"; "" = no hint (the
 	// profile's nginx.keepalive_hint).
 	KeepaliveHint string
+	// TLS is false for SchemeHTTP: nginx listens for plain HTTP.
+	TLS bool
+	// VerifyClient requires a client certificate issued by ClientCAFile
+	// (container path; the run's CA) for SchemeMTLS. A request without
+	// one, or with an untrusted one, is answered 421 with a JSON body by
+	// nginx itself and never proxied to WireMock.
+	VerifyClient bool
+	ClientCAFile string
+	// HTTP2 offers h2 through ALPN (HTTP_VERSION=2).
+	HTTP2 bool
 }
 
 // NewNginxConfig derives the template data from a validated profile;
 // keepaliveTimeout overrides the profile's nginx.keepalive_timeout when > 0.
+// The scheme is HTTPS and the HTTP version 1.1 (WithTransport changes them).
 func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 	if keepaliveTimeout <= 0 {
 		keepaliveTimeout = p.Nginx.KeepaliveTimeout
@@ -86,6 +97,8 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 		LogFormat:                LogFormat(p.Client.CorrelationHeader),
 		RefKeyVar:                headerVar(p.Client.CorrelationHeader),
 		ProbePath:                ProbePath,
+		TLS:                      true,
+		ClientCAFile:             nginxLabDir + "/" + CAFileName,
 	}
 }
 

@@ -1,6 +1,7 @@
 package vendormock
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -72,6 +73,64 @@ func TestNginxConfigOverrides(t *testing.T) {
 	}
 }
 
+// TestNginxTransports: each scheme and HTTP version renders its listen
+// line and TLS block; the defaults (https, 1.1) are the golden file's.
+func TestNginxTransports(t *testing.T) {
+	p := loadTestProfile(t)
+	tests := []struct {
+		scheme      Scheme
+		http2       bool
+		want, avoid []string
+	}{
+		{SchemeHTTPS, false, []string{"listen 443 ssl default_server;", "ssl_certificate "},
+			[]string{"http2", "ssl_verify_client", "@client_cert_refused"}},
+		{SchemeHTTP, false, []string{"listen 443 default_server;"},
+			[]string{"ssl_certificate", "ssl_protocols", " ssl ", "http2"}},
+		{SchemeHTTP, true, []string{"listen 443 default_server;"}, // no h2c
+			[]string{"ssl_certificate", "ssl_protocols", " ssl ", "http2"}},
+		{SchemeHTTPS, true, []string{"listen 443 ssl http2 default_server;"},
+			[]string{"ssl_verify_client"}},
+		{SchemeMTLS, false, []string{
+			"listen 443 ssl default_server;", "ssl_client_certificate /etc/nginx/lab/ca.pem;", "ssl_verify_client on;",
+			"error_page 495 496 = @client_cert_refused;", "location @client_cert_refused {", "return 421 '{",
+		}, []string{"http2"}},
+		{SchemeMTLS, true, []string{"listen 443 ssl http2 default_server;", "ssl_verify_client on;"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprintf("%s h2=%v", tc.scheme, tc.http2), func(t *testing.T) {
+			conf, err := RenderNginxConf(p, NewNginxConfig(p, 0).WithTransport(tc.scheme, tc.http2))
+			if err != nil {
+				t.Fatal(err)
+			}
+			directives := regexp.MustCompile(`(?m)#.*$`).ReplaceAllString(string(conf), "")
+			for _, w := range tc.want {
+				if !strings.Contains(directives, w) {
+					t.Errorf("nginx.conf lacks %q", w)
+				}
+			}
+			for _, a := range tc.avoid {
+				if strings.Contains(directives, a) {
+					t.Errorf("nginx.conf contains %q", a)
+				}
+			}
+		})
+	}
+}
+
+func TestParseScheme(t *testing.T) {
+	for in, want := range map[string]Scheme{"": SchemeHTTPS, "http": SchemeHTTP, "https": SchemeHTTPS, "mtls": SchemeMTLS} {
+		if got, err := ParseScheme(in); err != nil || got != want {
+			t.Errorf("ParseScheme(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	if _, err := ParseScheme("quic"); err == nil || !strings.Contains(err.Error(), "http, https, mtls") {
+		t.Errorf("ParseScheme(quic): %v, want an error naming the known schemes", err)
+	}
+	if _, err := ParseHTTPVersion("3"); err == nil || !strings.Contains(err.Error(), "1.1, 2") {
+		t.Errorf("ParseHTTPVersion(3): %v, want an error naming the known versions", err)
+	}
+}
+
 func TestNginxTime(t *testing.T) {
 	for _, tc := range []struct {
 		d    time.Duration
@@ -83,5 +142,23 @@ func TestNginxTime(t *testing.T) {
 		if got := nginxTime(tc.d); got != tc.want {
 			t.Errorf("nginxTime(%s) = %q, want %q", tc.d, got, tc.want)
 		}
+	}
+}
+
+// TestTransportEnv: under mtls the worker gets its client certificate's
+// paths, under h2 HTTP_VERSION=2; a caller's value wins; https/1.1 adds
+// nothing.
+func TestTransportEnv(t *testing.T) {
+	plain := (&Stack{}).transportEnv(map[string]string{"GOMAXPROCS": "1"})
+	if len(plain) != 1 || len((&Stack{}).clientCertBinds()) != 0 {
+		t.Errorf("https/1.1 env %v binds %v, want only the caller's env", plain, (&Stack{}).clientCertBinds())
+	}
+	s := &Stack{ClientCertFile: "/w/tls-client/client.pem", ClientKeyFile: "/w/tls-client/client.key", HTTP2: true}
+	env := s.transportEnv(map[string]string{"HTTP_VERSION": "1.1"})
+	if env["CLIENT_CERT_FILE"] != WorkerClientCertPath || env["CLIENT_KEY_FILE"] != WorkerClientKeyPath || env["HTTP_VERSION"] != "1.1" {
+		t.Errorf("mtls h2 env %v: want the client paths and the caller's HTTP_VERSION", env)
+	}
+	if b := s.clientCertBinds(); len(b) != 2 || !strings.HasSuffix(b[1], ":"+WorkerClientKeyPath+":ro") {
+		t.Errorf("binds %v, want cert and key read-only", b)
 	}
 }

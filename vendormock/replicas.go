@@ -186,13 +186,14 @@ func (r *Replica) start(ctx context.Context) error {
 	wk, err := s.startWorkerContainer(ctx, name, testcontainers.ContainerRequest{
 		Image:        w.o.Image,
 		Cmd:          spec.args,
-		Env:          spec.env,
+		Env:          s.transportEnv(spec.env),
 		ExposedPorts: []string{ops},
 		// The ops port on 127.0.0.1 only (testcontainers-go v0.45 refuses
 		// the "127.0.0.1::port" form in ExposedPorts).
 		HostConfigModifier: PublishOnLoopback([]string{ops}, func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(w.o.CPUs * 1e9)
 			hc.Binds = append(hc.Binds, s.CAFile+":"+WorkerCAPath+":ro", w.outDir+":"+WorkerOutDir)
+			hc.Binds = append(hc.Binds, s.clientCertBinds()...)
 			hc.Mounts = append(hc.Mounts, mounts...)
 		}),
 	})

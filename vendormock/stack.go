@@ -47,7 +47,13 @@ type Options struct {
 	// (wiremock.server_delay_ms, 18 in the case). Note 0 means no delay.
 	ServerDelayMS    int
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout; 0 = profile's
-	Images           Images
+	// Scheme is how the worker reaches nginx: SchemeHTTP, SchemeHTTPS or
+	// SchemeMTLS; "" = SchemeHTTPS.
+	Scheme Scheme
+	// HTTPVersion is "1.1" or "2" (nginx offers h2 through ALPN; TLS
+	// schemes only); "" = "1.1".
+	HTTPVersion string
+	Images      Images
 	// WorkDir is the host dir for certs (tls/), nginx.conf (nginx/) and the
 	// access log (log/); created. "" = a new temporary dir.
 	WorkDir string
@@ -108,7 +114,7 @@ var ErrNotReady = errors.New("service not ready")
 type Stack struct {
 	Network          string // Docker network name, unique per run
 	VendorHost       string // e.g. "api.vendor.test": Toxiproxy's alias and the certificate SAN
-	VendorURL        string // network: "https://api.vendor.test"
+	VendorURL        string // network: "https://api.vendor.test" ("http://api.vendor.test:443" for SchemeHTTP)
 	AMQPURL          string // host: amqp://guest:guest@127.0.0.1:PORT/
 	AMQPURLNetwork   string // network: amqp://guest:guest@rabbitmq:5672/
 	WireMockURL      string // host: http://127.0.0.1:PORT (admin API at /__admin)
@@ -130,6 +136,15 @@ type Stack struct {
 	NginxAddrHost string
 	// ServerDelayMS is WireMock's fixed delay on the send in effect, ms.
 	ServerDelayMS int
+	// Scheme and HTTP2 are the vendor transport in effect.
+	Scheme Scheme
+	HTTP2  bool
+	// ClientCertFile and ClientKeyFile are host paths of the worker's
+	// client certificate and key for SchemeMTLS (issued per run by the
+	// run's CA; the key is 0600 and never logged); "" otherwise. StartWorker
+	// and the replicas mount them at WorkerClientCertPath and
+	// WorkerClientKeyPath.
+	ClientCertFile, ClientKeyFile string
 	// Profile is the vendor profile in use (client defaults, API paths).
 	Profile *Profile
 	// Ready is each service's ready time from Start's call: "rabbitmq",
@@ -165,7 +180,8 @@ type Stack struct {
 // follows WireMock because it resolves the upstream name at start. Ready
 // means: RabbitMQ logged "Server startup complete"; WireMock's
 // /__admin/health answered 200; nginx answered ProbePath over TLS verified
-// against the run's CA; Toxiproxy's /version answered and the vendor proxy
+// against the run's CA (with the client certificate under SchemeMTLS;
+// plain HTTP under SchemeHTTP); Toxiproxy's /version answered and the vendor proxy
 // carries the same TLS probe end to end. Each wait is bounded by
 // DefaultReadyTimeout. Cold start is in StartDuration and per-service ready
 // times in Ready, also written to opts.Log.
@@ -248,7 +264,17 @@ func (s *Stack) prepare(opts Options) error {
 	}
 	s.Profile = p
 	s.VendorHost = p.Host
+	if s.Scheme, err = ParseScheme(string(opts.Scheme)); err != nil {
+		return fmt.Errorf("stack options: %w", err)
+	}
+	if s.HTTP2, err = ParseHTTPVersion(opts.HTTPVersion); err != nil {
+		return fmt.Errorf("stack options: %w", err)
+	}
 	s.VendorURL = "https://" + p.Host
+	if !s.Scheme.TLS() {
+		// Plain HTTP on the port Toxiproxy listens on.
+		s.VendorURL = "http://" + p.Host + ":443"
+	}
 	s.ServerDelayMS = opts.ServerDelayMS
 	if s.ServerDelayMS < 0 {
 		s.ServerDelayMS = p.WireMock.ServerDelayMS
@@ -278,11 +304,16 @@ func (s *Stack) prepare(opts Options) error {
 		return fmt.Errorf("remove old access log: %w", err)
 	}
 
-	certs, err := GenerateCerts(filepath.Join(s.WorkDir, "tls"), p.Host, 0)
+	clientDir := ""
+	if s.Scheme == SchemeMTLS {
+		clientDir = filepath.Join(s.WorkDir, "tls-client")
+	}
+	certs, err := GenerateCertsWithClient(filepath.Join(s.WorkDir, "tls"), clientDir, p.Host, 0)
 	if err != nil {
 		return err
 	}
 	s.CAFile, s.CAPool = certs.CAFile, certs.CAPool
+	s.ClientCertFile, s.ClientKeyFile = certs.ClientCertFile, certs.ClientKeyFile
 
 	s.RunID = randomHex(4)
 	s.ClientID = "lab-" + randomHex(8)
@@ -292,7 +323,7 @@ func (s *Stack) prepare(opts Options) error {
 		return err
 	}
 
-	conf, err := RenderNginxConf(p, NewNginxConfig(p, s.KeepaliveTimeout))
+	conf, err := RenderNginxConf(p, NewNginxConfig(p, s.KeepaliveTimeout).WithTransport(s.Scheme, s.HTTP2))
 	if err != nil {
 		return err
 	}
@@ -440,7 +471,10 @@ func (s *Stack) startWireMock(ctx context.Context, image string, t0 time.Time) e
 }
 
 func (s *Stack) startNginx(ctx context.Context, image string, t0 time.Time) error {
-	probeTLS := s.HostTLSConfig()
+	probe := wait.ForHTTP(ProbePath).WithPort("443/tcp")
+	if s.Scheme.TLS() {
+		probe = probe.WithTLS(true, s.HostTLSConfig())
+	}
 	c, err := s.run(ctx, "nginx", []string{AliasNginx}, testcontainers.ContainerRequest{
 		Image:        image,
 		ExposedPorts: []string{"443/tcp"},
@@ -451,10 +485,10 @@ func (s *Stack) startNginx(ctx context.Context, image string, t0 time.Time) erro
 				filepath.Join(s.WorkDir, "log")+":"+nginxLogDir,
 			)
 		},
-		// A real TLS request verified against the run's CA, answered by
-		// nginx itself: the listener, the certificate and the config work.
-		WaitingFor: wait.ForHTTP(ProbePath).WithPort("443/tcp").
-			WithTLS(true, probeTLS).
+		// A real request (over TLS verified against the run's CA, with the
+		// client certificate under mtls), answered by nginx itself: the
+		// listener, the certificates and the config work.
+		WaitingFor: probe.
 			WithStatusCodeMatcher(func(code int) bool { return code == http.StatusNoContent }).
 			WithPollInterval(100 * time.Millisecond).
 			WithStartupTimeout(DefaultReadyTimeout),
@@ -533,10 +567,17 @@ func hostAddr(ctx context.Context, c testcontainers.Container, port string) (str
 }
 
 // HostTLSConfig returns a TLS client config for the vendor from the host:
-// the run's CA only, ServerName VendorHost, TLS 1.2 at least. Verification
-// is never skipped.
+// the run's CA only, ServerName VendorHost, TLS 1.2 at least, and the
+// worker's client certificate under SchemeMTLS (when it cannot be loaded,
+// none: nginx then answers 421). Verification is never skipped.
 func (s *Stack) HostTLSConfig() *tls.Config {
-	return &tls.Config{RootCAs: s.CAPool, ServerName: s.VendorHost, MinVersion: tls.VersionTLS12}
+	c := &tls.Config{RootCAs: s.CAPool, ServerName: s.VendorHost, MinVersion: tls.VersionTLS12}
+	if s.ClientCertFile != "" {
+		if pair, err := tls.LoadX509KeyPair(s.ClientCertFile, s.ClientKeyFile); err == nil {
+			c.Certificates = []tls.Certificate{pair}
+		}
+	}
+	return c
 }
 
 // HostClient returns an HTTP client for the host that reaches the vendor

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -142,12 +143,19 @@ func (s *Stack) SelfCheck(ctx context.Context, rttMS int) (time.Duration, error)
 	return rt, nil
 }
 
-// probeOnce opens one TLS connection to the vendor through Toxiproxy, sends
-// a warm probe, and returns the round trip of a second probe on the same
-// connection.
+// probeOnce opens one connection to the vendor through Toxiproxy (TLS
+// unless SchemeHTTP), sends a warm probe, and returns the round trip of a
+// second probe on the same connection.
 func (s *Stack) probeOnce(ctx context.Context) (time.Duration, error) {
-	d := &tls.Dialer{Config: s.HostTLSConfig()}
-	conn, err := d.DialContext(ctx, "tcp", s.VendorAddrHost)
+	var conn net.Conn
+	var err error
+	if s.Scheme.TLS() {
+		d := &tls.Dialer{Config: s.HostTLSConfig()}
+		conn, err = d.DialContext(ctx, "tcp", s.VendorAddrHost)
+	} else {
+		var d net.Dialer
+		conn, err = d.DialContext(ctx, "tcp", s.VendorAddrHost)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("dial vendor through toxiproxy: %w", err)
 	}

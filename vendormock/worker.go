@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,7 +19,11 @@ import (
 // Paths inside a worker container.
 const (
 	WorkerCAPath = "/lab/ca.pem" // the run's CA certificate (read-only)
-	WorkerOutDir = "/out"        // WorkerOptions.OutDir (read-write)
+	// WorkerClientCertPath and WorkerClientKeyPath are the worker's client
+	// certificate and key under SchemeMTLS (read-only).
+	WorkerClientCertPath = "/lab/client.pem"
+	WorkerClientKeyPath  = "/lab/client.key"
+	WorkerOutDir         = "/out" // WorkerOptions.OutDir (read-write)
 )
 
 // ErrNoWorkerImage is returned by StartWorker when Options.Images.Worker
@@ -64,7 +69,8 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	if o.CPUs < 0 {
 		return nil, fmt.Errorf("start worker: negative CPUs %g", o.CPUs)
 	}
-	binds := []string{s.CAFile + ":" + WorkerCAPath + ":ro"}
+	binds := append([]string{s.CAFile + ":" + WorkerCAPath + ":ro"}, s.clientCertBinds()...)
+	env := s.transportEnv(o.Env)
 	if o.OutDir != "" {
 		out, err := filepath.Abs(o.OutDir)
 		if err != nil {
@@ -78,7 +84,7 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	wk, err := s.startWorkerContainer(ctx, "worker-"+o.Name, testcontainers.ContainerRequest{
 		Image: o.Image,
 		Cmd:   o.Args,
-		Env:   o.Env,
+		Env:   env,
 		HostConfigModifier: func(hc *container.HostConfig) {
 			hc.NanoCPUs = int64(o.CPUs * 1e9)
 			hc.Binds = append(hc.Binds, binds...)
@@ -89,6 +95,35 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	}
 	s.logf("worker %s started (%g CPU)", o.Name, o.CPUs)
 	return wk, nil
+}
+
+// clientCertBinds are the bind mounts of the worker's client certificate
+// and key under SchemeMTLS (read-only); none otherwise.
+func (s *Stack) clientCertBinds() []string {
+	if s.ClientCertFile == "" {
+		return nil
+	}
+	return []string{
+		s.ClientCertFile + ":" + WorkerClientCertPath + ":ro",
+		s.ClientKeyFile + ":" + WorkerClientKeyPath + ":ro",
+	}
+}
+
+// transportEnv returns env (not modified) with the worker settings of the
+// stack's transport added where env does not set them: CLIENT_CERT_FILE
+// and CLIENT_KEY_FILE under SchemeMTLS, HTTP_VERSION=2 when nginx offers
+// h2. The worker flags of the same names win over these.
+func (s *Stack) transportEnv(env map[string]string) map[string]string {
+	out := make(map[string]string, len(env)+3)
+	if s.ClientCertFile != "" {
+		out["CLIENT_CERT_FILE"] = WorkerClientCertPath
+		out["CLIENT_KEY_FILE"] = WorkerClientKeyPath
+	}
+	if s.HTTP2 {
+		out["HTTP_VERSION"] = "2"
+	}
+	maps.Copy(out, env)
+	return out
 }
 
 // containerName returns the Docker name of this run's object name:

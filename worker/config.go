@@ -1,7 +1,6 @@
 package worker
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -31,6 +30,12 @@ const (
 	// The lab passes "1.2" to reproduce the case's old engine, which could
 	// not speak TLS 1.3 (docs/case.md). The pooled strategy is never capped.
 	DefaultTLSMax = "1.3"
+	// DefaultHTTPVersion is "1.1", the case's engine's.
+	DefaultHTTPVersion = "1.1"
+	// DefaultConcurrency is one message at a time, the case's worker.
+	DefaultConcurrency = 1
+	// MaxConcurrency bounds Config.Concurrency (and the prefetch).
+	MaxConcurrency = 256
 	// DefaultCorrelationHeader carries the refkey on every send so the
 	// proxy's access log can join requests to messages. Not an idempotency
 	// key.
@@ -161,6 +166,28 @@ type Config struct {
 	ResponseTimeout     time.Duration // whole send call, body included
 	DialTimeout         time.Duration // TCP connect
 	TLSHandshakeTimeout time.Duration
+	// ClientCertFile and ClientKeyFile are PEM files of the client
+	// certificate and its key presented in the TLS handshake (mutual TLS,
+	// the lab's SCHEME=mtls); both or neither, https only. The key is read
+	// once and never logged.
+	ClientCertFile, ClientKeyFile string
+	// HTTPVersion is "1.1" (the case's) or "2": the pooled strategy then
+	// offers h2 through ALPN and every send shares one connection; the
+	// per-request strategy still makes one connection (and handshake) per
+	// call. Plain http:// stays HTTP/1.1 (no h2c).
+	HTTPVersion string
+	// Concurrency is how many messages the worker handles at once
+	// (prefetch = Concurrency, that many sends in flight); 0 = 1, the
+	// case's. Every delivery rule holds at any concurrency (ledger Begin
+	// before the send, send window, one outcome, ack only after routing,
+	// on the delivery's own channel). Above 1 the queue's order is NOT
+	// kept: sends, acks and records happen in the order messages finish.
+	Concurrency int
+	// PoolSize is the pooled strategy's idle pool (MaxIdleConnsPerHost);
+	// 0 = Concurrency. Setting it below Concurrency shows the classic
+	// pitfall: Go's default is 2, and above that many sends in flight the
+	// pool closes and reopens connections (docs/studies.md, study A).
+	PoolSize int
 	// CorrelationHeader carries the refkey on each send (logs only).
 	CorrelationHeader string
 	// IdempotencyHeader, when set, carries the refkey as an idempotency
@@ -225,6 +252,10 @@ func (c Config) WithDefaults() Config {
 	set(&c.Queue, DefaultQueue)
 	set(&c.Strategy, DefaultStrategy)
 	set(&c.TLSMax, DefaultTLSMax)
+	set(&c.HTTPVersion, DefaultHTTPVersion)
+	if c.Concurrency == 0 {
+		c.Concurrency = DefaultConcurrency
+	}
 	set(&c.CorrelationHeader, DefaultCorrelationHeader)
 	set(&c.LedgerPath, DefaultLedgerPath)
 	set(&c.WindowStart, DefaultWindowStart)
@@ -272,8 +303,24 @@ func (c Config) Validate() error {
 	if c.Queue == "" {
 		bad("queue: empty")
 	}
-	if u, err := url.Parse(c.VendorURL); err != nil || u.Scheme != "https" || u.Host == "" {
-		bad("vendor url %q: want https://host[:port]", c.VendorURL)
+	u, err := url.Parse(c.VendorURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		bad("vendor url %q: want https://host[:port] (or http:// for the lab's plain-HTTP runs)", c.VendorURL)
+	}
+	if (c.ClientCertFile == "") != (c.ClientKeyFile == "") {
+		bad("client certificate: cert file %q and key file set=%v: give both or neither", c.ClientCertFile, c.ClientKeyFile != "")
+	}
+	if c.ClientCertFile != "" && err == nil && u.Scheme != "https" {
+		bad("client certificate with vendor url scheme %q: mutual TLS needs https://", u.Scheme)
+	}
+	if _, err := ParseHTTPVersion(c.HTTPVersion); err != nil {
+		bad("http version: %w", err)
+	}
+	if c.Concurrency < 1 || c.Concurrency > MaxConcurrency {
+		bad("concurrency %d: want 1..%d", c.Concurrency, MaxConcurrency)
+	}
+	if c.PoolSize < 0 {
+		bad("pool size %d: want >= 0 (0 = concurrency)", c.PoolSize)
 	}
 	if c.ClientID == "" {
 		bad("client id: empty (flag -client-id or VENDOR_CLIENT_ID)")
@@ -349,6 +396,11 @@ func (c Config) LogValue() slog.Value {
 		slog.String("client_id", c.ClientID),
 		slog.String("strategy", c.Strategy),
 		slog.String("tls_max", c.TLSMax),
+		slog.String("client_cert_file", c.ClientCertFile),
+		slog.Bool("client_key_set", c.ClientKeyFile != ""),
+		slog.String("http_version", c.HTTPVersion),
+		slog.Int("concurrency", c.Concurrency),
+		slog.Int("pool_size", c.PoolSize),
 		slog.String("idle_conn_timeout", c.IdleConnTimeout.String()),
 		slog.String("response_timeout", c.ResponseTimeout.String()),
 		slog.String("dial_timeout", c.DialTimeout.String()),
@@ -397,37 +449,6 @@ func redactLedger(spec string) string {
 		return RedactURL(spec)
 	}
 	return spec
-}
-
-// StrategyNames returns the names of vendorapi.Strategies(), sorted.
-func StrategyNames() []string {
-	var names []string
-	for name := range vendorapi.Strategies() {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// ParseTLSVersion maps "1.2" and "1.3" to tls.VersionTLS12 and
-// tls.VersionTLS13. Other values are an error naming the known ones.
-func ParseTLSVersion(s string) (uint16, error) {
-	switch s {
-	case "1.2":
-		return tls.VersionTLS12, nil
-	case "1.3":
-		return tls.VersionTLS13, nil
-	}
-	return 0, fmt.Errorf("unknown TLS version %q: known versions: 1.2, 1.3", s)
-}
-
-// ParseLogLevel maps debug, info, warn and error to slog levels.
-func ParseLogLevel(s string) (slog.Level, error) {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(s)); err != nil {
-		return 0, fmt.Errorf("unknown log level %q: known levels: debug, info, warn, error", s)
-	}
-	return l, nil
 }
 
 // Topology returns the queue topology cfg (after WithDefaults) declares:

@@ -25,7 +25,19 @@ func TestConfigValidate(t *testing.T) {
 		{"per-request with tls 1.2", func(c *Config) { c.Strategy, c.TLSMax = "per-request", "1.2" }, nil},
 		{"unknown strategy names the known ones", func(c *Config) { c.Strategy = "fancy" },
 			[]string{`strategy "fancy"`, "per-request", "pooled"}},
-		{"plain http vendor", func(c *Config) { c.VendorURL = "http://api.vendor.test" }, []string{"want https"}},
+		{"plain http vendor (SCHEME=http)", func(c *Config) { c.VendorURL = "http://api.vendor.test" }, nil},
+		{"ftp vendor", func(c *Config) { c.VendorURL = "ftp://api.vendor.test" }, []string{"want https"}},
+		{"mtls with both files", func(c *Config) { c.ClientCertFile, c.ClientKeyFile = "c.pem", "k.pem" }, nil},
+		{"client cert without key", func(c *Config) { c.ClientCertFile = "c.pem" }, []string{"give both or neither"}},
+		{"client cert over plain http", func(c *Config) {
+			c.VendorURL, c.ClientCertFile, c.ClientKeyFile = "http://api.vendor.test", "c.pem", "k.pem"
+		}, []string{"mutual TLS needs https"}},
+		{"http version 2", func(c *Config) { c.HTTPVersion = "2" }, nil},
+		{"bad http version", func(c *Config) { c.HTTPVersion = "3" }, []string{`"3"`, "1.1, 2"}},
+		{"concurrency 32", func(c *Config) { c.Concurrency = 32 }, nil},
+		{"negative concurrency", func(c *Config) { c.Concurrency = -1 }, []string{"concurrency -1", "want 1..256"}},
+		{"concurrency too high", func(c *Config) { c.Concurrency = 1000 }, []string{"concurrency 1000"}},
+		{"negative pool size", func(c *Config) { c.PoolSize = -2 }, []string{"pool size -2"}},
 		{"no vendor url", func(c *Config) { c.VendorURL = "" }, []string{"vendor url"}},
 		{"no secret", func(c *Config) { c.ClientSecret = "" }, []string{"VENDOR_CLIENT_SECRET"}},
 		{"no client id", func(c *Config) { c.ClientID = "" }, []string{"client id"}},
@@ -54,6 +66,24 @@ func TestConfigValidate(t *testing.T) {
 				if !strings.Contains(err.Error(), s) {
 					t.Errorf("error %q does not mention %q", err, s)
 				}
+			}
+		})
+	}
+}
+
+func TestPoolSize(t *testing.T) {
+	tests := []struct {
+		name                    string
+		concurrency, pool, want int
+	}{
+		{"default: one idle connection", 0, 0, 1},
+		{"sized from concurrency", 8, 0, 8},
+		{"POOL_SIZE overrides (Go's default 2)", 8, 2, 2},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := PoolSize(Config{Concurrency: tc.concurrency, PoolSize: tc.pool}); got != tc.want {
+				t.Errorf("PoolSize = %d, want %d", got, tc.want)
 			}
 		})
 	}

@@ -101,53 +101,6 @@ type consumer struct {
 	now func() time.Time
 }
 
-// errStop ends the loop without error (ctx done or MaxMessages reached).
-var errStop = errors.New("stop")
-
-// serve handles deliveries of generation gen until ctx is done (nil), the
-// session is lost (nil, lost=true), MaxMessages is reached (errStop) or the
-// handler reports a fatal error. The in-flight message is always finished:
-// ctx is only looked at between messages.
-func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
-	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
-	for {
-		if ctx.Err() != nil {
-			return false, errStop
-		}
-		select {
-		case <-ctx.Done():
-			return false, errStop
-		case <-lost:
-			return true, nil
-		case d, ok := <-deliveries:
-			if !ok {
-				return true, nil
-			}
-			if c.health.active.CompareAndSwap(false, true) {
-				c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
-			}
-			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
-			rec, herr := h.Handle(ctx, d)
-			c.account(ctx, &rec, d.Body)
-			if herr != nil {
-				return false, herr
-			}
-			if rec.Requeued {
-				// The broker hands the requeued message straight back: pause
-				// (newBackoff, growing per consecutive requeue) instead of
-				// spinning while a target queue is unavailable.
-				sleep(ctx, pause.NextBackOff(), lost)
-			} else {
-				pause.Reset()
-			}
-			if c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages {
-				c.log.Info("max messages handled; stopping", "handled", c.stats.handled)
-				return false, errStop
-			}
-		}
-	}
-}
-
 // account writes the Record of a handled message (not of a requeued one)
 // and logs it.
 func (c *consumer) account(ctx context.Context, rec *records.Record, body []byte) {
@@ -223,8 +176,8 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
-// session is one broker connection with its consume channel (prefetch 1)
-// and its publish channel (confirm mode).
+// session is one broker connection with its consume channel (prefetch =
+// Config.Concurrency) and its publish channel (confirm mode).
 type session struct {
 	gen        uint64
 	conn       *amqp.Connection
@@ -236,7 +189,8 @@ type session struct {
 	watchDone  chan struct{}
 }
 
-// open dials the broker, declares the topology, sets prefetch 1 and starts
+// open dials the broker, declares the topology, sets the prefetch to
+// Config.Concurrency (at least 1) and starts
 // consuming. Errors wrap ErrTopology when the broker refused the topology
 // for good.
 func (c *consumer) open() (s *session, err error) {
@@ -266,7 +220,7 @@ func (c *consumer) open() (s *session, err error) {
 		}
 		return nil, fmt.Errorf("declare topology: %w", err)
 	}
-	if err := ch.Qos(1, 0, false); err != nil {
+	if err := ch.Qos(c.concurrency(), 0, false); err != nil {
 		return nil, fmt.Errorf("set prefetch: %w", err)
 	}
 	pubCh, err := conn.Channel()
@@ -309,7 +263,8 @@ func (c *consumer) open() (s *session, err error) {
 }
 
 // close cancels the consumer and closes the channels and the connection.
-// Unacked deliveries (at most the one prefetched) go back to the queue.
+// Unacked deliveries (at most Config.Concurrency prefetched) go back to the
+// queue.
 func (s *session) close() {
 	if !s.ch.IsClosed() {
 		_ = s.ch.Cancel(s.tag, false)
@@ -346,7 +301,7 @@ func (c *consumer) loop(ctx context.Context) error {
 		began := time.Now()
 		c.health.active.Store(false)
 		c.health.broker.Store(true)
-		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", 1, "generation", s.gen,
+		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", c.concurrency(), "generation", s.gen,
 			"single_active_consumer", c.topology.SingleActiveConsumer)
 		c.log.Info("standby", "worker_id", c.cfg.WorkerID,
 			"detail", "no delivery yet: another replica may be the active consumer, or the queue is empty")

@@ -1,10 +1,11 @@
 // Package worker is the notification worker: one RabbitMQ consumer at
-// prefetch 1 that decodes each message, applies the send window and the
+// prefetch Config.Concurrency (1 by default, the case's) that decodes each
+// message, applies the send window and the
 // attempt ledger, sends it to the vendor, routes it to exactly one place
 // (docs/outcomes.md) and writes one Record per handled message.
 //
 //	RabbitMQ main queue
-//	     | single active consumer, QoS prefetch 1, manual ack
+//	     | single active consumer, QoS prefetch N (Concurrency), manual ack
 //	     v
 //	 Consumer ---- per connection: generation g (acks of older g refused)
 //	     |
@@ -30,6 +31,16 @@
 // original with requeue, so nothing is lost. The ledger is written before any
 // request goes out; when it cannot be written the message is nacked with
 // requeue and the worker stops with an error wrapping ErrLedger.
+//
+// # Concurrency
+//
+// With Config.Concurrency N above 1 the consumer runs up to N handlers at
+// once (prefetch N): each delivery still goes through ledger Begin before
+// its send, the send window and exactly one route, and is acked only after
+// it was routed, through its own channel generation. The queue's order is
+// no longer kept: sends, acks and records follow the order in which
+// messages finish. Records, metrics and the summary are written from one
+// goroutine.
 //
 // # Replicas
 //

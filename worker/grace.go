@@ -14,11 +14,17 @@ const ShutdownMargin = 5 * time.Second
 // ShutdownMargin. cfg's zero fields take their defaults: 4 x 10 s + 10 s +
 // 5 s = 55 s.
 //
+// At Concurrency N the N messages in flight finish side by side, but their
+// token calls and their re-publishes take turns: (N+3) vendor calls and N
+// re-publishes at worst, (N+3) x ResponseTimeout + N x PublishTimeout +
+// ShutdownMargin (195 s at N = 8 with the defaults).
+//
 // A supervisor (the lab, a Kubernetes terminationGracePeriodSeconds, a
 // docker stop -t) that kills the worker sooner can cut a send between the
 // request and the ledger's Finish: the message then ends UNKNOWN on
 // redelivery instead of SENT (docs/deployment.md).
 func ShutdownGrace(cfg Config) time.Duration {
 	cfg = cfg.WithDefaults()
-	return 4*cfg.ResponseTimeout + cfg.PublishTimeout + ShutdownMargin
+	n := time.Duration(max(cfg.Concurrency, 1))
+	return (n+3)*cfg.ResponseTimeout + n*cfg.PublishTimeout + ShutdownMargin
 }

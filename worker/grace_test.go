@@ -13,4 +13,7 @@ func TestShutdownGrace(t *testing.T) {
 	if got, want := ShutdownGrace(cfg), 4*2*time.Second+3*time.Second+ShutdownMargin; got != want {
 		t.Errorf("ShutdownGrace(%v, %v) = %v, want %v", cfg.ResponseTimeout, cfg.PublishTimeout, got, want)
 	}
+	if got := ShutdownGrace(Config{Concurrency: 8}); got != 195*time.Second {
+		t.Errorf("ShutdownGrace(concurrency 8) = %v, want 195s (token calls and re-publishes take turns)", got)
+	}
 }

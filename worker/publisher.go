@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -20,8 +21,11 @@ var (
 
 // ConfirmPublisher publishes on a channel in confirm mode with the
 // mandatory flag, one message at a time, and returns only once the broker
-// confirmed it. Not safe for concurrent use (the worker has concurrency 1).
+// confirmed it. Safe for concurrent use: concurrent Publish calls take
+// turns (a mutex), so a mandatory return is always matched to its own
+// publish.
 type ConfirmPublisher struct {
+	mu      sync.Mutex
 	ch      *amqp.Channel
 	returns chan amqp.Return
 }
@@ -45,6 +49,8 @@ func NewConfirmPublisher(ch *amqp.Channel) (*ConfirmPublisher, error) {
 // and routed publish; otherwise an error wrapping ErrPublishNacked,
 // ErrUnroutable, ctx's error or the channel's error.
 func (p *ConfirmPublisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	p.drainReturns()
 	dc, err := p.ch.PublishWithDeferredConfirmWithContext(ctx, "", queue, true, false, msg)
 	if err != nil {

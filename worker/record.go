@@ -14,6 +14,7 @@ func setTrace(r *records.Record, t vendorapi.Trace) {
 	r.Reused = t.Reused
 	r.TLSVersion = t.TLSVersion
 	r.GotConns = t.GotConns
+	r.Proto = t.Proto
 	r.TokenFetched = t.TokenFetched
 	r.WroteRequest = t.WroteRequest
 }

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -120,24 +121,64 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	return nil
 }
 
+// PoolSize is the pooled strategy's idle pool for cfg: Config.PoolSize,
+// or Config.Concurrency (at least 1) when it is 0.
+func PoolSize(cfg Config) int {
+	if cfg.PoolSize > 0 {
+		return cfg.PoolSize
+	}
+	return max(cfg.Concurrency, 1)
+}
+
+// MaxConns is the pooled strategy's connection cap for cfg: the
+// concurrency (never more connections than sends in flight) when the idle
+// pool holds them all; 0, no cap, when Config.PoolSize is set below the
+// concurrency, as Go's transport defaults are (MaxIdleConnsPerHost 2,
+// MaxConnsPerHost 0), so that the pitfall shows as it happens in
+// production (docs/studies.md, study A).
+func MaxConns(cfg Config) int {
+	n := max(cfg.Concurrency, 1)
+	if PoolSize(cfg) < n {
+		return 0
+	}
+	return n
+}
+
 // NewVendorClient builds the vendor client of cfg (after WithDefaults): the
-// named strategy, the CA file as the only roots, the TLS cap for the
-// per-request strategy, the timeouts, the headers and the vendor status
-// table. Errors: unknown strategy (naming the known ones), unreadable or
-// empty CA file, a status table that cannot be read or is invalid (wraps
-// ErrConfig and vendorapi.ErrStatusTable, naming the field).
+// named strategy, the CA file as the only roots, the client certificate
+// (mutual TLS), the HTTP version, the idle pool (PoolSize), the TLS cap for
+// the per-request strategy, the timeouts, the headers and the vendor status
+// table. Errors: unknown strategy (naming the known ones) or HTTP version,
+// unreadable or empty CA file, unreadable client certificate or key, a
+// status table that cannot be read or is invalid (wraps ErrConfig and
+// vendorapi.ErrStatusTable, naming the field).
 func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 	strategies := vendorapi.Strategies()
 	newStrategy, ok := strategies[cfg.Strategy]
 	if !ok {
 		return nil, fmt.Errorf("%w: strategy %q: known strategies: %v", ErrConfig, cfg.Strategy, StrategyNames())
 	}
+	httpVersion, err := ParseHTTPVersion(cfg.HTTPVersion)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
 	vc := vendorapi.Config{
 		DialTimeout:         cfg.DialTimeout,
 		TLSHandshakeTimeout: cfg.TLSHandshakeTimeout,
 		ResponseTimeout:     cfg.ResponseTimeout,
 		IdleConnTimeout:     cfg.IdleConnTimeout,
-		MaxIdleConnsPerHost: 1,
+		MaxIdleConnsPerHost: PoolSize(cfg),
+		MaxConnsPerHost:     MaxConns(cfg),
+		HTTPVersion:         httpVersion,
+	}
+	if cfg.ClientCertFile != "" || cfg.ClientKeyFile != "" {
+		cert, err := tls.LoadX509KeyPair(cfg.ClientCertFile, cfg.ClientKeyFile)
+		if err != nil {
+			// The key's bytes are never in the error: LoadX509KeyPair
+			// names the files and what failed to parse.
+			return nil, fmt.Errorf("load client certificate %s: %w", cfg.ClientCertFile, err)
+		}
+		vc.ClientCertificates = []tls.Certificate{cert}
 	}
 	if cfg.CAFile != "" {
 		pem, err := os.ReadFile(cfg.CAFile)

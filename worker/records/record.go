@@ -35,6 +35,9 @@ type Record struct {
 	Reused         bool    `json:"reused"`
 	TLSVersion     string  `json:"tls_version"`
 	GotConns       int     `json:"got_conns"`
+	// Proto is the protocol the vendor answered with, "HTTP/1.1" or
+	// "HTTP/2.0"; "" when no response came back.
+	Proto string `json:"proto,omitempty"`
 	// CPUMS is the worker process's cumulative user+sys CPU time
 	// (getrusage RUSAGE_SELF) right after this message was handled, in ms.
 	// CPU per send over a range = difference of two records' CPUMS.

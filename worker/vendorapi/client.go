@@ -88,9 +88,9 @@ type Result struct {
 	Trace      Trace  `json:"trace"`
 }
 
-// Client calls the vendor API. One Client per worker; not safe for
-// concurrent Send (the worker has concurrency 1), but Close may be called
-// from another goroutine while a Send runs.
+// Client calls the vendor API. One Client per worker; safe for concurrent
+// Send (the worker's Config.Concurrency): the token is fetched by one Send
+// at a time and shared, and Close may be called while Sends run.
 type Client struct {
 	creds         Credentials
 	strategy      Strategy
@@ -106,6 +106,9 @@ type Client struct {
 	closed        atomic.Bool
 	mu            sync.Mutex
 	tok           cachedToken
+	// fetchMu lets one Send fetch a token at a time; the others wait and
+	// use it (N sends starting at once make one token call, not N).
+	fetchMu sync.Mutex
 }
 
 // Option configures a Client.
@@ -315,6 +318,7 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 		tr.finish()
 		return res, classifyTransport(OpSend, fmt.Errorf("post message: %w", err), tr, replayable), false
 	}
+	tr.setProto(resp.Proto)
 	data, rerr := readBody(resp, c.maxBody)
 	resp.Body.Close()
 	tr.finish()

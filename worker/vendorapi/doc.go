@@ -61,7 +61,8 @@
 //
 // From net/http transport.go (Go 1.26): Transport.roundTrip retries a
 // failed request on another connection when persistConn.shouldRetryRequest
-// says so (HTTP/2's no-cached-connection case aside: HTTP/2 is off here).
+// says so (HTTP/2's no-cached-connection case aside: HTTP/2 is off unless
+// Config.HTTPVersion is HTTP2).
 // It never retries on a fresh connection (pc.isReused() false: "the server
 // is just hanging up on us"). On a reused connection it retries in exactly
 // two cases:

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"strings"
@@ -144,13 +145,56 @@ func ClassOf(err error) outcome.Outcome {
 // (a dial error after an earlier written attempt is still Unknown). The
 // typed error only sets Reason. ErrClientClosed is NotSent before any call
 // is made.
+//
+// One exception: a handshake refusal (IsHandshakeRefusal) on a new
+// connection is NotSent although the request was written. In TLS 1.3 the
+// client sends its request right after its Finished, before the server has
+// checked the client's certificate; a server that refuses the certificate
+// answers with an alert and never reads that request (RFC 8446 4.4.2.4 and
+// 6.2; docs/outcomes.md).
 func classifyTransport(op string, err error, tr *tracer, replayable bool) *SendError {
 	reason := reasonOf(err, tr)
 	class := outcome.Unknown
 	if errors.Is(err, ErrClientClosed) || tr == nil || !tr.mayHaveLeft(replayable) {
 		class = outcome.NotSent
 	}
+	if IsHandshakeRefusal(err) && tr != nil && tr.newConn() {
+		class, reason = outcome.NotSent, ReasonTLS
+		err = fmt.Errorf("%w: %w", ErrHandshakeRefused, err)
+	}
 	return &SendError{Class: class, Op: op, Reason: reason, Err: err}
+}
+
+// ErrHandshakeRefused is in the chain of a NotSent *SendError when the
+// server refused the TLS handshake with a certificate alert: most often a
+// vendor that requires a client certificate (mutual TLS) and got none, or
+// one it does not trust. Nothing reached the vendor's application.
+var ErrHandshakeRefused = errors.New("tls handshake refused by the server (client certificate missing or not trusted?)")
+
+// handshakeAlerts are the TLS alerts a server sends only while it checks a
+// handshake (RFC 8446 6.2; RFC 5246 7.2.2): handshake_failure (40),
+// bad_certificate (42), unsupported_certificate (43), certificate_revoked
+// (44), certificate_expired (45), certificate_unknown (46), unknown_ca
+// (48), access_denied (49) and certificate_required (116).
+var handshakeAlerts = []tls.AlertError{40, 42, 43, 44, 45, 46, 48, 49, 116}
+
+// IsHandshakeRefusal reports whether err holds a TLS alert received from
+// the server that refuses the handshake (handshakeAlerts). crypto/tls
+// returns a received alert as a *net.OpError with Op "remote error" whose
+// Err prints like the tls.AlertError of the same number (crypto/tls
+// conn.go, readRecordOrCCS; alert.go).
+func IsHandshakeRefusal(err error) bool {
+	op, ok := errors.AsType[*net.OpError](err)
+	if !ok || op.Op != "remote error" || op.Err == nil {
+		return false
+	}
+	text := op.Err.Error()
+	for _, a := range handshakeAlerts {
+		if text == a.Error() {
+			return true
+		}
+	}
+	return false
 }
 
 // reasonOf labels err from its types, in the order a call fails: closed,

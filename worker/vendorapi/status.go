@@ -51,8 +51,12 @@ type StatusTable struct {
 var TableOutcomes = []outcome.Outcome{outcome.Rejected, outcome.NotSent, outcome.Unknown}
 
 // DefaultStatusTable is the table of a vendor whose documentation says
-// nothing more: 429 (rate limited) and 408 (request timeout) were not
-// processed and are NOT_SENT (RFC 9110 15.5.9, RFC 6585 4); any other 4xx
+// nothing more: 429 (rate limited), 408 (request timeout) and 421
+// (misdirected: the server would not produce a response on this
+// connection, and a client may retry it even for a POST) were not
+// processed and are NOT_SENT (RFC 9110 15.5.9 and 15.5.20, RFC 6585 4).
+// The lab's nginx answers 421 to a missing or untrusted client certificate
+// (docs/vendor-api.md). Any other 4xx
 // is REJECTED; any 5xx (a proxy's 502/504 says nothing about the vendor)
 // and 1xx/3xx are UNKNOWN. 503 is NOT_SENT only where a profile says so.
 func DefaultStatusTable() StatusTable {
@@ -61,6 +65,7 @@ func DefaultStatusTable() StatusTable {
 		Statuses: map[string]outcome.Outcome{
 			"429": outcome.NotSent,
 			"408": outcome.NotSent,
+			"421": outcome.NotSent,
 			"4xx": outcome.Rejected,
 			"5xx": outcome.Unknown,
 		},

@@ -94,6 +94,7 @@ func TestJudgeStatusTable(t *testing.T) {
 		{"200 business code", nil, 200, `{"code":"3018"}`, outcome.Rejected, ErrRejected},
 		{"429", nil, 429, `{"code":"429"}`, outcome.NotSent, ErrNotProcessed},
 		{"408", nil, 408, ``, outcome.NotSent, ErrNotProcessed},
+		{"421 (nginx refused the client certificate)", nil, 421, `{"code":"CLIENT_CERT","description":"client certificate required"}`, outcome.NotSent, ErrNotProcessed},
 		{"503 default", nil, 503, ``, outcome.Unknown, ErrBadStatus},
 		{"503 profile", &profile, 503, ``, outcome.NotSent, ErrNotProcessed},
 		{"400", nil, 400, `{"code":"3001"}`, outcome.Rejected, ErrRejected},

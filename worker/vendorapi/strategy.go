@@ -49,6 +49,38 @@ type Config struct {
 	// worker's concurrency. Pooled only; default 1 (concurrency 1, as in
 	// the case).
 	MaxIdleConnsPerHost int
+	// MaxConnsPerHost caps the pooled transport's connections to the
+	// vendor, dialling, in use and idle together; 0 = no cap. Set it to
+	// the sends in flight: without it, a send that waits for a connection
+	// dials one while another frees up, and the spare one stays (Go's
+	// transport), so N in flight can open more than N. Pooled only.
+	MaxConnsPerHost int
+	// HTTPVersion is HTTP1 (the default, the case's) or HTTP2: the
+	// transport then offers h2 and http/1.1 through ALPN and speaks h2
+	// when the server picks it (nginx "http2"; docs/studies.md, study C).
+	// Plain http:// URLs stay HTTP/1.1 (no h2c).
+	HTTPVersion HTTPVersion
+	// ClientCertificates are presented when the server asks for one
+	// (mutual TLS); nil = none. A server that requires one and gets none
+	// refuses the handshake, and the send is NotSent (classifyTransport).
+	ClientCertificates []tls.Certificate
+}
+
+// HTTPVersion is the HTTP version a strategy's transport offers.
+type HTTPVersion int
+
+// HTTP versions of Config.HTTPVersion.
+const (
+	HTTP1 HTTPVersion = iota // HTTP/1.1 only (ALPN http/1.1)
+	HTTP2                    // h2 through ALPN, HTTP/1.1 as fallback
+)
+
+// String returns "1.1" or "2".
+func (v HTTPVersion) String() string {
+	if v == HTTP2 {
+		return "2"
+	}
+	return "1.1"
 }
 
 // Defaults for Config. DefaultIdleConnTimeout sits below nginx's default
@@ -122,16 +154,22 @@ func (c Config) withDefaults() Config {
 
 // tlsConfig is the client TLS policy shared by both strategies: the chain
 // is always verified against RootCAs (InsecureSkipVerify is never set), the
-// version range is [MinTLSVersion, MaxTLSVersion], ALPN offers only
-// http/1.1, and no session cache is set (each new connection pays a full
-// handshake, as in the case; nginx has its session cache off as well).
+// version range is [MinTLSVersion, MaxTLSVersion], ALPN offers http/1.1
+// (h2 first with HTTP2), ClientCertificates are presented when asked for,
+// and no session cache is set (each new connection pays a full handshake,
+// as in the case; nginx has its session cache off as well).
 func (c Config) tlsConfig() *tls.Config {
+	protos := []string{"http/1.1"}
+	if c.HTTPVersion == HTTP2 {
+		protos = []string{"h2", "http/1.1"}
+	}
 	return &tls.Config{
-		RootCAs:    c.RootCAs,
-		ServerName: c.ServerName,
-		MinVersion: c.MinTLSVersion,
-		MaxVersion: c.MaxTLSVersion,
-		NextProtos: []string{"http/1.1"},
+		RootCAs:      c.RootCAs,
+		ServerName:   c.ServerName,
+		MinVersion:   c.MinTLSVersion,
+		MaxVersion:   c.MaxTLSVersion,
+		NextProtos:   protos,
+		Certificates: c.ClientCertificates,
 	}
 }
 
@@ -150,28 +188,36 @@ func (c Config) dialContext() func(ctx context.Context, network, addr string) (n
 	}
 }
 
-// newTransport builds an HTTP/1.1-only transport for c. keepAlive false is
-// not used to disable keep-alive on the wire (the per-request strategy
-// closes its connections itself, so the request bytes are the same in both
-// modes); it only sizes the idle pool.
+// newTransport builds the transport for c. pooled false is not used to
+// disable keep-alive on the wire (the per-request strategy closes its
+// connections itself, so the request bytes are the same in both modes); it
+// only sizes the idle pool.
 //
-// HTTP/2 is off three ways, any one of which suffices: TLSNextProto is a
-// non-nil empty map (the documented switch), ForceAttemptHTTP2 is false,
-// and Protocols holds HTTP/1 only. The case's engine spoke HTTP/1.1 and
-// nginx's access log counts one request per line per connection.
+// With HTTP1 (the case's engine spoke HTTP/1.1), HTTP/2 is off three ways,
+// any one of which suffices: TLSNextProto is a non-nil empty map (the
+// documented switch), ForceAttemptHTTP2 is false, and Protocols holds
+// HTTP/1 only. With HTTP2, Protocols holds both, ForceAttemptHTTP2 is set
+// (a custom TLSClientConfig and DialContext would otherwise turn h2 off)
+// and net/http's bundled h2 client multiplexes every call on one
+// connection per host.
 //
 // Proxy is nil on purpose: the lab's traffic goes only to loopback and the
 // run's Docker network, never through an HTTPS_PROXY from the environment.
 func (c Config) newTransport(pooled bool) *http.Transport {
 	protocols := new(http.Protocols)
 	protocols.SetHTTP1(true)
+	nextProto := map[string]func(string, *tls.Conn) http.RoundTripper{}
+	if c.HTTPVersion == HTTP2 {
+		protocols.SetHTTP2(true)
+		nextProto = nil
+	}
 	t := &http.Transport{
 		Proxy:               nil,
 		DialContext:         c.dialContext(),
 		TLSClientConfig:     c.tlsConfig(),
 		TLSHandshakeTimeout: c.TLSHandshakeTimeout,
-		TLSNextProto:        map[string]func(string, *tls.Conn) http.RoundTripper{},
-		ForceAttemptHTTP2:   false,
+		TLSNextProto:        nextProto,
+		ForceAttemptHTTP2:   c.HTTPVersion == HTTP2,
 		Protocols:           protocols,
 		MaxIdleConns:        1,
 		MaxIdleConnsPerHost: 1,
@@ -180,6 +226,7 @@ func (c Config) newTransport(pooled bool) *http.Transport {
 	if pooled {
 		t.MaxIdleConns = c.MaxIdleConnsPerHost
 		t.MaxIdleConnsPerHost = c.MaxIdleConnsPerHost
+		t.MaxConnsPerHost = c.MaxConnsPerHost
 	}
 	return t
 }

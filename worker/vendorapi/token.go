@@ -51,15 +51,29 @@ type cachedToken struct {
 
 // token returns a usable bearer token: the cached one while now is before
 // its refresh time, otherwise a new one. fetched says a token call was made.
+// Concurrent callers that find no usable token wait for one fetch.
 func (c *Client) token(ctx context.Context) (tok string, fetched bool, serr *SendError) {
+	if t, ok := c.cached(); ok {
+		return t, false, nil
+	}
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	if t, ok := c.cached(); ok {
+		return t, false, nil // another Send fetched it meanwhile
+	}
+	tok, serr = c.fetchToken(ctx)
+	return tok, true, serr
+}
+
+// cached returns the cached token while now is before its refresh time.
+func (c *Client) cached() (string, bool) {
 	c.mu.Lock()
 	t := c.tok
 	c.mu.Unlock()
 	if t.value != "" && c.now().Before(t.refreshAt) {
-		return t.value, false, nil
+		return t.value, true
 	}
-	tok, serr = c.fetchToken(ctx)
-	return tok, true, serr
+	return "", false
 }
 
 // dropToken forgets tok (after a 401), unless a newer one replaced it.
@@ -96,13 +110,24 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 	start := c.now()
 	resp, err := hc.Do(req)
 	if err != nil {
+		if IsHandshakeRefusal(err) {
+			err = fmt.Errorf("%w: %w", ErrHandshakeRefused, err)
+		}
 		return "", fail("", reasonOf(err, tr), fmt.Errorf("post token: %w", err))
 	}
 	data, rerr := readBody(resp, c.maxBody)
 	resp.Body.Close()
 	status := strconv.Itoa(resp.StatusCode)
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return "", fail(status, ReasonStatus, fmt.Errorf("post token: http status %d: %w", resp.StatusCode, ErrBadStatus))
+		// A token answer carries no message data, so the vendor's (or the
+		// proxy's) description may be shown: for example nginx's 421 "client
+		// certificate required or not trusted" under mutual TLS.
+		var mr messageResponse
+		why := ""
+		if json.Unmarshal(data, &mr) == nil && mr.Description != "" {
+			why = fmt.Sprintf(" (%.120s)", mr.Description)
+		}
+		return "", fail(status, ReasonStatus, fmt.Errorf("post token: http status %d%s: %w", resp.StatusCode, why, ErrBadStatus))
 	}
 	if rerr != nil {
 		return "", fail(status, reasonOf(rerr, tr), fmt.Errorf("read token response: %w", rerr))

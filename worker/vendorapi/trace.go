@@ -41,6 +41,9 @@ type Trace struct {
 	// WroteRequest says the whole request (headers and body) was written
 	// without error (httptrace WroteRequest with a nil Err).
 	WroteRequest bool `json:"wrote_request"`
+	// Proto is the protocol of the response, "HTTP/1.1" or "HTTP/2.0"
+	// (http.Response.Proto); "" when no response came back.
+	Proto string `json:"proto,omitempty"`
 	// TokenFetched says this Send made a token call first (successful or
 	// not): the first send, after expiry, or after a 401.
 	TokenFetched bool `json:"token_fetched"`
@@ -78,6 +81,7 @@ type tracer struct {
 	attemptWriteStarted bool
 	anyWriteStarted     bool
 	wroteRequest        bool
+	proto               string
 }
 
 func newTracer() *tracer { return &tracer{start: time.Now()} }
@@ -151,6 +155,21 @@ func (t *tracer) markWriteStarted() {
 	t.mu.Unlock()
 }
 
+// setProto records the response's protocol.
+func (t *tracer) setProto(p string) {
+	t.mu.Lock()
+	t.proto = p
+	t.mu.Unlock()
+}
+
+// newConn reports whether the last attempt got a new connection (not one
+// from the idle pool).
+func (t *tracer) newConn() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gotConns > 0 && !t.reused
+}
+
 // finish stamps the end of the call (once).
 func (t *tracer) finish() {
 	t.mu.Lock()
@@ -201,6 +220,7 @@ func (t *tracer) snapshot() Trace {
 		GotConns:     t.gotConns,
 		WriteStarted: t.anyWriteStarted,
 		WroteRequest: t.wroteRequest,
+		Proto:        t.proto,
 	}
 	if !t.reused {
 		tr.ConnectMS = ms(t.connect)

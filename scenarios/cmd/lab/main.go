@@ -6,6 +6,9 @@
 //	lab audit [KEY=VALUE...]   audit WORKER on PROFILE: the standard battery and its report
 //	lab list                   list the scenarios of scenarios/catalog, one line each
 //	lab report OUT             rebuild OUT/summary.md and OUT/charts from OUT/bench-*.json
+//	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
+//	lab matrix-check [KEY=...] validate the matrix's arguments only
+//	lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts from OUT/cell-*.json
 //	lab help                   explain every key
 //
 // Keys are also read from the environment; a word wins. Exit codes: 0 done,
@@ -80,6 +83,8 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
                              SCENARIO=<name|all> runs scenarios of scenarios/catalog instead
   lab list                   list the scenarios, one line each
   lab report OUT             rebuild OUT/summary.md and OUT/charts/ from OUT/bench-*.json
+  lab matrix [KEY=VALUE...]  run the published matrix (lab matrix help lists its keys)
+  lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
 `
 
 // errUsage marks a bad command line that is not a *UsageError.
@@ -88,7 +93,7 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, audit, list, report or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, audit, list, report, matrix, matrix-report or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
@@ -115,6 +120,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: report takes one argument, the results directory (OUT)", errUsage)
 		}
 		return scenarios.Report(rest[0], stdout)
+	case "matrix":
+		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+			return matrixUsage(stdout)
+		}
+		cfg, err := parseMatrixArgs(rest, getenv)
+		if err != nil {
+			return err
+		}
+		return scenarios.RunMatrix(ctx, cfg, stdout)
+	case "matrix-check":
+		_, err := parseMatrixArgs(rest, getenv)
+		return err
+	case "matrix-report":
+		if len(rest) != 1 {
+			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
+		}
+		return scenarios.MatrixReport(rest[0], stdout)
 	case "help", "-h", "--help":
 		if err := usage(stdout); err != nil {
 			return err
@@ -122,7 +144,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_, err := io.WriteString(stdout, labHelp+auditHelp)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report or help", errUsage, cmd)
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report or help", errUsage, cmd)
 	}
 }
 

@@ -1,6 +1,10 @@
 // Command notifier-worker consumes notifications from RabbitMQ (one
-// consumer, prefetch 1), sends each to the messaging vendor over HTTPS and
+// consumer, prefetch -concurrency, 1 by default), sends each to the messaging vendor over HTTPS and
 // routes it to exactly one place (see package worker and docs/outcomes.md).
+//
+// "notifier-worker ledger ..." reads and resolves the attempt ledger;
+// "notifier-worker direct ..." calls the vendor client in a loop without
+// broker or ledger (the lab's DRIVER=direct).
 //
 // Configuration is by flags, each with an environment fallback where
 // noted; the vendor secret is read ONLY from VENDOR_CLIENT_SECRET. Run
@@ -36,6 +40,11 @@ var errUsage = errors.New("usage")
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "ledger" {
 		os.Exit(ledgerMain(context.Background(), os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
+	}
+	if len(os.Args) > 1 && os.Args[1] == "direct" {
+		ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+		defer stop()
+		os.Exit(directMain(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr))
 	}
 	opts, err := parseFlags(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -88,6 +97,12 @@ func run(ctx context.Context, cfg worker.Config) error {
 // secret comes only from VENDOR_CLIENT_SECRET. Errors wrap errUsage, or are
 // flag.ErrHelp for -h.
 func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (worker.Config, error) {
+	return parseFlagsWith("notifier-worker", args, getenv, stderr, nil)
+}
+
+// parseFlagsWith is parseFlags for the command or a subcommand named name;
+// extra, when not nil, adds the subcommand's own flags before parsing.
+func parseFlagsWith(name string, args []string, getenv func(string) string, stderr io.Writer, extra func(*flag.FlagSet)) (worker.Config, error) {
 	env := func(key, def string) string {
 		if v := getenv(key); v != "" {
 			return v
@@ -96,11 +111,11 @@ func parseFlags(args []string, getenv func(string) string, stderr io.Writer) (wo
 	}
 	var c worker.Config
 	var clockStart string
-	fs := flag.NewFlagSet("notifier-worker", flag.ContinueOnError)
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), `notifier-worker: consume notifications from RabbitMQ (one consumer,
-prefetch 1), send each to the messaging vendor over HTTPS, and route it to
+prefetch -concurrency), send each to the messaging vendor over HTTPS, and route it to
 exactly one place: acked (SENT), failed, retry, unknown, held or dead-letter
 queue. The vendor secret is read only from VENDOR_CLIENT_SECRET.
 
@@ -108,6 +123,9 @@ Usage: notifier-worker [flags]
 
 `)
 		fs.PrintDefaults()
+	}
+	if extra != nil {
+		extra(fs) // may replace fs.Usage
 	}
 	fs.StringVar(&c.AMQPURL, "amqp-url", env("AMQP_URL", worker.DefaultAMQPURL), "RabbitMQ `URL` [env AMQP_URL]")
 	fs.StringVar(&c.Queue, "queue", worker.DefaultQueue, "main queue; .retry .unknown .held .failed .dead derive from it")
@@ -118,6 +136,11 @@ Usage: notifier-worker [flags]
 	fs.StringVar(&c.CAFile, "ca-file", env("VENDOR_CA_FILE", ""), "PEM `file` of CAs to verify the vendor against; empty = system roots [env VENDOR_CA_FILE]")
 	fs.StringVar(&c.ClientID, "client-id", env("VENDOR_CLIENT_ID", ""), "vendor client id for the token call [env VENDOR_CLIENT_ID]; the secret is read only from env VENDOR_CLIENT_SECRET")
 	fs.StringVar(&c.Strategy, "strategy", worker.DefaultStrategy, "HTTP client strategy: per-request | pooled")
+	fs.StringVar(&c.ClientCertFile, "client-cert-file", "", "PEM `file` of the client certificate for mutual TLS (with -client-key-file) [env CLIENT_CERT_FILE]")
+	fs.StringVar(&c.ClientKeyFile, "client-key-file", "", "PEM `file` of the client certificate's key (never logged) [env CLIENT_KEY_FILE]")
+	fs.StringVar(&c.HTTPVersion, "http-version", worker.DefaultHTTPVersion, "HTTP version offered to the vendor: 1.1 | 2 (h2 through ALPN; https only) [env HTTP_VERSION]")
+	fs.IntVar(&c.Concurrency, "concurrency", worker.DefaultConcurrency, "messages handled at once (prefetch and sends in flight); above 1 the queue order is not kept [env CONCURRENCY]")
+	fs.IntVar(&c.PoolSize, "pool-size", 0, "pooled: idle connections kept per host; 0 = concurrency (2 is Go's default, the classic pitfall) [env POOL_SIZE]")
 	fs.StringVar(&c.TLSMax, "tls-max", worker.DefaultTLSMax, "highest TLS version of the per-request strategy: 1.2 | 1.3 (pooled is never capped; the lab passes 1.2 as in the case)")
 	fs.DurationVar(&c.IdleConnTimeout, "idle-conn-timeout", worker.DefaultIdleConnTimeout, "pooled: close idle connections after this; keep it at least one RTT below the vendor's keepalive_timeout")
 	fs.DurationVar(&c.ResponseTimeout, "response-timeout", worker.DefaultResponseTimeout, "whole send call, body included (a timeout is UNKNOWN)")
@@ -157,6 +180,8 @@ Usage: notifier-worker [flags]
 		"retry-max-delay": "RETRY_MAX_DELAY", "queue-type": "QUEUE_TYPE", "delivery-limit": "DELIVERY_LIMIT",
 		"single-active-consumer": "SINGLE_ACTIVE_CONSUMER", "worker-id": "WORKER_ID", "ops-addr": "OPS_ADDR",
 		"vendor-status-table": "VENDOR_STATUS_TABLE",
+		"client-cert-file":    "CLIENT_CERT_FILE", "client-key-file": "CLIENT_KEY_FILE",
+		"http-version": "HTTP_VERSION", "concurrency": "CONCURRENCY", "pool-size": "POOL_SIZE",
 	}); err != nil {
 		return c, err
 	}

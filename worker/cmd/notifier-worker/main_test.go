@@ -65,6 +65,26 @@ func TestParseFlags(t *testing.T) {
 			},
 		},
 		{
+			name: "matrix settings from env", env: map[string]string{
+				"VENDOR_URL": "https://api.vendor.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
+				"CONCURRENCY": "8", "POOL_SIZE": "2", "HTTP_VERSION": "2",
+				"CLIENT_CERT_FILE": "/lab/client.pem", "CLIENT_KEY_FILE": "/lab/client-key.pem",
+			},
+			check: func(t *testing.T, c worker.Config) {
+				if c.Concurrency != 8 || c.PoolSize != 2 || c.HTTPVersion != "2" ||
+					c.ClientCertFile != "/lab/client.pem" || c.ClientKeyFile != "/lab/client-key.pem" {
+					t.Errorf("matrix env not used: %v", c)
+				}
+			},
+		},
+		{
+			name: "bad concurrency from env", env: map[string]string{
+				"VENDOR_URL": "https://api.vendor.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
+				"CONCURRENCY": "0x",
+			},
+			wantErr: "CONCURRENCY",
+		},
+		{
 			name: "replica and queue settings from env", env: map[string]string{
 				"VENDOR_URL": "https://api.vendor.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
 				"QUEUE_TYPE": "quorum", "DELIVERY_LIMIT": "3", "SINGLE_ACTIVE_CONSUMER": "false", "WORKER_ID": "w-2",

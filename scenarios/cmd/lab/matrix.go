@@ -1,0 +1,175 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+// matrixKey is one argument of `lab matrix`.
+type matrixKey struct {
+	name, help, def, allowed string
+	set                      func(c *scenarios.MatrixConfig, v string) error
+}
+
+// matrixKeys lists the matrix's arguments in the order usage prints them.
+var matrixKeys = []matrixKey{
+	{"RTT", "round trip added by Toxiproxy, ms (study A ran on loopback)", "0",
+		fmt.Sprintf("a whole number 0..%d", scenarios.MaxRTTMS),
+		func(c *scenarios.MatrixConfig, v string) (err error) {
+			c.RTTMS, err = parseInt(v, 0, scenarios.MaxRTTMS)
+			return
+		}},
+	{"COUNT", "measured sends per cell", strconv.Itoa(scenarios.DefaultMatrixCount), "a whole number >= 1",
+		func(c *scenarios.MatrixConfig, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
+	{"WARMUP", "warm-up sends per cell", strconv.Itoa(scenarios.DefaultMatrixWarmup), "a whole number >= 0",
+		func(c *scenarios.MatrixConfig, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
+	{"SCHEMES", "vendor schemes", `"http https mtls"`, "one or more of http, https, mtls",
+		func(c *scenarios.MatrixConfig, v string) error {
+			names, err := parseList(v, []string{"http", "https", "mtls"})
+			c.Schemes = nil
+			for _, n := range names {
+				c.Schemes = append(c.Schemes, vendormock.Scheme(n))
+			}
+			return err
+		}},
+	{"MODES", "client strategies", `"per-request pooled"`, "one or more of " + strings.Join(allowedModes, ", "),
+		func(c *scenarios.MatrixConfig, v string) (err error) { c.Modes, err = parseModes(v); return }},
+	{"CONCURRENCY", "sends in flight per cell", `"1 8 32"`, fmt.Sprintf("whole numbers 1..%d", worker.MaxConcurrency),
+		func(c *scenarios.MatrixConfig, v string) (err error) {
+			c.Concurrencies, err = parseConcurrencies(v)
+			return
+		}},
+	{"DRIVERS", "direct: the client in a loop; worker: the whole worker", `"direct worker"`, "one or more of direct, worker",
+		func(c *scenarios.MatrixConfig, v string) (err error) {
+			c.Drivers, err = parseList(v, []string{scenarios.DriverDirect, scenarios.DriverWorker})
+			return
+		}},
+	{"HTTP_VERSION", "HTTP version offered (2: h2 through ALPN, TLS schemes only)", "1.1", "1.1 or 2",
+		func(c *scenarios.MatrixConfig, v string) (err error) {
+			c.HTTPVersion, err = oneOf(v, []string{"1.1", "2"})
+			return
+		}},
+	{"POOL_SIZE", "pooled idle connections per host; 0 = the concurrency (2 = Go's default, the pitfall)", "0",
+		"a whole number 0..1000",
+		func(c *scenarios.MatrixConfig, v string) (err error) { c.PoolSize, err = parseInt(v, 0, 1000); return }},
+	{"SERVER_DELAY_MS", "vendor think time, ms (study A: none)", "0", fmt.Sprintf("a whole number 0..%d", scenarios.MaxServerDelayMS),
+		func(c *scenarios.MatrixConfig, v string) (err error) {
+			c.ServerDelayMS, err = parseInt(v, 0, scenarios.MaxServerDelayMS)
+			return
+		}},
+	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (study A: Go's default)", "1.3", "1.2 or 1.3",
+		func(c *scenarios.MatrixConfig, v string) (err error) {
+			c.PerRequestTLS, err = oneOf(v, allowedTLS)
+			return
+		}},
+	{"OUT", "results directory", scenarios.DefaultMatrixOut, "a directory path",
+		func(c *scenarios.MatrixConfig, v string) error {
+			if strings.TrimSpace(v) == "" {
+				return fmt.Errorf("empty path")
+			}
+			c.Out = v
+			return nil
+		}},
+}
+
+// parseMatrixArgs builds a MatrixConfig from KEY=VALUE words, then the
+// environment for keys no word set. Errors are *UsageError.
+func parseMatrixArgs(args []string, getenv func(string) string) (scenarios.MatrixConfig, error) {
+	cfg := scenarios.DefaultMatrixConfig()
+	given := map[string]bool{}
+	find := func(name string) (matrixKey, bool) {
+		i := slices.IndexFunc(matrixKeys, func(k matrixKey) bool { return k.name == name })
+		if i < 0 {
+			return matrixKey{}, false
+		}
+		return matrixKeys[i], true
+	}
+	var names []string
+	for _, k := range matrixKeys {
+		names = append(names, k.name)
+	}
+	for _, a := range args {
+		name, v, ok := strings.Cut(a, "=")
+		if !ok {
+			return cfg, &UsageError{Value: a, Source: "argument", Msg: "want KEY=VALUE; keys: " + strings.Join(names, ", ")}
+		}
+		k, ok := find(name)
+		if !ok {
+			return cfg, &UsageError{Key: name, Value: v, Source: "argument", Msg: "unknown key; keys: " + strings.Join(names, ", ")}
+		}
+		if err := k.set(&cfg, v); err != nil {
+			return cfg, &UsageError{Key: name, Value: v, Source: "argument", Msg: err.Error() + "; allowed: " + k.allowed}
+		}
+		given[name] = true
+	}
+	for _, k := range matrixKeys {
+		if v := getenv(k.name); v != "" && !given[k.name] {
+			if err := k.set(&cfg, v); err != nil {
+				return cfg, &UsageError{Key: k.name, Value: v, Source: "environment", Msg: err.Error() + "; allowed: " + k.allowed}
+			}
+		}
+	}
+	return cfg, nil
+}
+
+// matrixUsage prints the matrix's keys.
+func matrixUsage(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString(`./run.sh matrix [KEY=VALUE...]: the published matrix (docs/studies.md, study A):
+every scheme x client strategy x concurrency, with the client alone (DRIVER
+direct) and the whole worker (worker), one JSON per cell, OUT/matrix.md with
+study A's figures beside ours as ratios, and OUT/charts/.
+
+`)
+	for _, k := range matrixKeys {
+		fmt.Fprintf(&b, "  %-16s %s (default %s; %s)\n", k.name, k.help, k.def, k.allowed)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// parseList reads one or more distinct values of allowed.
+func parseList(v string, allowed []string) ([]string, error) {
+	parts := fields(v)
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no value given")
+	}
+	var out []string
+	for _, p := range parts {
+		if _, err := oneOf(p, allowed); err != nil {
+			return nil, err
+		}
+		if slices.Contains(out, p) {
+			return nil, fmt.Errorf("%s given twice", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseConcurrencies reads distinct concurrencies, each 1..MaxConcurrency.
+func parseConcurrencies(v string) ([]int, error) {
+	parts := fields(v)
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no concurrency given")
+	}
+	var out []int
+	for _, p := range parts {
+		n, err := parseInt(p, 1, worker.MaxConcurrency)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("concurrency %d given twice", n)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}

@@ -1,0 +1,278 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// Drivers of a matrix cell (the lab's DRIVER).
+const (
+	// DriverDirect runs `notifier-worker direct` in the worker container:
+	// the client strategies in a loop, no broker, ledger or routing. It
+	// measures what the HTTP client costs.
+	DriverDirect = "direct"
+	// DriverWorker is the whole worker: broker, ledger, routing and the
+	// client (the bench's path).
+	DriverWorker = "worker"
+)
+
+// Defaults of the matrix (docs/studies.md, study A: 800 requests plus 50
+// warm-up per case, loopback, concurrency 1, 8 and 32).
+const (
+	DefaultMatrixCount  = 800
+	DefaultMatrixWarmup = 50
+	DefaultMatrixOut    = "results/matrix"
+)
+
+// MatrixConfig is one run of the published matrix: every scheme x driver x
+// mode x concurrency, at one RTT.
+type MatrixConfig struct {
+	RTTMS         int                 // RTT added by Toxiproxy, ms (0 = loopback, as study A)
+	Count, Warmup int                 // measured and warm-up sends per cell
+	Schemes       []vendormock.Scheme // http, https, mtls
+	Modes         []string            // vendorapi.PerRequestName ("fresh"), vendorapi.PooledName ("keepalive")
+	Concurrencies []int               // sends in flight, e.g. 1, 8, 32
+	Drivers       []string            // DriverDirect, DriverWorker
+	HTTPVersion   string              // "1.1" or "2"
+	// PoolSize is the pooled idle pool (POOL_SIZE); 0 = the concurrency.
+	PoolSize int
+	// ServerDelayMS is WireMock's think time; 0 as in study A.
+	ServerDelayMS int
+	// PerRequestTLS caps the per-request client's TLS: "1.3" by default
+	// here (study A used Go's defaults), "1.2" for the case's old engine.
+	PerRequestTLS    string
+	KeepaliveTimeout time.Duration // nginx keepalive_timeout; 0 = the profile's
+	Profile          string
+	Out              string // results directory, DefaultMatrixOut
+}
+
+// DefaultMatrixConfig is study A's matrix at loopback: 3 schemes x 2
+// strategies x concurrency 1/8/32, both drivers, no server delay.
+func DefaultMatrixConfig() MatrixConfig {
+	return MatrixConfig{
+		Count: DefaultMatrixCount, Warmup: DefaultMatrixWarmup,
+		Schemes:       slices.Clone(vendormock.Schemes),
+		Modes:         slices.Clone(AllModes),
+		Concurrencies: []int{1, 8, 32},
+		Drivers:       []string{DriverDirect, DriverWorker},
+		HTTPVersion:   "1.1",
+		PerRequestTLS: "1.3",
+		Profile:       DefaultProfile,
+		Out:           DefaultMatrixOut,
+	}
+}
+
+// matrixCellSpec names one cell.
+type matrixCellSpec struct {
+	scheme      vendormock.Scheme
+	driver      string
+	mode        string
+	concurrency int
+}
+
+func (c matrixCellSpec) name() string {
+	return fmt.Sprintf("%s-%s-%s-c%d", c.driver, c.scheme, c.mode, c.concurrency)
+}
+
+// plan lists the cells in run order: scheme (one stack each), driver,
+// mode, concurrency.
+func (cfg MatrixConfig) plan() []matrixCellSpec {
+	var cells []matrixCellSpec
+	for _, s := range cfg.Schemes {
+		for _, d := range cfg.Drivers {
+			for _, m := range cfg.Modes {
+				for _, c := range cfg.Concurrencies {
+					cells = append(cells, matrixCellSpec{s, d, m, c})
+				}
+			}
+		}
+	}
+	return cells
+}
+
+// RunMatrix runs every cell of cfg and writes OUT/cell-*.json, then
+// OUT/matrix.md and OUT/charts/ (WriteMatrixReport). One stack per scheme;
+// each cell starts a worker container with 1 CPU. A progress line per cell
+// gives its figures, the time so far and an ETA. The first failing cell
+// stops the run with a *RunError; containers are removed on return.
+func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
+	vendormock.EnsureTestcontainersEnv()
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		return fmt.Errorf("read images: %w", err)
+	}
+	if images.Worker == "" {
+		return fmt.Errorf("read images: %w: LAB_IMAGE_WORKER is empty", ErrNoWorkerImage)
+	}
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("create OUT: %w", err)
+	}
+	profile, err := ResolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	runID := newRunID()
+	workDir := filepath.Join(repoRoot(), ".lab", "runs", "matrix-"+runID)
+	cells := cfg.plan()
+	logf(w, "matrix %s: %d cells (schemes %v, drivers %v, modes %v, concurrency %v), RTT %d ms, COUNT=%d WARMUP=%d SERVER_DELAY_MS=%d HTTP_VERSION=%s; work dir %s",
+		runID, len(cells), cfg.Schemes, cfg.Drivers, cfg.Modes, cfg.Concurrencies, cfg.RTTMS, cfg.Count, cfg.Warmup,
+		cfg.ServerDelayMS, cfg.HTTPVersion, workDir)
+	env := describeEnvironment(images)
+	start := time.Now()
+	var results []MatrixCell
+	done := 0
+	for _, scheme := range cfg.Schemes {
+		err := func() (err error) {
+			stack, err := vendormock.Start(ctx, vendormock.Options{
+				ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
+				Scheme: scheme, HTTPVersion: cfg.HTTPVersion, Images: images,
+				WorkDir: filepath.Join(workDir, "stack-"+string(scheme)),
+				Log:     lab.PrefixWriter{W: io.Discard},
+			})
+			if err != nil {
+				return fmt.Errorf("start stack (%s): %w", scheme, err)
+			}
+			defer func() {
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+				defer cancel()
+				if cerr := stack.Close(cctx); cerr != nil {
+					err = errors.Join(err, fmt.Errorf("close stack: %w", cerr))
+				}
+			}()
+			logf(w, "%s stack ready in %.1f s", scheme, stack.StartDuration.Seconds())
+			if err := stack.SetRTT(ctx, cfg.RTTMS); err != nil {
+				return fmt.Errorf("set rtt: %w", err)
+			}
+			m := &matrixRun{cfg: cfg, w: w, workDir: workDir, stack: stack, env: env}
+			for _, spec := range cells {
+				if spec.scheme != scheme {
+					continue
+				}
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				cell, err := m.runCell(ctx, spec)
+				if err != nil {
+					return err
+				}
+				if err := WriteMatrixCell(out, cell); err != nil {
+					return err
+				}
+				results = append(results, cell)
+				done++
+				el := time.Since(start)
+				eta := time.Duration(float64(el) / float64(done) * float64(len(cells)-done))
+				logf(w, "cell %d/%d %-34s %8.1f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms  CPU %.3f ms/req  %4d conns  %s; elapsed %s, ETA %s",
+					done, len(cells), spec.name(), cell.ReqPerS, cell.LatencyMS.P50, cell.LatencyMS.P99, cell.LatencyMS.P999,
+					cell.CPUMSPerReq, cell.Connections, cell.check(), el.Round(time.Second), eta.Round(time.Second))
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	logf(w, "matrix done in %s", time.Since(start).Round(time.Second))
+	return WriteMatrixReport(out, results, w)
+}
+
+// matrixRun is the state of the cells of one stack.
+type matrixRun struct {
+	cfg     MatrixConfig
+	w       io.Writer
+	workDir string
+	stack   *vendormock.Stack
+	env     Environment
+}
+
+// runCell runs one cell with its driver.
+func (m *matrixRun) runCell(ctx context.Context, spec matrixCellSpec) (MatrixCell, error) {
+	if spec.driver == DriverDirect {
+		return m.runDirect(ctx, spec)
+	}
+	return m.runWorker(ctx, spec)
+}
+
+// newCell fills the fields every cell shares.
+func (m *matrixRun) newCell(spec matrixCellSpec) MatrixCell {
+	pool := 0
+	if spec.mode == vendorapi.PooledName {
+		pool = m.cfg.PoolSize
+		if pool == 0 {
+			pool = spec.concurrency
+		}
+	}
+	c := MatrixCell{
+		Scheme: string(spec.scheme), Driver: spec.driver, Mode: spec.mode, Concurrency: spec.concurrency,
+		HTTPVersion: m.cfg.HTTPVersion, PoolSize: pool, RTTMS: m.cfg.RTTMS, Count: m.cfg.Count,
+		Warmup: m.cfg.Warmup, ServerDelayMS: m.cfg.ServerDelayMS, Environment: m.env,
+		Lost: -1, Duplicates: -1,
+	}
+	if spec.mode == vendorapi.PerRequestName {
+		c.TLSMax = m.cfg.PerRequestTLS
+	}
+	c.Environment.Date = time.Now().UTC().Format(time.RFC3339)
+	return c
+}
+
+// transportArgs are the worker flags of a cell's concurrency, pool and
+// HTTP version (the bench adds the strategy's TLS cap or idle timeout).
+func (m *matrixRun) transportArgs(spec matrixCellSpec) []string {
+	args := []string{"-concurrency", strconv.Itoa(spec.concurrency), "-http-version", m.cfg.HTTPVersion}
+	if m.cfg.PoolSize > 0 {
+		args = append(args, "-pool-size", strconv.Itoa(m.cfg.PoolSize))
+	}
+	return args
+}
+
+// runWorker runs the bench's path (publish, whole worker, reconcile) at
+// the cell's concurrency.
+func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (MatrixCell, error) {
+	cellDir := filepath.Join(m.workDir, spec.name())
+	if err := os.MkdirAll(filepath.Join(cellDir, "nginx"), 0o755); err != nil {
+		return MatrixCell{}, fmt.Errorf("create cell dir: %w", err)
+	}
+	conn, err := amqp.Dial(m.stack.AMQPURL)
+	if err != nil {
+		return MatrixCell{}, fmt.Errorf("connect to rabbitmq: %w", err)
+	}
+	defer conn.Close()
+	bcfg := DefaultConfig()
+	bcfg.Count, bcfg.Warmup, bcfg.ServerDelayMS, bcfg.PerRequestTLS = m.cfg.Count, m.cfg.Warmup, m.cfg.ServerDelayMS, m.cfg.PerRequestTLS
+	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{spec.mode}, []int{m.cfg.RTTMS}, cellDir
+	b := &bench{cfg: bcfg, w: lab.PrefixWriter{W: io.Discard}, out: cellDir, workDir: cellDir, runID: newRunID(),
+		stack: m.stack, amqp: conn, env: m.env, extraArgs: m.transportArgs(spec)}
+	r, err := b.runOne(ctx, spec.mode, m.cfg.RTTMS)
+	if err != nil {
+		return MatrixCell{}, err
+	}
+	runDir := filepath.Join(cellDir, fmt.Sprintf("%s-%dms", spec.mode, m.cfg.RTTMS))
+	c := m.newCell(spec)
+	c.fromResult(r)
+	if err := c.addRecords(filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, publishedFile)); err != nil {
+		return MatrixCell{}, err
+	}
+	entries, _, err := readAccessLogFile(filepath.Join(cellDir, AccessLogFileName(spec.mode, m.cfg.RTTMS)))
+	if err != nil {
+		return MatrixCell{}, err
+	}
+	c.Protocols = protocols(entries)
+	return c, nil
+}

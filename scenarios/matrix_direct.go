@@ -1,0 +1,115 @@
+package scenarios
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// runDirect runs `notifier-worker direct` in the worker container (1 CPU)
+// for one cell and reads its records and nginx's access log.
+func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixCell, error) {
+	label := spec.name()
+	fail := func(step string, err error) error {
+		return &RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: step, Err: err}
+	}
+	if _, err := m.stack.SelfCheck(ctx, m.cfg.RTTMS); err != nil {
+		return MatrixCell{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+	}
+	runDir := filepath.Join(m.workDir, label)
+	if err := lab.StateDir(runDir); err != nil {
+		return MatrixCell{}, fail("start worker", err)
+	}
+	offset, err := m.stack.AccessLogSize()
+	if err != nil {
+		return MatrixCell{}, fail("read access log", err)
+	}
+	prefix := newRunID() + "-" + label
+	args := []string{"direct",
+		"-count", strconv.Itoa(m.cfg.Count), "-warmup", strconv.Itoa(m.cfg.Warmup), "-refkey-prefix", prefix,
+		"-vendor-url", m.stack.VendorURL, "-ca-file", vendormock.WorkerCAPath, "-client-id", m.stack.ClientID,
+		"-strategy", spec.mode, "-records", vendormock.WorkerOutDir + "/" + lab.RecordsFile, "-ops-addr", "off",
+	}
+	args = append(args, m.transportArgs(spec)...)
+	if spec.mode == vendorapi.PerRequestName {
+		args = append(args, "-tls-max", m.cfg.PerRequestTLS)
+	} else {
+		args = append(args, "-idle-conn-timeout", IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS).String())
+	}
+	wk, err := m.stack.StartWorker(ctx, vendormock.WorkerOptions{
+		Name: label, Args: args, Env: lab.WorkerEnv(m.stack), CPUs: 1, OutDir: runDir,
+	})
+	if err != nil {
+		return MatrixCell{}, fail("start worker", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+		defer cancel()
+		_ = wk.Stop(cctx, 10*time.Second)
+	}()
+	wctx, cancel := context.WithTimeout(ctx, WorkerTimeout(m.cfg.Count+m.cfg.Warmup, m.cfg.RTTMS, m.cfg.ServerDelayMS))
+	code, err := wk.Wait(wctx)
+	cancel()
+	if err != nil || code != 0 {
+		re := &RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: "wait worker", Err: fmt.Errorf("%w: exit code %d: %v", ErrWorkerExit, code, err)}
+		lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if logs, lerr := wk.Logs(lctx); lerr == nil {
+			re.WorkerLogs = lab.LastLines(logs, workerLogLines)
+		}
+		lcancel()
+		return MatrixCell{}, re
+	}
+
+	// The direct driver's refkeys: PREFIX-wN warm-up, PREFIX-N measured.
+	var published []reconcile.Published
+	for i := 1; i <= m.cfg.Warmup; i++ {
+		published = append(published, reconcile.Published{RefKey: fmt.Sprintf("%s-w%d", prefix, i), Valid: true, Warmup: true})
+	}
+	for i := 1; i <= m.cfg.Count; i++ {
+		published = append(published, reconcile.Published{RefKey: fmt.Sprintf("%s-%d", prefix, i), Valid: true})
+	}
+	c := m.newCell(spec)
+	if err := c.addRecordsPublished(filepath.Join(runDir, lab.RecordsFile), published); err != nil {
+		return MatrixCell{}, fail("collect", err)
+	}
+	entries, _, err := m.stack.ReadAccessLog(offset)
+	if err != nil {
+		return MatrixCell{}, fail("collect", err)
+	}
+	cs := CountConnections(entries)
+	c.Connections, c.Protocols = cs.TCPConnections, protocols(entries)
+	return c, nil
+}
+
+// readAccessLogFile parses an access log file the bench kept.
+func readAccessLogFile(path string) ([]vendormock.AccessEntry, []byte, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read access log: %w", err)
+	}
+	entries, err := vendormock.ParseAccessLog(bytes.NewReader(raw))
+	if err != nil {
+		return nil, raw, err
+	}
+	return entries, raw, nil
+}
+
+// protocols counts the send requests of entries by $server_protocol.
+func protocols(entries []vendormock.AccessEntry) map[string]int {
+	out := map[string]int{}
+	for _, e := range entries {
+		if e.Method == "POST" && e.Path == SendPath {
+			out[e.ServerProtocol]++
+		}
+	}
+	return out
+}

@@ -1,0 +1,58 @@
+//go:build integration
+
+package scenarios
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// TestMatrixSmall runs a one-scheme slice of the matrix end to end (mtls,
+// both drivers, pooled at 8 in flight, a small COUNT): it writes every
+// cell, the report and the charts; every send is SENT over at most 8
+// connections, and the worker cells reconcile with 0 lost and 0
+// duplicates.
+func TestMatrixSmall(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	cfg := DefaultMatrixConfig()
+	cfg.Count, cfg.Warmup = 40, 5
+	cfg.Schemes = []vendormock.Scheme{vendormock.SchemeMTLS}
+	cfg.Modes = []string{vendorapi.PooledName}
+	cfg.Concurrencies = []int{8}
+	cfg.Out = t.TempDir()
+	lw := newLogWriter(t)
+	if err := RunMatrix(ctx, cfg, lw); err != nil {
+		t.Fatalf("RunMatrix: %v", err)
+	}
+	cells, err := ReadMatrixCells(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 2 {
+		t.Fatalf("%d cells, want 2 (direct and worker)", len(cells))
+	}
+	for _, c := range cells {
+		if c.check() != "ok" || c.Connections < 1 || c.Connections > 8 || c.ReqPerS <= 0 || c.CPUMSPerReq <= 0 {
+			t.Errorf("cell %s: %+v", c.Name(), c)
+		}
+		if c.Driver == DriverWorker && (c.Lost != 0 || c.Duplicates != 0) {
+			t.Errorf("worker cell: %d lost, %d duplicates, want 0 and 0 (reconciled)", c.Lost, c.Duplicates)
+		}
+	}
+	for _, f := range []string{"matrix.md", "charts/matrix-req-per-s-direct.svg", "charts/matrix-cpu-per-req-worker.svg"} {
+		if fi, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	if !strings.Contains(lw.all.String(), "cell 2/2") || !strings.Contains(lw.all.String(), "ETA") {
+		t.Errorf("no progress line with an ETA per cell")
+	}
+}

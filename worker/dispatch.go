@@ -1,0 +1,127 @@
+package worker
+
+import (
+	"context"
+	"errors"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/worker/records"
+)
+
+// errStop ends the loop without error (ctx done or MaxMessages reached).
+var errStop = errors.New("stop")
+
+// handled is one delivery a handler goroutine finished.
+type handled struct {
+	rec  records.Record
+	body []byte
+	err  error
+}
+
+// concurrency is Config.Concurrency, at least 1.
+func (c *consumer) concurrency() int { return max(c.cfg.Concurrency, 1) }
+
+// serve handles deliveries of generation gen, up to Config.Concurrency at
+// once (one goroutine each), until ctx is done (errStop), the session is
+// lost (lost=true, nil), MaxMessages is reached (errStop) or a handler
+// reports a fatal error (that error). Every message in flight is finished,
+// recorded and acked on its own channel generation before serve returns:
+// ctx is only looked at between messages, and Handler.Handle does not let
+// it cancel a send.
+//
+// Records, metrics and the summary are written by serve's goroutine alone,
+// in the order the messages finish. At concurrency 1 that is the order of
+// delivery; above 1 neither the sends nor the records keep the queue's
+// order (see Config.Concurrency). With MaxMessages set, serve takes
+// a delivery only while handled + in flight < MaxMessages, so it never
+// handles more than MaxMessages; a requeued delivery does not count.
+func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
+	n := c.concurrency()
+	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
+	// Buffered n: at most n handlers are in flight, so a finishing one
+	// never blocks.
+	finished := make(chan handled, n)
+	inflight := 0
+	var fatal error
+	// finish accounts one finished delivery and reports whether it was
+	// requeued.
+	finish := func(d handled) bool {
+		inflight--
+		c.account(ctx, &d.rec, d.body)
+		if d.err != nil && fatal == nil {
+			fatal = d.err
+		}
+		return d.rec.Requeued
+	}
+	// drain waits for every handler in flight.
+	drain := func() {
+		for inflight > 0 {
+			finish(<-finished)
+		}
+	}
+	maxReached := func() bool {
+		return c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages
+	}
+	for {
+		if fatal != nil {
+			drain()
+			return false, fatal
+		}
+		if maxReached() {
+			drain()
+			c.log.Info("max messages handled; stopping", "handled", c.stats.handled)
+			return false, errStop
+		}
+		if ctx.Err() != nil {
+			drain()
+			return false, errStop
+		}
+		// Take a new delivery only with a free slot and, under
+		// MaxMessages, room left for it.
+		in := deliveries
+		if inflight >= n || (c.cfg.MaxMessages > 0 && c.stats.handled+inflight >= c.cfg.MaxMessages) {
+			in = nil
+		}
+		select {
+		case <-ctx.Done():
+			drain()
+			return false, errStop
+		case <-lost:
+			drain()
+			if fatal != nil {
+				return false, fatal
+			}
+			return true, nil
+		case f := <-finished:
+			if finish(f) {
+				// The broker hands the requeued message straight back: pause
+				// (newBackoff, growing per consecutive requeue) instead of
+				// spinning while a target queue is unavailable.
+				sleep(ctx, pause.NextBackOff(), lost)
+			} else {
+				pause.Reset()
+			}
+		case d, ok := <-in:
+			if !ok {
+				drain()
+				if fatal != nil {
+					return false, fatal
+				}
+				return true, nil
+			}
+			if c.health.active.CompareAndSwap(false, true) {
+				c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
+			}
+			// Each delivery acks through its own channel generation: an
+			// ack after the session was lost is refused (ErrStaleDelivery),
+			// never sent on the next channel.
+			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
+			inflight++
+			go func(d amqp.Delivery) {
+				rec, herr := h.Handle(ctx, d)
+				finished <- handled{rec: rec, body: d.Body, err: herr}
+			}(d)
+		}
+	}
+}
