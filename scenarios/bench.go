@@ -130,21 +130,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
-	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s; images %s; work dir %s",
-		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, images.Kind, workDir)
+	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
+		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
 	if cfg.Replicated() {
 		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType)
 	}
 
 	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")
-	stack, err := vendormock.Start(ctx, vendormock.Options{
-		ProfileDir:       profile,
-		ServerDelayMS:    cfg.ServerDelayMS,
-		KeepaliveTimeout: cfg.KeepaliveTimeout,
-		Images:           images,
-		WorkDir:          filepath.Join(workDir, "stack"),
-		Log:              lab.PrefixWriter{W: w, Prefix: "[stack] "},
-	})
+	stack, err := vendormock.Start(ctx, cfg.stackOptions(profile, images, filepath.Join(workDir, "stack"), w))
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
 	}
@@ -173,27 +166,51 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		logf(w, "worker ledger and records on tmpfs during each run (%s); WORKER_STATE=disk puts them on disk", b.stateDir)
 	}
 	var results []Result
+	prevRTT := -1
 	for _, rtt := range cfg.RTTs {
 		for _, mode := range cfg.RunModes() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			r, err := b.runOne(ctx, mode, rtt)
+			if prevRTT >= 0 {
+				// Let the previous point's connections finish closing
+				// through the toxics before they change (LinkSettle).
+				if err := sleepCtx(ctx, LinkSettle(prevRTT)); err != nil {
+					return err
+				}
+			}
+			prevRTT = rtt
+			// Each point's sends are capped so it takes about PointBudget
+			// (a sweep up to 380 ms stays within minutes); the result
+			// records what was asked when capped.
+			count, warmup, err := PointCounts(cfg.Count, cfg.Warmup, mode, rtt, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake)
 			if err != nil {
 				return err
+			}
+			pb := *b
+			pb.cfg.Count, pb.cfg.Warmup = count, warmup
+			if count != cfg.Count || warmup != cfg.Warmup {
+				logf(w, "%s at %d ms: COUNT %d and WARMUP %d capped to %d and %d (about %s per point)", mode, rtt, cfg.Count, cfg.Warmup, count, warmup, PointBudget)
+			}
+			r, err := pb.runOne(ctx, mode, rtt)
+			if err != nil {
+				return err
+			}
+			if count != cfg.Count || warmup != cfg.Warmup {
+				r.CountRequested, r.WarmupRequested = cfg.Count, cfg.Warmup
 			}
 			if err := WriteResult(out, r); err != nil {
 				return err
 			}
 			logf(w, "%s at %d ms: %.1f sends/s, p50 %.1f ms, p99 %.1f ms, CPU %.2f ms/send, %d TCP connections, outcomes %s -> %s",
 				mode, rtt, r.SendsPerS, r.LatencyMS.P50, r.LatencyMS.P99, r.CPUMSPerSend, r.TCPConnections,
-				formatCounts(r.Outcomes), filepath.Join(cfg.Out, ResultFileName(mode, rtt)))
+				formatCounts(r.Outcomes), filepath.Join(cfg.Out, ResultFile(r)))
 			results = append(results, r)
 		}
 	}
 	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
-	return WriteReport(out, results, w)
+	return WriteReport(out, results, w, WithBulk(cfg.Bulk))
 }
 
 // bench is the state shared by the runs of one Run.
@@ -212,9 +229,9 @@ type bench struct {
 	env      Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
-	// extraArgs are added to every worker's flags (the matrix's
-	// -concurrency, -pool-size and -http-version).
-	extraArgs []string
+	// onTick, when set, runs at every progress tick of waitWorker (the
+	// TIME_WAIT sampler).
+	onTick func()
 }
 
 // runOne measures one mode at one RTT.
@@ -222,12 +239,12 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	label := fmt.Sprintf("%s %d ms", mode, rtt)
 	fail := func(step string, err error) error { return &RunError{Mode: mode, RTTMS: rtt, Step: step, Err: err} }
 
-	if err := b.stack.SetRTT(ctx, rtt); err != nil {
+	if err := b.setNetwork(ctx, rtt); err != nil {
 		return Result{}, fail("set rtt", err)
 	}
-	selfRTT, err := b.stack.SelfCheck(ctx, rtt)
+	selfRTT, selfNew, err := b.selfCheck(ctx, rtt)
 	if err != nil {
-		return Result{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+		return Result{}, fail("self-check", err)
 	}
 	if err := b.stack.ResetJournal(ctx); err != nil {
 		return Result{}, fail("reset journal", err)
@@ -269,6 +286,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	var (
 		mcheck   *MetricsCheck
 		contract *ContractCheck
+		tw       *TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
 	)
 	if mode == WorkerMode(b.cfg.Worker) && b.cfg.ContractWorker() {
 		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %s (%s, 1 CPU, contract environment)", label, lab.MS(selfRTT), n, b.sel.Name, b.sel.Image)
@@ -283,11 +301,19 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		}
 		ledgerPath = "" // on the replicas' volumes or in PostgreSQL: not read
 	} else {
-		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting the worker (1 CPU)", label, lab.MS(selfRTT), n)
+		logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
+			label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
+		env := b.cfg.Transport().workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
+		if b.stateDir != "" {
+			// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
+			// (no fsync cost in the client comparison); it is copied next to
+			// the run's files afterwards, so the worker may accept it.
+			env[vendormock.EnvLedgerEphemeralOK] = "true"
+		}
 		wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 			Name:   fmt.Sprintf("%s-%dms", mode, rtt),
 			Args:   args,
-			Env:    b.workerEnv(),
+			Env:    env,
 			CPUs:   1,
 			OutDir: runDir,
 		})
@@ -302,6 +328,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 			}
 		}()
 
+		tw = b.sampleTimeWait(ctx, wk.ContainerID())
 		if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
 			re := fail("wait worker", err)
 			if ctx.Err() == nil {
@@ -340,7 +367,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	journalSends, repeated := CountJournalSends(journal)
+	journalSends, repeated := CountJournalSendsTo(journal, StackSendPath(b.stack))
 	verdict, err := b.reconcileRun(ctx, topo, recordsPath, ledgerPath, published, journal)
 	if err != nil {
 		return Result{}, fail("reconcile", err)
@@ -353,11 +380,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	logName := AccessLogFileName(mode, rtt)
+	logName := strings.TrimSuffix(AccessLogFileName(mode, rtt), ".log") + b.cfg.Transport().forMode(mode).suffix() + ".log"
 	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
 		return Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
 	}
-	cs := CountConnections(entries)
+	cs := CountConnectionsTo(entries, StackSendPath(b.stack))
 	if repeated > 0 {
 		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}
@@ -368,7 +395,8 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	r := Result{
 		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
 		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
-		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, CPUMSPerSend: m.CPUMSPerSend,
+		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, PhaseP99MS: m.PhasesP99, LatencyCDF: m.CDF,
+		CPUMSPerSend: m.CPUMSPerSend, TCPHandshake: b.cfg.TCPHandshake, SelfCheckNewConnMS: lab.MS(selfNew), TimeWait: tw,
 		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState, Malformed: b.cfg.Malformed,
 		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
 		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
@@ -382,6 +410,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	} else {
 		r.IdleConnTimeoutS = idle.Seconds()
 	}
+	r.setTransport(b.cfg.Transport(), mode, entries)
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
 	r.Worker = vendormock.WorkerGo
 	if contract != nil {
@@ -400,6 +429,28 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		logf(b.w, "%s: worker /metrics agree with the records (%d replicas)", label, len(mcheck.Replicas))
 	}
 	return r, nil
+}
+
+// LinkSettle is how long the bench waits between two points before it
+// changes the proxy's toxics: two RTTs of the previous point (a close
+// crosses the latency toxics both ways) and a second. Toxiproxy 2.5.0's
+// server can panic (index out of range in ToxicLink.AddToxic) when a toxic
+// is removed while a connection is still closing through it, which a
+// sweep hit at 380 ms.
+func LinkSettle(prevRTTMS int) time.Duration {
+	return 2*time.Duration(prevRTTMS)*time.Millisecond + time.Second
+}
+
+// sleepCtx waits d or until ctx is done (returning its error).
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // newRunID returns a short unique id for refkeys and the work dir:

@@ -27,7 +27,7 @@ func (b *bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsP
 		LedgerPath:  ledgerPath,
 		AMQPURL:     b.stack.AMQPURL,
 		Main:        topo.Names.Main,
-		SendPath:    SendPath,
+		SendPath:    StackSendPath(b.stack),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("reconcile: %w", err)

@@ -23,7 +23,7 @@ var _ waiter = (*vendormock.Worker)(nil)
 // worker/cmd/notifier-worker) and the pooled client's idle timeout.
 func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
 	args := append(lab.WorkerArgs(b.stack, b.stack.AMQPURLNetwork, topo, mode), "-max-messages", strconv.Itoa(n))
-	args = append(args, b.extraArgs...)
+	args = append(args, b.cfg.Transport().WorkerArgs()...)
 	if b.cfg.CPUProfile == "on" {
 		args = append(args, "-cpu-profile", vendormock.WorkerOutDir+"/"+cpuProfileFile)
 	}
@@ -93,6 +93,9 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 		case <-deadline.C:
 			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
 		case <-tick.C:
+			if b.onTick != nil {
+				b.onTick()
+			}
 			if err := counter.Poll(); err != nil {
 				return err
 			}
@@ -105,17 +108,4 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 			}
 		}
 	}
-}
-
-// workerEnv is the Go worker's environment of a bench run: lab.WorkerEnv,
-// plus LEDGER_EPHEMERAL_OK when the ledger lives on tmpfs
-// (WORKER_STATE=tmpfs): the worker refuses a bbolt ledger on a tmpfs
-// mount, and the bench puts it there on purpose, to keep disk fsync cost
-// out of the client comparison (README, "Known limits").
-func (b *bench) workerEnv() map[string]string {
-	env := lab.WorkerEnv(b.stack)
-	if b.stateDir != "" {
-		env[vendormock.EnvLedgerEphemeralOK] = "true"
-	}
-	return env
 }

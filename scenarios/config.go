@@ -23,10 +23,14 @@ const (
 	DefaultWorkerState   = "tmpfs"
 	DefaultCPUProfile    = "off"
 	DefaultMalformed     = 0
+	DefaultTCPHandshake  = HandshakeOff
 	DefaultWorkers       = 1
 	DefaultLedger        = vendormock.LedgerBbolt
 	DefaultQueueType     = vendormock.QueueClassic
 	DefaultWorker        = vendormock.WorkerGo
+	DefaultScheme        = string(vendormock.SchemeHTTPS)
+	DefaultConcurrency   = 1
+	DefaultHTTPVersion   = "1.1"
 	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
 	MaxWorkers = 8
 )
@@ -93,6 +97,15 @@ type Config struct {
 	// reason while every valid message is SENT . Their
 	// handling time counts in wall_s and CPU per send.
 	Malformed int
+	// TCPHandshake is TCP_HANDSHAKE: HandshakeOn adds Toxiproxy's handshake
+	// toxic (rtt = the run's RTT), so a new connection costs its TCP round
+	// trip as on a real network; HandshakeOff (the default) is stock
+	// Toxiproxy, the case's own conditions (docs/case.md, "Reproduction
+	// settings").
+	TCPHandshake string
+	// Bulk is BULK: how many messages the summary's bulk projection
+	// calculates for (DefaultBulk), >= 1.
+	Bulk int
 	// Workers is the number of worker replicas of every run (WORKERS),
 	// 1..MaxWorkers; all consume one queue under RabbitMQ's single active
 	// consumer, so one of them handles everything and the others stand by.
@@ -113,6 +126,22 @@ type Config struct {
 	// contract worker's, so its figures (CPU per send) read side by side;
 	// the audit command sets it, no key does.
 	Baseline bool
+	// Scheme is how the worker reaches nginx (SCHEME): "http", "https"
+	// (the case's) or "mtls" (nginx requires a client certificate from the
+	// run's CA); see docs/studies.md, study A.
+	Scheme string
+	// Concurrency is the messages each worker handles at once
+	// (CONCURRENCY; prefetch and sends in flight), 1 = the case's.
+	Concurrency int
+	// HTTPVersion is "1.1" or "2" (HTTP_VERSION; h2 through ALPN, TLS
+	// schemes only).
+	HTTPVersion string
+	// PoolSize is the pooled client's idle connections per host
+	// (POOL_SIZE); 0 = the concurrency.
+	PoolSize int
+	// withoutClientCert starts the worker without the run's client
+	// certificate (tests of the mtls refusal).
+	withoutClientCert bool
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,
@@ -139,9 +168,14 @@ func DefaultConfig() Config {
 		Profile:       DefaultProfile,
 		WorkerState:   DefaultWorkerState,
 		CPUProfile:    DefaultCPUProfile,
+		TCPHandshake:  DefaultTCPHandshake,
+		Bulk:          DefaultBulk,
 		Workers:       DefaultWorkers,
 		Ledger:        DefaultLedger,
 		QueueType:     DefaultQueueType,
 		Worker:        DefaultWorker,
+		Scheme:        DefaultScheme,
+		Concurrency:   DefaultConcurrency,
+		HTTPVersion:   DefaultHTTPVersion,
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -210,18 +209,16 @@ func (m *matrixRun) runCell(ctx context.Context, spec matrixCellSpec) (MatrixCel
 	return m.runWorker(ctx, spec)
 }
 
+// transport is the cell's transport.
+func (m *matrixRun) transport(spec matrixCellSpec) Transport {
+	return Transport{Scheme: spec.scheme, Concurrency: spec.concurrency, HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.cfg.PoolSize}
+}
+
 // newCell fills the fields every cell shares.
 func (m *matrixRun) newCell(spec matrixCellSpec) MatrixCell {
-	pool := 0
-	if spec.mode == vendorapi.PooledName {
-		pool = m.cfg.PoolSize
-		if pool == 0 {
-			pool = spec.concurrency
-		}
-	}
 	c := MatrixCell{
 		Scheme: string(spec.scheme), Driver: spec.driver, Mode: spec.mode, Concurrency: spec.concurrency,
-		HTTPVersion: m.cfg.HTTPVersion, PoolSize: pool, RTTMS: m.cfg.RTTMS, Count: m.cfg.Count,
+		HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.transport(spec).PoolFor(spec.mode), RTTMS: m.cfg.RTTMS, Count: m.cfg.Count,
 		Warmup: m.cfg.Warmup, ServerDelayMS: m.cfg.ServerDelayMS, Environment: m.env,
 		Lost: -1, Duplicates: -1,
 	}
@@ -230,16 +227,6 @@ func (m *matrixRun) newCell(spec matrixCellSpec) MatrixCell {
 	}
 	c.Environment.Date = time.Now().UTC().Format(time.RFC3339)
 	return c
-}
-
-// transportArgs are the worker flags of a cell's concurrency, pool and
-// HTTP version (the bench adds the strategy's TLS cap or idle timeout).
-func (m *matrixRun) transportArgs(spec matrixCellSpec) []string {
-	args := []string{"-concurrency", strconv.Itoa(spec.concurrency), "-http-version", m.cfg.HTTPVersion}
-	if m.cfg.PoolSize > 0 {
-		args = append(args, "-pool-size", strconv.Itoa(m.cfg.PoolSize))
-	}
-	return args
 }
 
 // runWorker runs the bench's path (publish, whole worker, reconcile) at
@@ -257,8 +244,9 @@ func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (MatrixC
 	bcfg := DefaultConfig()
 	bcfg.Count, bcfg.Warmup, bcfg.ServerDelayMS, bcfg.PerRequestTLS = m.cfg.Count, m.cfg.Warmup, m.cfg.ServerDelayMS, m.cfg.PerRequestTLS
 	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{spec.mode}, []int{m.cfg.RTTMS}, cellDir
+	bcfg.Scheme, bcfg.Concurrency, bcfg.HTTPVersion, bcfg.PoolSize = string(spec.scheme), spec.concurrency, m.cfg.HTTPVersion, m.cfg.PoolSize
 	b := &bench{cfg: bcfg, w: lab.PrefixWriter{W: io.Discard}, out: cellDir, workDir: cellDir, runID: newRunID(),
-		stack: m.stack, amqp: conn, env: m.env, extraArgs: m.transportArgs(spec)}
+		stack: m.stack, amqp: conn, env: m.env}
 	r, err := b.runOne(ctx, spec.mode, m.cfg.RTTMS)
 	if err != nil {
 		return MatrixCell{}, err
@@ -269,10 +257,6 @@ func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (MatrixC
 	if err := c.addRecords(filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, publishedFile)); err != nil {
 		return MatrixCell{}, err
 	}
-	entries, _, err := readAccessLogFile(filepath.Join(cellDir, AccessLogFileName(spec.mode, m.cfg.RTTMS)))
-	if err != nil {
-		return MatrixCell{}, err
-	}
-	c.Protocols = protocols(entries)
+	c.Protocols = r.Protocols
 	return c, nil
 }

@@ -1,10 +1,8 @@
 package scenarios
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -39,7 +37,7 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 		"-vendor-url", m.stack.VendorURL, "-ca-file", vendormock.WorkerCAPath, "-client-id", m.stack.ClientID,
 		"-strategy", spec.mode, "-records", vendormock.WorkerOutDir + "/" + lab.RecordsFile, "-ops-addr", "off",
 	}
-	args = append(args, m.transportArgs(spec)...)
+	args = append(args, m.transport(spec).WorkerArgs()...)
 	if spec.mode == vendorapi.PerRequestName {
 		args = append(args, "-tls-max", m.cfg.PerRequestTLS)
 	} else {
@@ -85,31 +83,7 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 	if err != nil {
 		return MatrixCell{}, fail("collect", err)
 	}
-	cs := CountConnections(entries)
+	cs := CountConnectionsTo(entries, StackSendPath(m.stack))
 	c.Connections, c.Protocols = cs.TCPConnections, protocols(entries)
 	return c, nil
-}
-
-// readAccessLogFile parses an access log file the bench kept.
-func readAccessLogFile(path string) ([]vendormock.AccessEntry, []byte, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read access log: %w", err)
-	}
-	entries, err := vendormock.ParseAccessLog(bytes.NewReader(raw))
-	if err != nil {
-		return nil, raw, err
-	}
-	return entries, raw, nil
-}
-
-// protocols counts the send requests of entries by $server_protocol.
-func protocols(entries []vendormock.AccessEntry) map[string]int {
-	out := map[string]int{}
-	for _, e := range entries {
-		if e.Method == "POST" && e.Path == SendPath {
-			out[e.ServerProtocol]++
-		}
-	}
-	return out
 }

@@ -16,9 +16,19 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
-// SendPath is the vendor's send endpoint (docs/vendor-api.md#message); only
-// POST requests to it count as sends in the access log and the journal.
+// SendPath is the alimtalk vendor's send endpoint
+// (docs/vendor-api.md#message); only POST requests to the stack's send path
+// (StackSendPath) count as sends in the access log and the journal.
 const SendPath = "/v3/message"
+
+// StackSendPath is the send endpoint of st's vendor profile (api.send_path;
+// docs/worker-contract.md), or SendPath when st has no profile.
+func StackSendPath(st *vendormock.Stack) string {
+	if st == nil || st.Profile == nil || st.Profile.API.SendPath == "" {
+		return SendPath
+	}
+	return st.Profile.API.SendPath
+}
 
 // RefKey returns the refkey of the i-th (1-based) warm-up or measured
 // message of one bench run: "<runID>-<mode>-<rtt>ms-w0001" for warm-up,
@@ -45,11 +55,13 @@ const maxErrors = 20
 // refkey (malformed messages, or none published) count in Outcomes only.
 // Fields are valid after Close.
 type Metrics struct {
-	Latency      Latency // httptrace total_ms of measured records that made a send call, ms
-	Phases       Phases  // p50 of their connect / TLS handshake / TTFB, ms
-	SendsPerS    float64 // Measured / WallS
-	WallS        float64 // earliest measured Start to latest measured End, s
-	CPUMSPerSend float64 // see Close; -1 = unknown
+	Latency      Latency    // httptrace total_ms of measured records that made a send call, ms
+	Phases       Phases     // p50 of their connect / TLS handshake / TTFB, ms
+	PhasesP99    Phases     // p99 of their connect / TLS handshake / TTFB, ms
+	CDF          []CDFPoint // LatencyCDFOf their total, CDFPoints quantiles
+	SendsPerS    float64    // Measured / WallS
+	WallS        float64    // earliest measured Start to latest measured End, s
+	CPUMSPerSend float64    // see Close; -1 = unknown
 	// ClientCPUMSPerSend is the mean over measured sends of the CPU the
 	// worker spent inside the send call (Record.SendCPUMS), ms: the client
 	// strategy's own cost, without ledger, broker and records work.
@@ -164,12 +176,15 @@ func (m *Metrics) Close() {
 			Max:  sorted[len(sorted)-1],
 			Mean: stat.Mean(sorted, nil),
 		}
-		m.Phases = Phases{
-			ConnectMS:      Percentile(slices.Sorted(slices.Values(m.connects)), 0.5),
-			TLSHandshakeMS: Percentile(slices.Sorted(slices.Values(m.handshakes)), 0.5),
-			TTFBMS:         Percentile(slices.Sorted(slices.Values(m.ttfbs)), 0.5),
-		}
+		m.Phases, m.PhasesP99 = phasesAt(m.connects, m.handshakes, m.ttfbs, 0.5), phasesAt(m.connects, m.handshakes, m.ttfbs, 0.99)
+		m.CDF = LatencyCDFOf(sorted, CDFPoints)
 	}
+}
+
+// phasesAt returns the q-quantile of each phase's samples, ms.
+func phasesAt(connects, handshakes, ttfbs []float64, q float64) Phases {
+	at := func(v []float64) float64 { return Percentile(slices.Sorted(slices.Values(v)), q) }
+	return Phases{ConnectMS: at(connects), TLSHandshakeMS: at(handshakes), TTFBMS: at(ttfbs)}
 }
 
 // Percentile returns the q-quantile (0..1) of sorted ascending data by the
@@ -200,10 +215,15 @@ type ConnStats struct {
 // connections (docs/topology.md#counting-connections); this is how the case
 // counted them.
 func CountConnections(entries []vendormock.AccessEntry) ConnStats {
+	return CountConnectionsTo(entries, SendPath)
+}
+
+// CountConnectionsTo is CountConnections for the send path sendPath.
+func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnStats {
 	s := ConnStats{TLSVersions: map[string]int{}}
 	conns := map[int64]bool{}
 	for _, e := range entries {
-		if e.Method != "POST" || e.Path != SendPath {
+		if e.Method != "POST" || e.Path != sendPath {
 			continue
 		}
 		s.SendRequests++
@@ -223,9 +243,14 @@ func CountConnections(entries []vendormock.AccessEntry) ConnStats {
 // journal holds, and how many refkeys appear more than once among them
 // (the vendor does not de-duplicate: a repeat is a second notification).
 func CountJournalSends(journal []vendormock.JournalEntry) (sends, repeatedRefKeys int) {
+	return CountJournalSendsTo(journal, SendPath)
+}
+
+// CountJournalSendsTo is CountJournalSends for the send path sendPath.
+func CountJournalSendsTo(journal []vendormock.JournalEntry, sendPath string) (sends, repeatedRefKeys int) {
 	seen := map[string]int{}
 	for _, j := range journal {
-		if j.Method != "POST" || j.Path != SendPath {
+		if j.Method != "POST" || j.Path != sendPath {
 			continue
 		}
 		sends++

@@ -302,3 +302,31 @@ func TestCountJournalSends(t *testing.T) {
 		t.Errorf("CountJournalSends = %d, %d; want 4, 1", sends, repeated)
 	}
 }
+
+// TestStackSendPath: the bench counts sends at the profile's send path, so
+// a second profile's sends are counted and alimtalk's path is not.
+func TestStackSendPath(t *testing.T) {
+	if got := StackSendPath(nil); got != SendPath {
+		t.Errorf("StackSendPath(nil) = %q; want %q", got, SendPath)
+	}
+	p, err := vendormock.LoadProfile("vendormock/profiles/sms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := StackSendPath(&vendormock.Stack{Profile: p})
+	if path != "/sms/v2/messages" {
+		t.Fatalf("StackSendPath(sms) = %q; want /sms/v2/messages", path)
+	}
+	j := []vendormock.JournalEntry{
+		{Method: "POST", Path: path, RefKey: "a"}, {Method: "POST", Path: SendPath, RefKey: "b"},
+	}
+	if sends, _ := CountJournalSendsTo(j, path); sends != 1 {
+		t.Errorf("CountJournalSendsTo(sms path) = %d sends; want 1", sends)
+	}
+	e := []vendormock.AccessEntry{
+		{Connection: 1, Method: "POST", Path: path}, {Connection: 2, Method: "POST", Path: SendPath},
+	}
+	if cs := CountConnectionsTo(e, path); cs.SendRequests != 1 || cs.TCPConnections != 1 {
+		t.Errorf("CountConnectionsTo(sms path) = %+v; want 1 request on 1 connection", cs)
+	}
+}

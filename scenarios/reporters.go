@@ -72,31 +72,38 @@ type Comparison struct {
 	CaseP50DiffMS     float64
 	PerRequestTLSMax  string // the lab's per-request TLS cap
 	PooledTLSVersions string // what the pooled client negotiated, from nginx
+	Scheme            string // the runs' scheme (http, https, mtls)
+	Concurrency       int    // the runs' concurrency
 }
 
-// Compare returns one Comparison per RTT at which results hold both a
-// per-request and a pooled run, in RTT order.
+// Compare returns one Comparison per group (scheme and concurrency) and
+// RTT at which results hold both a per-request and a pooled run, in group
+// then RTT order. The case's figures are set for https at concurrency 1
+// only.
 func Compare(rs []Result) []Comparison {
 	var out []Comparison
-	for _, rtt := range rtts(rs) {
-		pr, okPR := find(rs, rtt, vendorapi.PerRequestName)
-		po, okPO := find(rs, rtt, vendorapi.PooledName)
-		if !okPR || !okPO {
-			continue
+	for _, g := range groups(rs) {
+		grs := inGroup(rs, g)
+		for _, rtt := range rtts(grs) {
+			pr, okPR := find(grs, rtt, vendorapi.PerRequestName)
+			po, okPO := find(grs, rtt, vendorapi.PooledName)
+			if !okPR || !okPO {
+				continue
+			}
+			c := Comparison{RTTMS: rtt, Scheme: g.Scheme, Concurrency: g.Concurrency, P50DiffMS: pr.LatencyMS.P50 - po.LatencyMS.P50,
+				PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: formatCounts(po.TLSVersions)}
+			if pr.SendsPerS > 0 {
+				c.SendsRatio = po.SendsPerS / pr.SendsPerS
+			}
+			cpr, ok1 := CaseFigureFor(rtt, vendorapi.PerRequestName)
+			cpo, ok2 := CaseFigureFor(rtt, vendorapi.PooledName)
+			if ok1 && ok2 && g.isCase() {
+				c.HasCase = true
+				c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS
+				c.CaseP50DiffMS = cpr.P50MS - cpo.P50MS
+			}
+			out = append(out, c)
 		}
-		c := Comparison{RTTMS: rtt, P50DiffMS: pr.LatencyMS.P50 - po.LatencyMS.P50,
-			PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: formatCounts(po.TLSVersions)}
-		if pr.SendsPerS > 0 {
-			c.SendsRatio = po.SendsPerS / pr.SendsPerS
-		}
-		cpr, ok1 := CaseFigureFor(rtt, vendorapi.PerRequestName)
-		cpo, ok2 := CaseFigureFor(rtt, vendorapi.PooledName)
-		if ok1 && ok2 {
-			c.HasCase = true
-			c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS
-			c.CaseP50DiffMS = cpr.P50MS - cpo.P50MS
-		}
-		out = append(out, c)
 	}
 	return out
 }
@@ -145,18 +152,30 @@ func summaryTable(rs []Result) (t table) {
 		countLabel(rs) + " sends wall s", "TCP conns"}
 	sorted := slices.Clone(rs)
 	SortResults(sorted)
+	// Runs of several schemes or concurrencies: a first column names the
+	// group ("mtls c8"), rows come group by group.
+	group := groupColumn(rs)
+	if group {
+		t.header = append([]string{"scheme"}, t.header...)
+	}
+	row := func(r Result, cells ...string) []string {
+		if group {
+			return append([]string{groupOf(r).label()}, cells...)
+		}
+		return cells
+	}
 	for _, r := range sorted {
-		t.rows = append(t.rows, []string{
+		t.rows = append(t.rows, row(r,
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r),
 			f1(r.SendsPerS), f1(r.LatencyMS.P50), f1(r.LatencyMS.P99), cpuLabel(r.CPUMSPerSend),
-			f1(r.WallS) + " s", thousands(r.TCPConnections),
-		})
-		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok {
-			t.rows = append(t.rows, []string{
-				fmt.Sprintf("%d ms", c.RTTMS), c.Mode + " (case)",
+			f1(r.WallS)+" s", thousands(r.TCPConnections),
+		))
+		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok && groupOf(r).isCase() {
+			t.rows = append(t.rows, row(r,
+				fmt.Sprintf("%d ms", c.RTTMS), c.Mode+" (case)",
 				f1(c.SendsPerS), f1(c.P50MS), f1(c.P99MS), f2(c.CPUMSPerSend),
 				caseWallLabel(c, r.Count), thousands(c.TCPConnections),
-			})
+			))
 		}
 	}
 	return t
@@ -165,12 +184,20 @@ func summaryTable(rs []Result) (t table) {
 // comparisonTable returns the header and rows of the pooled/per-request table.
 func comparisonTable(rs []Result) (t table) {
 	t.header = []string{"RTT", "sends/s pooled / per-request (lab)", "(case)", "p50 per-request - pooled ms (lab)", "(case)"}
+	group := groupColumn(rs)
+	if group {
+		t.header = append([]string{"scheme"}, t.header...)
+	}
 	for _, c := range Compare(rs) {
 		caseRatio, caseDiff := "-", "-"
 		if c.HasCase {
 			caseRatio, caseDiff = f2(c.CaseSendsRatio)+"x", f1(c.CaseP50DiffMS)
 		}
-		t.rows = append(t.rows, []string{fmt.Sprintf("%d ms", c.RTTMS), f2(c.SendsRatio) + "x", caseRatio, f1(c.P50DiffMS), caseDiff})
+		row := []string{fmt.Sprintf("%d ms", c.RTTMS), f2(c.SendsRatio) + "x", caseRatio, f1(c.P50DiffMS), caseDiff}
+		if group {
+			row = append([]string{runGroup{c.Scheme, c.Concurrency}.label()}, row...)
+		}
+		t.rows = append(t.rows, row)
 	}
 	return t
 }
@@ -260,7 +287,6 @@ func notes(rs []Result) []string {
 		"Latency is the worker's httptrace total per measured send; percentiles are nearest-rank (gonum stat.Quantile, Empirical).",
 		"CPU ms/send is the worker process's own user+sys CPU over the measured sends, divided by their number.",
 		"TCP conns counts distinct nginx connections that carried POST " + SendPath + ", warm-up included, as the case counted.",
-		"Toxiproxy delays data, not the TCP handshake: a new connection costs one RTT less here than on a real network.",
 	}
 	if scaledCaseWall(rs) {
 		n = append(n, "This run measured "+countLabel(rs)+" sends per run; case wall times marked *"+
@@ -283,7 +309,8 @@ func environmentLine(rs []Result) string {
 // Markdown (OUT/summary.md): the main table laid out like the case's, with
 // the case's row under each of ours, the pooled/per-request comparison per
 // RTT, per-run details and notes.
-func NewMarkdownReporter(rs []Result) Reporter {
+func NewMarkdownReporter(rs []Result, opts ...ReportOption) Reporter {
+	o := newReportOptions(opts)
 	return func(w io.Writer) error {
 		var b strings.Builder
 		b.WriteString("# notifier-lab: per-request vs pooled HTTP client\n\n")
@@ -291,6 +318,7 @@ func NewMarkdownReporter(rs []Result) Reporter {
 			r := rs[0]
 			fmt.Fprintf(&b, "%s measured sends after %d warm-up sends per run, vendor delay %d ms, worker on 1 CPU.\n\n",
 				countLabel(rs), r.Warmup, r.ServerDelayMS)
+			b.WriteString(networkLine(rs) + "\n\n")
 		}
 		mdTable(&b, summaryTable(rs))
 		b.WriteString("\n## Pooled vs per-request\n\n")
@@ -301,6 +329,7 @@ func NewMarkdownReporter(rs []Result) Reporter {
 		}
 		b.WriteString("\n## Details\n\n")
 		mdTable(&b, detailTable(rs))
+		writeNetworkSections(&b, rs, o)
 		b.WriteString(contractSection(rs))
 		b.WriteString("\n## Notes\n\n")
 		for _, n := range notes(rs) {
@@ -381,7 +410,7 @@ func thousands(n int) string {
 
 // WriteReport writes OUT/summary.md and OUT/charts/*.svg for rs and the
 // text summary to w. It is the end of Run and the whole of `lab report`.
-func WriteReport(out string, rs []Result, w io.Writer) error {
+func WriteReport(out string, rs []Result, w io.Writer, opts ...ReportOption) error {
 	path := filepath.Join(out, "summary.md")
 	// Sections other reports own (the fault scenarios, the idle race) are
 	// kept: they sit between "<!-- name:begin -->" and "<!-- name:end -->".
@@ -393,7 +422,7 @@ func WriteReport(out string, rs []Result, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("create summary: %w", err)
 	}
-	if err := NewMarkdownReporter(rs)(f); err != nil {
+	if err := NewMarkdownReporter(rs, opts...)(f); err != nil {
 		f.Close()
 		return fmt.Errorf("write summary: %w", err)
 	}
@@ -409,6 +438,9 @@ func WriteReport(out string, rs []Result, w io.Writer) error {
 	if err := WriteCharts(filepath.Join(out, "charts"), rs); err != nil {
 		return err
 	}
+	if err := WriteSweepCharts(filepath.Join(out, "charts"), rs); err != nil {
+		return err
+	}
 	if err := NewTextReporter(rs)(w); err != nil {
 		return fmt.Errorf("print summary: %w", err)
 	}
@@ -417,12 +449,12 @@ func WriteReport(out string, rs []Result, w io.Writer) error {
 
 // Report reads OUT/bench-*.json and writes the report (WriteReport): the
 // `lab report OUT` command.
-func Report(out string, w io.Writer) error {
+func Report(out string, w io.Writer, opts ...ReportOption) error {
 	rs, err := ReadResults(out)
 	if err != nil {
 		return err
 	}
-	return WriteReport(out, rs, w)
+	return WriteReport(out, rs, w, opts...)
 }
 
 // dash returns s, or "-" when it is empty.

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
@@ -17,10 +18,19 @@ import (
 // tools read: keep them, add freely. Latencies and CPU are
 // milliseconds, durations seconds.
 type Result struct {
-	Mode          string `json:"mode"`            // vendorapi.PerRequestName or vendorapi.PooledName
-	RTTMS         int    `json:"rtt_ms"`          // RTT added by Toxiproxy, ms
-	Count         int    `json:"count"`           // measured sends asked for (COUNT)
-	Warmup        int    `json:"warmup"`          // warm-up sends before them (WARMUP)
+	Mode   string `json:"mode"`   // vendorapi.PerRequestName or vendorapi.PooledName
+	RTTMS  int    `json:"rtt_ms"` // RTT added by Toxiproxy, ms
+	Count  int    `json:"count"`  // measured sends of this run (COUNT, capped per point: PointCounts)
+	Warmup int    `json:"warmup"` // warm-up sends before them (WARMUP, capped per point: PointCounts)
+	// CountRequested and WarmupRequested are COUNT and WARMUP as asked,
+	// written when PointCounts capped them for this RTT (0 otherwise).
+	CountRequested  int `json:"count_requested,omitempty"`
+	WarmupRequested int `json:"warmup_requested,omitempty"`
+	// TCPHandshake is TCP_HANDSHAKE: "on" when Toxiproxy's handshake toxic
+	// made a new connection cost its TCP round trip, "off" for stock
+	// Toxiproxy (the case's conditions). "" in results written before the
+	// knob existed means "off".
+	TCPHandshake  string `json:"tcp_handshake"`
 	ServerDelayMS int    `json:"server_delay_ms"` // WireMock fixed delay on a send, ms
 	// Malformed is how many malformed messages were mixed among the
 	// measured ones (MALFORMED); each must end INVALID in the dead-letter queue.
@@ -34,10 +44,14 @@ type Result struct {
 	KeepaliveTimeoutS float64 `json:"keepalive_timeout_s"`
 
 	// Client side, from the worker's records (Metrics).
-	SendsPerS    float64 `json:"sends_per_s"`     // measured sends / WallS
-	LatencyMS    Latency `json:"latency_ms"`      // httptrace total of the measured sends, ms
-	PhaseP50MS   Phases  `json:"phase_p50_ms"`    // p50 of the trace phases of the measured sends, ms
-	CPUMSPerSend float64 `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
+	SendsPerS  float64 `json:"sends_per_s"`  // measured sends / WallS
+	LatencyMS  Latency `json:"latency_ms"`   // httptrace total of the measured sends, ms
+	PhaseP50MS Phases  `json:"phase_p50_ms"` // p50 of the trace phases of the measured sends, ms
+	PhaseP99MS Phases  `json:"phase_p99_ms"` // p99 of the trace phases of the measured sends, ms
+	// LatencyCDF is the distribution of the measured sends' latency:
+	// CDFPoints quantiles from 0 (fastest) to 1 (slowest), ms.
+	LatencyCDF   []CDFPoint `json:"latency_cdf_ms,omitempty"`
+	CPUMSPerSend float64    `json:"cpu_ms_per_send"` // worker user+sys CPU per measured send, ms; -1 = unknown
 	// ClientCPUMSPerSend is the worker's CPU inside the send call per
 	// measured send, ms (the client strategy alone; Metrics).
 	ClientCPUMSPerSend float64 `json:"cpu_ms_per_send_client"`
@@ -58,7 +72,14 @@ type Result struct {
 	// Stack.
 	StackStartS    float64 `json:"stack_start_s"`     // cold start of the four containers, s (once per lab run)
 	SelfCheckRTTMS float64 `json:"self_check_rtt_ms"` // probe round trip through Toxiproxy before the run, ms
-	AccessLog      string  `json:"access_log"`        // nginx access log slice of this run, relative to OUT
+	// SelfCheckNewConnMS is a new connection's time to its first response
+	// byte through Toxiproxy before the run, ms (>= 2 RTT when
+	// TCP_HANDSHAKE=on); 0 when not measured.
+	SelfCheckNewConnMS float64 `json:"self_check_new_conn_ms,omitempty"`
+	// TimeWait counts the worker's TIME_WAIT sockets during the run (the
+	// side that closes first keeps them); nil when not sampled.
+	TimeWait  *TimeWait `json:"time_wait,omitempty"`
+	AccessLog string    `json:"access_log"` // nginx access log slice of this run, relative to OUT
 
 	Environment Environment `json:"environment"`
 	// Reconcile is the reconciler's verdict on this run (package
@@ -71,6 +92,17 @@ type Result struct {
 	Workers   int    `json:"workers,omitempty"`
 	Ledger    string `json:"ledger,omitempty"`
 	QueueType string `json:"queue_type,omitempty"`
+	// Scheme, Concurrency, HTTPVersion and PoolSize are the run's SCHEME,
+	// CONCURRENCY, HTTP_VERSION and the pooled client's idle pool
+	// (POOL_SIZE, or the concurrency when 0; 0 for per-request). "" and 0
+	// in results written before they existed (https, 1, "1.1").
+	Scheme      string `json:"scheme"`
+	Concurrency int    `json:"concurrency"`
+	HTTPVersion string `json:"http_version"`
+	PoolSize    int    `json:"pool_size"`
+	// Protocols counts the sends by nginx's $server_protocol ("HTTP/1.1",
+	// "HTTP/2.0"), warm-up included.
+	Protocols map[string]int `json:"protocols,omitempty"`
 	// MetricsCheck compares every replica's /metrics with its records
 	// (runs on replicas only, Config.Replicated).
 	MetricsCheck *MetricsCheck `json:"metrics_check,omitempty"`
@@ -105,6 +137,32 @@ type Phases struct {
 	TTFBMS         float64 `json:"ttfb"`
 }
 
+// CDFPoint is one point of a latency distribution: the Q-quantile (0..1,
+// nearest-rank) is MS milliseconds.
+type CDFPoint struct {
+	Q  float64 `json:"q"`
+	MS float64 `json:"ms"`
+}
+
+// CDFPoints is how many quantiles a Result keeps of its latency
+// distribution (0, 0.01, ..., 1).
+const CDFPoints = 101
+
+// LatencyCDFOf returns n >= 2 evenly spaced quantiles of sorted ascending
+// data, from q = 0 (the minimum) to q = 1 (the maximum), by Percentile's
+// nearest-rank definition; nil for empty data or n < 2.
+func LatencyCDFOf(sorted []float64, n int) []CDFPoint {
+	if len(sorted) == 0 || n < 2 {
+		return nil
+	}
+	out := make([]CDFPoint, n)
+	for i := range out {
+		q := float64(i) / float64(n-1)
+		out[i] = CDFPoint{Q: q, MS: Percentile(sorted, q)}
+	}
+	return out
+}
+
 // Environment describes where a Result was measured.
 type Environment struct {
 	GoVersion string     `json:"go_version"` // driver's Go (the worker image is built with the same toolchain)
@@ -130,18 +188,27 @@ func ResultFileName(mode string, rttMS int) string {
 	return fmt.Sprintf("bench-%s-%dms.json", mode, rttMS)
 }
 
+// ResultFile is the file of r in OUT: ResultFileName for a run at the
+// default transport (https, concurrency 1, HTTP/1.1, default pool), else
+// with the transport after the RTT ("bench-pooled-3ms-mtls-c8-h2.json",
+// Transport.suffix), so runs of several schemes share one OUT.
+func ResultFile(r Result) string {
+	t := Transport{Scheme: vendormock.Scheme(r.Scheme), Concurrency: r.Concurrency, HTTPVersion: r.HTTPVersion, PoolSize: r.PoolSize}
+	return fmt.Sprintf("bench-%s-%dms%s.json", r.Mode, r.RTTMS, t.forMode(r.Mode).suffix())
+}
+
 // AccessLogFileName returns "nginx/access-<mode>-<rtt>ms.log" (relative to OUT).
 func AccessLogFileName(mode string, rttMS int) string {
 	return filepath.Join("nginx", fmt.Sprintf("access-%s-%dms.log", mode, rttMS))
 }
 
-// WriteResult writes r as indented JSON to dir/ResultFileName.
+// WriteResult writes r as indented JSON to dir/ResultFile(r).
 func WriteResult(dir string, r Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ResultFileName(r.Mode, r.RTTMS)), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, ResultFile(r)), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil
@@ -174,11 +241,12 @@ func ReadResults(dir string) ([]Result, error) {
 	return results, nil
 }
 
-// SortResults orders results by RTT, then mode in allowed order
+// SortResults orders results by scheme (http, https, mtls) and
+// concurrency (runGroup), then RTT, then mode in allowed order
 // (per-request, pooled), then mode name.
 func SortResults(rs []Result) {
 	slices.SortStableFunc(rs, func(a, b Result) int {
-		return cmp.Or(cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
+		return cmp.Or(compareGroups(groupOf(a), groupOf(b)), cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
 	})
 }
 

@@ -90,9 +90,10 @@ type ReplicaOptions struct {
 	NoSingleActiveConsumer bool
 	// Args are the worker flags of every replica. The lab adds -records
 	// (and -ledger for bbolt): Args may not set them. The broker, vendor
-	// URL, CA and client id default to the stack's through the worker's
-	// environment fallbacks (AMQP_URL, VENDOR_URL, VENDOR_CA_FILE,
-	// VENDOR_CLIENT_ID); a flag here wins.
+	// URL, CA, client id and the profile's vendor API shape default to the
+	// stack's through the worker's environment fallbacks (AMQP_URL,
+	// VENDOR_URL, VENDOR_CA_FILE, VENDOR_CLIENT_ID, Profile.VendorAPIEnv);
+	// a flag here wins.
 	Args []string
 	// Env is added to every replica's environment (GOMAXPROCS defaults to
 	// the CPU limit, VENDOR_CLIENT_SECRET to the stack's). It may not set
@@ -180,7 +181,8 @@ func (o ReplicaOptions) Validate() error {
 // re-publish (-publish-timeout) and a 5 s margin for the ledger commit,
 // the records line and the exit; rounded up to whole seconds because
 // Docker's stop timeout is in seconds. Flags absent from args count at the
-// worker's defaults (10 s each, so 55 s).
+// worker's defaults (10 s each, so 55 s). With -concurrency N the budget
+// grows as the worker's does: (N+3) vendor calls and N re-publishes.
 // The shutdown budget is described in docs/deployment.md. Errors: a flag
 // present without a value or with a value time.ParseDuration refuses.
 func ShutdownGrace(args []string) (time.Duration, error) {
@@ -203,7 +205,15 @@ func ShutdownGrace(args []string) (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-	g := 4*resp + pub + shutdownMargin
+	n := 1
+	if v, ok := flagValue(args, "concurrency"); ok {
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			return 0, fmt.Errorf("shutdown grace: -concurrency %q: want a whole number >= 1", v)
+		}
+	}
+	// N messages in flight: each may need its send (the token calls are
+	// shared) and its re-publish, as the worker's own budget counts them.
+	g := time.Duration(n+3)*resp + time.Duration(n)*pub + shutdownMargin
 	return (g + time.Second - 1).Truncate(time.Second), nil
 }
 
@@ -242,7 +252,8 @@ type replicaSpec struct {
 // stackEnv are the stack values a replica's environment defaults to.
 type stackEnv struct {
 	amqpURL, vendorURL, clientID, clientSecret string
-	statusTable                                string // the profile's, JSON; "" = the worker's default
+	statusTable                                string            // the profile's, JSON; "" = the worker's default
+	vendorAPI                                  map[string]string // Profile.VendorAPIEnv
 }
 
 // buildReplica returns the arguments and environment of replica id of o
@@ -260,6 +271,7 @@ func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) 
 	if st.statusTable != "" {
 		env[EnvStatusTable] = st.statusTable
 	}
+	maps.Copy(env, st.vendorAPI)
 	maps.Copy(env, o.Env)
 	env[EnvWorkerID] = id
 	env[EnvQueueType] = o.QueueType

@@ -3,6 +3,7 @@ package vendormock
 import (
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,15 +60,22 @@ func TestShutdownGraceDefaultsMatchWorker(t *testing.T) {
 
 // The lab never waits less than the worker's own budget before SIGKILL.
 func TestShutdownGraceAtLeastWorkers(t *testing.T) {
-	for _, tc := range []struct{ resp, pub time.Duration }{
-		{0, 0}, {3 * time.Second, 5 * time.Second}, {1250 * time.Millisecond, 1100 * time.Millisecond},
+	for _, tc := range []struct {
+		resp, pub time.Duration
+		n         int
+	}{
+		{0, 0, 0}, {3 * time.Second, 5 * time.Second, 0}, {1250 * time.Millisecond, 1100 * time.Millisecond, 0},
+		{0, 0, 8}, {2 * time.Second, time.Second, 32},
 	} {
 		var args []string
 		if tc.resp > 0 {
 			args = append(args, "-response-timeout", tc.resp.String(), "-publish-timeout", tc.pub.String())
 		}
+		if tc.n > 0 {
+			args = append(args, "-concurrency", strconv.Itoa(tc.n))
+		}
 		got, err := ShutdownGrace(args)
-		want := worker.ShutdownGrace(worker.Config{ResponseTimeout: tc.resp, PublishTimeout: tc.pub})
+		want := worker.ShutdownGrace(worker.Config{ResponseTimeout: tc.resp, PublishTimeout: tc.pub, Concurrency: tc.n})
 		if err != nil || got < want {
 			t.Errorf("ShutdownGrace(%q) = %s, %v; the worker needs %s", args, got, err, want)
 		}
@@ -135,6 +143,21 @@ func TestBuildReplica(t *testing.T) {
 		wantArgs := []string{"-strategy", "pooled", "-records", "/out/records-worker-2.jsonl", "-ledger", "/ledger/ledger.db"}
 		if !slices.Equal(sp.args, wantArgs) {
 			t.Errorf("args %q, want %q", sp.args, wantArgs)
+		}
+	})
+	t.Run("the profile's vendor API reaches every replica", func(t *testing.T) {
+		api := map[string]string{"VENDOR_TOKEN_AUTH": "form", "VENDOR_REFKEY_FIELD": "client_ref", "VENDOR_CORRELATION_HEADER": "X-Client-Ref"}
+		st := st
+		st.vendorAPI = api
+		sp := buildReplica(ReplicaOptions{Count: 1, OutDir: "out"}.withDefaults(), ReplicaID(1), st, "")
+		for k, v := range api {
+			if sp.env[k] != v {
+				t.Errorf("env %s = %q, want %q", k, sp.env[k], v)
+			}
+		}
+		over := ReplicaOptions{Count: 1, OutDir: "out", Env: map[string]string{"VENDOR_TOKEN_AUTH": "basic"}}.withDefaults()
+		if got := buildReplica(over, ReplicaID(1), st, "").env["VENDOR_TOKEN_AUTH"]; got != "basic" {
+			t.Errorf("ReplicaOptions.Env VENDOR_TOKEN_AUTH = %q; want it to win over the profile's (basic)", got)
 		}
 	})
 	t.Run("postgres quorum negative control", func(t *testing.T) {

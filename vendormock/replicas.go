@@ -171,7 +171,7 @@ func (r *Replica) start(ctx context.Context) error {
 	spec := buildReplica(w.o, r.ID, stackEnv{
 		amqpURL: s.AMQPURLNetwork, vendorURL: s.VendorURL,
 		clientID: s.ClientID, clientSecret: s.ClientSecret,
-		statusTable: s.Profile.StatusTableJSON,
+		statusTable: s.Profile.StatusTableJSON, vendorAPI: s.Profile.VendorAPIEnv(),
 	}, w.pgURL)
 	var mounts []mount.Mount
 	if r.volume != "" {

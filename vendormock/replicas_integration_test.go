@@ -17,6 +17,7 @@ import (
 	"github.com/testcontainers/testcontainers-go"
 	tcexec "github.com/testcontainers/testcontainers-go/exec"
 
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -54,8 +55,9 @@ func TestReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatalf("StartReplicas: %v", err)
 	}
-	if g := ws.Grace(); g != 17*time.Second {
-		t.Errorf("Grace() = %s, want 2*5s + 5s + 2s = 17s", g)
+	// The worker's own budget: 4 vendor calls x 5 s + 5 s re-publish + 5 s.
+	if g, want := ws.Grace(), worker.ShutdownGrace(worker.Config{ResponseTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second}); g != want || g != 30*time.Second {
+		t.Errorf("Grace() = %s, want the worker's ShutdownGrace %s (4*5s + 5s + 5s = 30s)", g, want)
 	}
 	reps := ws.Replicas()
 	if len(reps) != 2 || reps[0].ID != "worker-1" || reps[1].ID != "worker-2" {

@@ -48,6 +48,9 @@ type Worker struct {
 	name     string
 	stopOnce sync.Once
 	stopErr  error
+	// grace is the worker's own shutdown budget from its flags
+	// (ShutdownGrace); Stop never kills it sooner.
+	grace time.Duration
 }
 
 var workerNameRE = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9_.-]*$`)
@@ -93,7 +96,12 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	if err != nil {
 		return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
 	}
-	s.logf("worker %s started (%g CPU)", o.Name, o.CPUs)
+	// A flag ShutdownGrace cannot read would have stopped the worker at
+	// its start; the default budget applies then.
+	if wk.grace, err = ShutdownGrace(o.Args); err != nil {
+		wk.grace, _ = ShutdownGrace(nil)
+	}
+	s.logf("worker %s started (%g CPU, shutdown grace %s)", o.Name, o.CPUs, wk.grace)
 	return wk, nil
 }
 
@@ -178,10 +186,13 @@ func (w *Worker) Wait(ctx context.Context) (int, error) {
 	}
 }
 
-// Stop sends SIGTERM, waits up to timeout, then kills; removes the container.
-// Safe to call twice (the second call returns the first's result). Read Logs
-// before Stop: they go with the container.
+// Stop sends SIGTERM, waits up to timeout (never less than the worker's
+// own shutdown budget, ShutdownGrace of its flags: a SIGKILL sooner could
+// cut a send between the request and its ledger record), then kills;
+// removes the container. Safe to call twice (the second call returns the
+// first's result). Read Logs before Stop: they go with the container.
 func (w *Worker) Stop(ctx context.Context, timeout time.Duration) error {
+	timeout = max(timeout, w.grace)
 	w.stopOnce.Do(func() {
 		if err := testcontainers.TerminateContainer(w.c, testcontainers.StopContext(ctx), testcontainers.StopTimeout(timeout)); err != nil {
 			w.stopErr = fmt.Errorf("stop worker %s: %w", w.name, err)

@@ -147,11 +147,7 @@ func ContractEnv(st *Stack, o ContractOptions) map[string]string {
 		env["MAX_ATTEMPTS"] = "5"
 	}
 	if p := st.Profile; p != nil {
-		env["VENDOR_TOKEN_PATH"] = p.API.TokenPath
-		env["VENDOR_TOKEN_AUTH"] = p.API.tokenAuth()
-		env["VENDOR_SEND_PATH"] = p.API.SendPath
-		env["VENDOR_REFKEY_FIELD"] = p.API.RefKeyField
-		env["VENDOR_CODE_FIELD"] = p.API.codeField()
+		maps.Copy(env, p.VendorAPIEnv())
 		env["VENDOR_CORRELATION_HEADER"] = p.Client.CorrelationHeader
 		env["VENDOR_RESPONSE_TIMEOUT_MS"] = ms(p.Client.ResponseTimeout, 10*time.Second)
 		if p.StatusTableJSON != "" {
@@ -183,4 +179,52 @@ func ReplicaContractEnv(st *Stack, o ContractOptions) map[string]string {
 		delete(env, k)
 	}
 	return env
+}
+
+// vendorAPIVars pairs each contract variable of the vendor API with the Go
+// worker's flag of the same value (docs/worker-contract.md), in the order
+// VendorAPIArgs gives them.
+var vendorAPIVars = []struct{ env, flag string }{
+	{"VENDOR_TOKEN_PATH", "-vendor-token-path"},
+	{"VENDOR_TOKEN_AUTH", "-vendor-token-auth"},
+	{"VENDOR_SEND_PATH", "-vendor-send-path"},
+	{"VENDOR_REFKEY_FIELD", "-vendor-refkey-field"},
+	{"VENDOR_CODE_FIELD", "-vendor-code-field"},
+	{"VENDOR_CORRELATION_HEADER", "-correlation-header"},
+}
+
+// VendorAPIEnv returns the profile's vendor API as the contract's variables
+// (docs/worker-contract.md#what-the-lab-gives-the-worker): VENDOR_TOKEN_PATH,
+// VENDOR_TOKEN_AUTH ("basic" when the profile says nothing),
+// VENDOR_SEND_PATH, VENDOR_REFKEY_FIELD, VENDOR_CODE_FIELD ("code" when
+// unset) and VENDOR_CORRELATION_HEADER when the profile names one. The Go
+// worker reads them as its flags' fallbacks. A nil p gives an empty map.
+func (p *Profile) VendorAPIEnv() map[string]string {
+	env := map[string]string{}
+	if p == nil {
+		return env
+	}
+	env["VENDOR_TOKEN_PATH"] = p.API.TokenPath
+	env["VENDOR_TOKEN_AUTH"] = p.API.tokenAuth()
+	env["VENDOR_SEND_PATH"] = p.API.SendPath
+	env["VENDOR_REFKEY_FIELD"] = p.API.RefKeyField
+	env["VENDOR_CODE_FIELD"] = p.API.codeField()
+	if p.Client.CorrelationHeader != "" {
+		env["VENDOR_CORRELATION_HEADER"] = p.Client.CorrelationHeader
+	}
+	return env
+}
+
+// VendorAPIArgs returns VendorAPIEnv as the Go worker's flags
+// (-vendor-token-path PATH ... -correlation-header NAME), in a fixed order,
+// skipping empty values. A nil p gives none.
+func (p *Profile) VendorAPIArgs() []string {
+	env := p.VendorAPIEnv()
+	var args []string
+	for _, v := range vendorAPIVars {
+		if val := env[v.env]; val != "" {
+			args = append(args, v.flag, val)
+		}
+	}
+	return args
 }

@@ -2,6 +2,7 @@ package vendormock
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -92,5 +93,37 @@ func TestContractEnv(t *testing.T) {
 				t.Errorf("ReplicaContractEnv is refused by ReplicaOptions.Validate: %v", err)
 			}
 		})
+	}
+}
+
+// TestVendorAPIArgs checks the Go worker gets each profile's API shape as
+// flags: the sms profile's differ from alimtalk's in every value, and a nil
+// profile gives none (the worker's defaults, the alimtalk shape).
+func TestVendorAPIArgs(t *testing.T) {
+	cases := []struct {
+		dir  string
+		want []string
+	}{
+		{DefaultProfileDir, []string{"-vendor-token-path", "/v1/token", "-vendor-token-auth", "basic",
+			"-vendor-send-path", "/v3/message", "-vendor-refkey-field", "refkey", "-vendor-code-field", "code",
+			"-correlation-header", "X-Refkey"}},
+		{"vendormock/profiles/sms", []string{"-vendor-token-path", "/oauth2/token", "-vendor-token-auth", "form",
+			"-vendor-send-path", "/sms/v2/messages", "-vendor-refkey-field", "client_ref", "-vendor-code-field", "result_code",
+			"-correlation-header", "X-Client-Ref"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.dir, func(t *testing.T) {
+			p, err := LoadProfile(tc.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := p.VendorAPIArgs(); !slices.Equal(got, tc.want) {
+				t.Errorf("VendorAPIArgs = %q; want %q", got, tc.want)
+			}
+		})
+	}
+	var none *Profile
+	if got := none.VendorAPIArgs(); len(got) != 0 {
+		t.Errorf("nil profile: %q; want none", got)
 	}
 }

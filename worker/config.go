@@ -144,6 +144,11 @@ type Config struct {
 
 	// VendorURL is the vendor's base URL, "https://host[:port]".
 	VendorURL string
+	// VendorAPI is the vendor API's shape: token and send paths, token
+	// authentication, refkey and code fields (a profile's api keys,
+	// docs/worker-contract.md#what-the-lab-gives-the-worker). Empty fields
+	// are vendorapi.DefaultAPI's, the alimtalk shape.
+	VendorAPI vendorapi.API
 	// VendorAddr, when set ("host:port"), is dialled for every vendor
 	// connection instead of VendorURL's host; TLS still verifies
 	// VendorURL's host name. "" = resolve VendorURL's host.
@@ -307,6 +312,9 @@ func (c Config) Validate() error {
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		bad("vendor url %q: want https://host[:port] (or http:// for the lab's plain-HTTP runs)", c.VendorURL)
 	}
+	if err := c.VendorAPI.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("%w: %w", ErrConfig, err))
+	}
 	if (c.ClientCertFile == "") != (c.ClientKeyFile == "") {
 		bad("client certificate: cert file %q and key file set=%v: give both or neither", c.ClientCertFile, c.ClientKeyFile != "")
 	}
@@ -392,6 +400,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("queue", c.Queue),
 		slog.String("vendor_url", c.VendorURL),
 		slog.String("vendor_addr", c.VendorAddr),
+		slog.Any("vendor_api", c.VendorAPI.WithDefaults()),
 		slog.String("ca_file", c.CAFile),
 		slog.String("client_id", c.ClientID),
 		slog.String("strategy", c.Strategy),

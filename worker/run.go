@@ -147,10 +147,11 @@ func MaxConns(cfg Config) int {
 // NewVendorClient builds the vendor client of cfg (after WithDefaults): the
 // named strategy, the CA file as the only roots, the client certificate
 // (mutual TLS), the HTTP version, the idle pool (PoolSize), the TLS cap for
-// the per-request strategy, the timeouts, the headers and the vendor status
-// table. Errors: unknown strategy (naming the known ones) or HTTP version,
-// unreadable or empty CA file, unreadable client certificate or key, a
-// status table that cannot be read or is invalid (wraps ErrConfig and
+// the per-request strategy, the timeouts, the headers, the vendor API's
+// shape and the vendor status table. Errors: a VendorAPI that does not
+// validate (wraps ErrConfig and vendorapi.ErrAPI), unknown strategy
+// (naming the known ones) or HTTP version, unreadable or empty CA file,
+// unreadable client certificate or key, a status table that cannot be read or is invalid (wraps ErrConfig and
 // vendorapi.ErrStatusTable, naming the field).
 func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 	strategies := vendorapi.Strategies()
@@ -205,7 +206,10 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 			return d.DialContext(ctx, network, addr)
 		}
 	}
-	opts := []vendorapi.Option{vendorapi.WithCorrelationHeader(cfg.CorrelationHeader)}
+	if err := cfg.VendorAPI.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	opts := []vendorapi.Option{vendorapi.WithCorrelationHeader(cfg.CorrelationHeader), vendorapi.WithAPI(cfg.VendorAPI)}
 	if cfg.VendorStatusTable != "" {
 		table, err := vendorapi.LoadStatusTable(cfg.VendorStatusTable)
 		if err != nil {

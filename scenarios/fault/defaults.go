@@ -31,6 +31,9 @@ func (sc *Scenario) applyDefaults() {
 	if sc.Client.MaxAttempts == 0 {
 		sc.Client.MaxAttempts = 5
 	}
+	if sc.Client.Concurrency == 0 {
+		sc.Client.Concurrency = 1
+	}
 	if sc.Workload.Category == "" {
 		sc.Workload.Category = string(message.Info)
 	}

@@ -76,15 +76,26 @@ func catalog(t *testing.T) []*Scenario {
 	return scs
 }
 
+// concurrencyVariants are the catalog's faults at concurrency 8: each must
+// keep 0 duplicates and 0 lost with 8 messages in flight.
+var concurrencyVariants = []string{"sigterm-restart-c8", "broker-cut-c8", "vendor-closes-c8"}
+
 // TestIntegrationFaults runs every fault scenario of the catalog through
 // the real stack, one stack for all, and checks each against its file's
 // expectations: outcome counts, journal counts, exactly the expected
 // duplicates (0, or the one a negative control plants, seen by both the
 // reconciler and the journal), 0 lost, a clean reconciler verdict. Then it writes faults.json and checks its shape.
 func TestIntegrationFaults(t *testing.T) {
+	scs := catalog(t)
+	for _, name := range concurrencyVariants {
+		i := slices.IndexFunc(scs, func(sc *Scenario) bool { return sc.Name == name })
+		if i < 0 || scs[i].Client.Concurrency != 8 || scs[i].Expect.Duplicates != 0 {
+			t.Errorf("catalog lacks %s at client.concurrency 8 expecting 0 duplicates", name)
+		}
+	}
 	r := startRunner(t)
 	var vs []Verdict
-	for _, sc := range catalog(t) {
+	for _, sc := range scs {
 		if sc.Kind != KindFault {
 			continue
 		}

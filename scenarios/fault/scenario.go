@@ -147,6 +147,11 @@ type ClientSpec struct {
 	DialTimeout         Duration `yaml:"dial_timeout"`          // default the worker's
 	RetryDelay          Duration `yaml:"retry_delay"`           // retry queue TTL, default 2s
 	MaxAttempts         int      `yaml:"max_attempts"`          // default 5
+	// Concurrency is how many messages the worker handles at once
+	// (-concurrency: prefetch and sends in flight), 1..worker.MaxConcurrency;
+	// default 1, the case's (docs/case.md). Above 1 the queue order is not
+	// kept; the outcomes and the never-twice rule are (docs/outcomes.md).
+	Concurrency int `yaml:"concurrency"`
 	// ClockStart starts the worker's clock at this RFC 3339 time
 	// (-clock-start), e.g. "2026-11-30T20:49:54+09:00".
 	ClockStart string `yaml:"clock_start"`

@@ -49,6 +49,9 @@ func TestParseErrorsNameFileAndField(t *testing.T) {
 		{"no outcomes", "x.yaml", strings.Replace(minimal, "  outcomes: {SENT: 1}\n", "  journal: 1\n", 1), []string{"expect.outcomes:"}},
 		{"no send", "x.yaml", strings.Replace(minimal, "send: {count: 1}", "sleep: 1s", 1), []string{"steps: no send step"}},
 		{"bad strategy", "x.yaml", minimal + "client: {strategy: fresh}\n", []string{"client.strategy:", "pooled or per-request"}},
+		{"concurrency too high", "x.yaml", minimal + "client: {concurrency: 257}\n", []string{"client.concurrency:", "257", "want 1..256"}},
+		{"negative concurrency", "x.yaml", minimal + "client: {concurrency: -1}\n", []string{"client.concurrency:", "want 1..256"}},
+		{"concurrency 8", "x.yaml", minimal + "client: {concurrency: 8}\n", nil},
 		{"bad clock", "x.yaml", minimal + "client: {clock_start: \"20:49\"}\n", []string{"client.clock_start:", "RFC 3339"}},
 		{"nginx block", "x.yaml", minimal + "server: {nginx: {send_location: \"if ($x) { return 502; }\"}}\n", []string{"server.nginx.send_location:", "no blocks"}},
 		{"nginx no semicolon", "x.yaml", minimal + "server: {nginx: {send_location: \"return 502\"}}\n", []string{"server.nginx.send_location line 1:", "ends with ';'"}},
@@ -189,7 +192,8 @@ func TestCatalog(t *testing.T) {
 		t.Errorf("catalog: %d faults, %d idle races; want >= 10 and >= 1", faults, races)
 	}
 	for _, want := range []string{"business-rejection", "vendor-unreachable", "nginx-502", "nginx-504", "response-timeout",
-		"vendor-closes", "tls-stall", "token-expired", "malformed", "send-window", "broker-cut", "sigterm-restart", "idle-race"} {
+		"vendor-closes", "tls-stall", "token-expired", "malformed", "send-window", "broker-cut", "sigterm-restart", "idle-race",
+		"sigterm-restart-c8", "broker-cut-c8", "vendor-closes-c8"} {
 		if !seen[want] {
 			t.Errorf("catalog lacks %s", want)
 		}

@@ -168,7 +168,8 @@ func (s *scenarioRun) workerArgs() []string {
 	st, c := s.r.Stack, s.sc.Client
 	// The worker reaches the broker through Toxiproxy (BrokerProxy).
 	amqpURL := fmt.Sprintf("amqp://guest:guest@%s:%d/", vendormock.AliasToxiproxy, BrokerPort)
-	args := append(lab.WorkerArgs(st, amqpURL, s.topo, c.Strategy), "-reconnect-max", "1s", "-summary-every", "1000")
+	args := append(lab.WorkerArgs(st, amqpURL, s.topo, c.Strategy), "-reconnect-max", "1s", "-summary-every", "1000",
+		"-concurrency", strconv.Itoa(max(c.Concurrency, 1)))
 	if c.Strategy == vendorapi.PerRequestName {
 		args = append(args, "-tls-max", "1.2")
 	} else {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -73,6 +74,9 @@ func (sc *Scenario) validate() []error {
 	}
 	if sc.Client.MaxAttempts < 1 || sc.Client.MaxAttempts > 100 {
 		bad("client.max_attempts", "%d: want 1..100", sc.Client.MaxAttempts)
+	}
+	if c := sc.Client.Concurrency; c < 1 || c > worker.MaxConcurrency {
+		bad("client.concurrency", "%d: want 1..%d messages handled at once", c, worker.MaxConcurrency)
 	}
 	if sc.Client.ClockStart != "" {
 		if _, err := time.Parse(time.RFC3339, sc.Client.ClockStart); err != nil {

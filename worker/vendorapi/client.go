@@ -21,7 +21,8 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// MessagePath is the vendor's send endpoint (docs/vendor-api.md).
+// MessagePath is the alimtalk vendor's send endpoint, DefaultAPI's
+// SendPath (docs/vendor-api.md).
 const MessagePath = "/v3/message"
 
 // SuccessCode is the vendor's business code for an accepted message.
@@ -34,33 +35,6 @@ const DefaultCorrelationHeader = "X-Refkey"
 // DefaultMaxResponseBytes bounds how much of a response body is read (64
 // KiB); a longer body is unparsable.
 const DefaultMaxResponseBytes = 64 << 10
-
-// messageRequest is the JSON body of POST /v3/message:
-//
-//	{"refkey": "order-123-shipped", "recipient": "+821000005678",
-//	 "template_code": "SHIP_01", "text": "...", "category": "info"}
-//
-// refkey is the sender's unique reference (the lab's stubs match on
-// $.refkey); category is "info" or "ad".
-type messageRequest struct {
-	RefKey       string `json:"refkey"`
-	Recipient    string `json:"recipient"`
-	TemplateCode string `json:"template_code"`
-	Text         string `json:"text"`
-	Category     string `json:"category"`
-}
-
-// messageResponse is the JSON body the vendor answers a send with:
-//
-//	{"code": "1000", "description": "success", "refkey": "...", "messagekey": "..."}
-//
-// code may also come as a JSON number.
-type messageResponse struct {
-	Code        flexString `json:"code"`
-	Description string     `json:"description"`
-	RefKey      string     `json:"refkey"`
-	MessageKey  string     `json:"messagekey"`
-}
 
 // flexString accepts a JSON string or number ("1000" or 1000).
 type flexString string
@@ -96,7 +70,9 @@ type Client struct {
 	strategy      Strategy
 	tokenURL      string
 	messageURL    string
-	initErr       error // bad base URL or nil strategy: every Send is NOT_SENT
+	initErr       error // bad base URL, nil strategy or bad API: every Send is NOT_SENT
+	api           API   // after WithDefaults
+	apiErr        error // api's Validate error
 	idemHeader    string
 	corrHeader    string
 	now           func() time.Time
@@ -179,9 +155,10 @@ func isIdempotencyHeader(name string) bool {
 }
 
 // NewClient returns a client for the vendor at baseURL
-// ("https://host[:port]", no path) that gets its *http.Client from s. It
-// does no I/O. A baseURL that does not parse as http(s)://host, or a nil s,
-// makes every Send fail NotSent with Reason ReasonRequest.
+// ("https://host[:port]", no path) that gets its *http.Client from s, for
+// the API shape of WithAPI (default DefaultAPI). It does no I/O. A baseURL
+// that does not parse as http(s)://host, a nil s or an API that does not
+// Validate makes every Send fail NotSent with Reason ReasonRequest.
 func NewClient(baseURL string, creds Credentials, s Strategy, opts ...Option) *Client {
 	c := &Client{
 		creds:         creds,
@@ -191,6 +168,7 @@ func NewClient(baseURL string, creds Credentials, s Strategy, opts ...Option) *C
 		refreshMargin: DefaultTokenRefreshMargin,
 		maxBody:       DefaultMaxResponseBytes,
 		table:         DefaultStatusTable(),
+		api:           DefaultAPI(),
 	}
 	for _, o := range opts {
 		o(c)
@@ -203,9 +181,11 @@ func NewClient(baseURL string, creds Credentials, s Strategy, opts ...Option) *C
 		c.initErr = fmt.Errorf("parse base url %q: want https://host[:port]", baseURL)
 	case s == nil:
 		c.initErr = errNoStrategy
+	case c.apiErr != nil:
+		c.initErr = fmt.Errorf("configure vendor api: %w", c.apiErr)
 	default:
-		c.tokenURL = u.String() + TokenPath
-		c.messageURL = u.String() + MessagePath
+		c.tokenURL = u.String() + c.api.TokenPath
+		c.messageURL = u.String() + c.api.SendPath
 	}
 	return c
 }
@@ -249,13 +229,7 @@ func (c *Client) Send(ctx context.Context, n message.Notification) (Result, erro
 	if c.closed.Load() {
 		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonClosed, Err: ErrClientClosed}
 	}
-	body, err := json.Marshal(messageRequest{
-		RefKey:       n.RefKey,
-		Recipient:    n.Recipient,
-		TemplateCode: n.TemplateCode,
-		Text:         n.Text,
-		Category:     string(n.Category),
-	})
+	body, err := sendBody(c.api.RefKeyField, n)
 	if err != nil {
 		return res, &SendError{Class: outcome.NotSent, Op: OpSend, Reason: ReasonRequest, Err: fmt.Errorf("encode message: %w", err)}
 	}
@@ -332,8 +306,11 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 // vendor's Retry-After, when it sent one, as SendError.RetryAfter.
 func (c *Client) judge(status int, header http.Header, data []byte, readErr error, tr *tracer) (Result, *SendError) {
 	var res Result
-	var mr messageResponse
-	parsed := readErr == nil && json.Unmarshal(data, &mr) == nil
+	var mr vendorAnswer
+	parsed := false
+	if readErr == nil {
+		mr, parsed = parseAnswer(data, c.api.CodeField)
+	}
 	code := strconv.Itoa(status)
 	if parsed && mr.Code != "" {
 		code = string(mr.Code)

@@ -21,10 +21,20 @@
 //
 // # Vendor API
 //
+// The shape below is DefaultAPI, the alimtalk profile's
+// (docs/vendor-api.md); WithAPI sets another vendor's paths, token
+// authentication, refkey field and code field
+// (docs/worker-contract.md#what-the-lab-gives-the-worker).
+//
 // POST /v1/token with HTTP Basic auth answers
-// {"accesstoken": "...", "type": "Bearer", "expired": "<RFC 3339>"}; the
-// token is cached until DefaultTokenRefreshMargin before "expired", and
-// fetched again once on a 401 from a send (then the send is retried once).
+// {"accesstoken": "...", "type": "Bearer", "expired": "<RFC 3339>"}; with
+// TokenAuthForm the call is an OAuth2 client-credentials grant (a
+// form-encoded body grant_type=client_credentials&client_id=...&client_secret=...)
+// and the answer may be {"access_token": "...", "token_type": "Bearer",
+// "expires_in": <seconds>}; either answer shape is accepted with either
+// authentication. The token is cached until DefaultTokenRefreshMargin
+// before it expires, and fetched again once on a 401 from a send (then the
+// send is retried once).
 //
 // POST /v3/message carries Authorization: Bearer <token>, Content-Type:
 // application/json, the correlation header X-Refkey: <refkey> (nginx logs
@@ -32,9 +42,11 @@
 //
 //	{"refkey": "...", "recipient": "...", "template_code": "...", "text": "...", "category": "info"}
 //
-// and answers {"code": "1000", "description": "success", "refkey": "...",
-// "messagekey": "..."}. Code "1000" (SuccessCode) is SENT; any other code is
-// REJECTED with that code.
+// (API.RefKeyField names the first key) and answers {"code": "1000",
+// "description": "success", "refkey": "...", "messagekey": "..."}
+// (API.CodeField names the code's key). The status table's success code
+// ("1000" by default, SuccessCode) is SENT; any other code is REJECTED with
+// that code unless the table maps it.
 //
 // # Classification
 //

@@ -85,7 +85,8 @@ type SendError struct {
 	Code string
 	// Reason labels the failure (see Reason); it does not change Class.
 	Reason Reason
-	// Description is the vendor's "description" text when a response was
+	// Description is the vendor's "description" text (or "message",
+	// "error_description", "error": descriptionKeys) when a response was
 	// parsed, for the failed queue. It is kept out of Error() because a
 	// vendor may echo message data in it.
 	Description string

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +15,8 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
-// TokenPath is the vendor's token endpoint (docs/vendor-api.md).
+// TokenPath is the alimtalk vendor's token endpoint, DefaultAPI's
+// TokenPath (docs/vendor-api.md).
 const TokenPath = "/v1/token"
 
 // DefaultTokenRefreshMargin is how long before its "expired" time a cached
@@ -21,19 +24,66 @@ const TokenPath = "/v1/token"
 // that lives less than twice this margin, half its lifetime is used instead.
 const DefaultTokenRefreshMargin = 30 * time.Second
 
-// tokenResponse is the body of a 200 from POST /v1/token:
+// tokenResponse is the body of a 200 from the token call, in either of two
+// shapes: the alimtalk vendor's (docs/vendor-api.md#token)
 //
 //	{"accesstoken": "eyJ...", "type": "Bearer", "expired": "2026-11-30T12:00:00+09:00"}
 //
-// "expired" is an RFC 3339 time (fractional seconds allowed). "type" must be
-// "Bearer" (any case) or absent.
+// with "expired" an RFC 3339 time (fractional seconds allowed), or OAuth2's
+// (RFC 6749 section 5.1)
+//
+//	{"access_token": "eyJ...", "token_type": "Bearer", "expires_in": 3600}
+//
+// with "expires_in" the lifetime in seconds from the answer. The type must
+// be "Bearer" (any case) or absent. When both shapes' keys are present the
+// alimtalk ones win.
 type tokenResponse struct {
-	AccessToken string `json:"accesstoken"`
-	Type        string `json:"type"`
-	Expired     string `json:"expired"`
+	AccessToken  string       `json:"accesstoken"`
+	Type         string       `json:"type"`
+	Expired      string       `json:"expired"`
+	OAuthToken   string       `json:"access_token"`
+	OAuthType    string       `json:"token_type"`
+	ExpiresInSec *json.Number `json:"expires_in"`
 }
 
-// Credentials authenticate the token call (HTTP Basic). String and GoString
+// parse returns the token and its expiry; start is when the call was made
+// (expires_in counts from it). Errors name the missing or bad key and wrap
+// ErrBadResponse; they never hold the token.
+func (t tokenResponse) parse(start time.Time) (string, time.Time, error) {
+	tok, typ := t.AccessToken, t.Type
+	if tok == "" {
+		tok = t.OAuthToken
+	}
+	if typ == "" {
+		typ = t.OAuthType
+	}
+	if tok == "" {
+		return "", time.Time{}, fmt.Errorf("decode token response: no accesstoken or access_token: %w", ErrBadResponse)
+	}
+	if typ != "" && !strings.EqualFold(typ, "Bearer") {
+		return "", time.Time{}, fmt.Errorf("decode token response: type %q is not Bearer: %w", typ, ErrBadResponse)
+	}
+	if t.Expired != "" || t.ExpiresInSec == nil {
+		exp, err := time.Parse(time.RFC3339, t.Expired)
+		if err != nil {
+			return "", time.Time{}, fmt.Errorf("decode token response: expired is not RFC 3339 (and no expires_in): %w", ErrBadResponse)
+		}
+		return tok, exp, nil
+	}
+	sec, err := t.ExpiresInSec.Float64()
+	if err != nil || sec <= 0 || sec > maxTokenLifetime.Seconds() {
+		return "", time.Time{}, fmt.Errorf("decode token response: expires_in %s: want seconds, > 0 and <= %d: %w",
+			t.ExpiresInSec.String(), int64(maxTokenLifetime.Seconds()), ErrBadResponse)
+	}
+	return tok, start.Add(time.Duration(sec * float64(time.Second))), nil
+}
+
+// maxTokenLifetime bounds an expires_in (one year): a larger one is taken
+// for a broken answer rather than a token to keep forever.
+const maxTokenLifetime = 365 * 24 * time.Hour
+
+// Credentials authenticate the token call (HTTP Basic, or the form body of
+// TokenAuthForm). String and GoString
 // redact the secret, so %v and %#v never print it.
 type Credentials struct{ ClientID, ClientSecret string }
 
@@ -85,7 +135,8 @@ func (c *Client) dropToken(tok string) {
 	c.mu.Unlock()
 }
 
-// fetchToken calls POST /v1/token and caches the answer. Every failure is
+// fetchToken calls the token endpoint (API.TokenPath, authenticated as
+// API.TokenAuth says) and caches the answer. Every failure is
 // NotSent with Op OpToken: no message was sent. The token and the secret
 // never appear in the error.
 func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
@@ -99,12 +150,24 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 	defer release()
 
 	tr := newTracer()
+	var body io.Reader = http.NoBody
+	if c.api.TokenAuth == TokenAuthForm {
+		body = strings.NewReader(url.Values{
+			"grant_type":    {"client_credentials"},
+			"client_id":     {c.creds.ClientID},
+			"client_secret": {c.creds.ClientSecret},
+		}.Encode())
+	}
 	req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, tr.clientTrace()),
-		http.MethodPost, c.tokenURL, http.NoBody)
+		http.MethodPost, c.tokenURL, body)
 	if err != nil {
 		return "", fail("", ReasonRequest, fmt.Errorf("build token request: %w", err))
 	}
-	req.SetBasicAuth(c.creds.ClientID, c.creds.ClientSecret)
+	if c.api.TokenAuth == TokenAuthForm {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	} else {
+		req.SetBasicAuth(c.creds.ClientID, c.creds.ClientSecret)
+	}
 	req.Header.Set("Accept", "application/json")
 
 	start := c.now()
@@ -122,9 +185,8 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 		// A token answer carries no message data, so the vendor's (or the
 		// proxy's) description may be shown: for example nginx's 421 "client
 		// certificate required or not trusted" under mutual TLS.
-		var mr messageResponse
 		why := ""
-		if json.Unmarshal(data, &mr) == nil && mr.Description != "" {
+		if mr, ok := parseAnswer(data, c.api.CodeField); ok && mr.Description != "" {
 			why = fmt.Sprintf(" (%.120s)", mr.Description)
 		}
 		return "", fail(status, ReasonStatus, fmt.Errorf("post token: http status %d%s: %w", resp.StatusCode, why, ErrBadStatus))
@@ -136,15 +198,9 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 	if err := json.Unmarshal(data, &tr2); err != nil {
 		return "", fail(status, ReasonBody, fmt.Errorf("decode token response (%d bytes): %w", len(data), ErrBadResponse))
 	}
-	if tr2.AccessToken == "" {
-		return "", fail(status, ReasonBody, fmt.Errorf("decode token response: no accesstoken: %w", ErrBadResponse))
-	}
-	if tr2.Type != "" && !strings.EqualFold(tr2.Type, "Bearer") {
-		return "", fail(status, ReasonBody, fmt.Errorf("decode token response: type %q is not Bearer: %w", tr2.Type, ErrBadResponse))
-	}
-	exp, err := time.Parse(time.RFC3339, tr2.Expired)
+	tok, exp, err := tr2.parse(start)
 	if err != nil {
-		return "", fail(status, ReasonBody, fmt.Errorf("decode token response: expired is not RFC 3339: %w", ErrBadResponse))
+		return "", fail(status, ReasonBody, err)
 	}
 
 	margin := c.refreshMargin
@@ -152,7 +208,7 @@ func (c *Client) fetchToken(ctx context.Context) (string, *SendError) {
 		margin = life / 2
 	}
 	c.mu.Lock()
-	c.tok = cachedToken{value: tr2.AccessToken, refreshAt: exp.Add(-margin)}
+	c.tok = cachedToken{value: tok, refreshAt: exp.Add(-margin)}
 	c.mu.Unlock()
-	return tr2.AccessToken, nil
+	return tok, nil
 }

@@ -53,13 +53,17 @@ type key struct {
 	set                      func(c *scenarios.Config, v string) error
 }
 
-// keys lists every argument in the order usage prints them.
-var keys = []key{
+// keys lists every argument in the order usage prints them: the bench's
+// own, then the transport keys (transport.go).
+var keys = slices.Concat(benchKeys, transportKeys)
+
+// benchKeys are the bench's own keys.
+var benchKeys = []key{
 	{"COUNT", "measured sends per (mode, RTT)", strconv.Itoa(scenarios.DefaultCount), "a whole number >= 1",
 		func(c *scenarios.Config, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
 	{"WARMUP", "warm-up sends before them, excluded from stats", strconv.Itoa(scenarios.DefaultWarmup), "a whole number >= 0",
 		func(c *scenarios.Config, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
-	{"RTTS", "round trips added by Toxiproxy, ms", strconv.Quote(defaultRTTs()),
+	{"RTTS", "round trips added by Toxiproxy, ms; a list sweeps them (each point's COUNT and WARMUP are capped to about 60 s and 10 s of sends at the model's time per send, never below 20 and 5; the bench file records what was asked)", strconv.Quote(defaultRTTs()),
 		fmt.Sprintf("whole ms, each 0..%d, separated by spaces or commas", scenarios.MaxRTTMS),
 		func(c *scenarios.Config, v string) (err error) { c.RTTs, err = parseRTTs(v); return }},
 	{"MODES", "HTTP client strategies to compare", strconv.Quote(defaultModes()),
@@ -120,6 +124,12 @@ var keys = []key{
 	{"MALFORMED", "malformed messages mixed evenly among the measured ones; each must end in the dead-letter queue with a reason", strconv.Itoa(scenarios.DefaultMalformed),
 		"a whole number >= 0",
 		func(c *scenarios.Config, v string) (err error) { c.Malformed, err = parseInt(v, 0, 1_000_000); return }},
+	{"TCP_HANDSHAKE", "on: Toxiproxy's handshake toxic makes a new connection cost its TCP round trip, as a real network does; off: stock Toxiproxy, which delays data but not the TCP handshake (the case's own conditions, so off is the default)", scenarios.DefaultTCPHandshake,
+		"one of " + strings.Join(allowedOnOff, ", "),
+		func(c *scenarios.Config, v string) (err error) { c.TCPHandshake, err = oneOf(v, allowedOnOff); return }},
+	{"BULK", "messages of the evening bulk run the summary projects (calculated from each run's p50 and rate) against the 20:50 Asia/Seoul send window close", strconv.Itoa(scenarios.DefaultBulk),
+		"a whole number 1..100000000",
+		func(c *scenarios.Config, v string) (err error) { c.Bulk, err = parseInt(v, 1, 100_000_000); return }},
 	{"WORKERS", "worker replicas of every run, on one queue under single active consumer (one handles everything, the others stand by); with more than 1, or another LEDGER or QUEUE_TYPE, each replica's /metrics is checked against the records",
 		strconv.Itoa(scenarios.DefaultWorkers), fmt.Sprintf("a whole number 1..%d", scenarios.MaxWorkers),
 		func(c *scenarios.Config, v string) (err error) {
@@ -197,6 +207,9 @@ func parseKeys(args []string, getenv func(string) string) (scenarios.Config, err
 		}
 		sources[k.name] = source
 	}
+	if err := checkTransport(cfg, sources); err != nil {
+		return scenarios.Config{}, err
+	}
 	if cfg.KeepaliveTimeout > 0 {
 		maxRTT := time.Duration(slices.Max(cfg.RTTs)) * time.Millisecond
 		if scenarios.IdleConnTimeout(cfg.KeepaliveTimeout, slices.Max(cfg.RTTs)) <= 0 {
@@ -226,7 +239,7 @@ func usage(w io.Writer) error {
 
 Measures a per-request HTTP client against a shared pooled keep-alive client:
 for each RTT and each mode, WARMUP+COUNT notifications go through RabbitMQ to
-the worker (1 CPU), which POSTs them over TLS through Toxiproxy and nginx to a
+the worker (1 CPU), which POSTs them (over HTTPS: SCHEME) through Toxiproxy and nginx to a
 WireMock vendor. Results: OUT/bench-<mode>-<rtt>ms.json, OUT/nginx/,
 OUT/summary.md, OUT/charts/.
 
@@ -240,6 +253,10 @@ environment. An unknown key or an invalid value exits 2 and starts nothing.
 	}
 	b.WriteString(`
 Example: ./run.sh COUNT=1000 RTTS="3 10" MODES="per-request pooled"
+RTT sweep on a real network's handshake (about 10 min):
+         ./run.sh RTTS="1 3 10 50 150 380" COUNT=200 TCP_HANDSHAKE=on OUT=results/sweep
+The Node study's settings (docs/studies.md, study B):
+         ./run.sh RTTS="1 3 10 50 150 380" COUNT=200 TCP_HANDSHAKE=on SERVER_DELAY_MS=0 PER_REQUEST_TLS=1.3 OUT=results/sweep-node
 `)
 	_, err := io.WriteString(w, b.String())
 	return err

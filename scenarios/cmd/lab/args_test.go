@@ -42,6 +42,8 @@ func TestParseArgs(t *testing.T) {
 			with(func(c *scenarios.Config) { c.ServerDelayMS = 0 })},
 		{"tls 1.3", []string{"PER_REQUEST_TLS=1.3"}, nil,
 			with(func(c *scenarios.Config) { c.PerRequestTLS = "1.3" })},
+		{"rtt sweep with handshake", []string{"RTTS=1 3 10 50 150 380", "TCP_HANDSHAKE=on", "BULK=500"}, nil,
+			with(func(c *scenarios.Config) { c.RTTs, c.TCPHandshake, c.Bulk = []int{1, 3, 10, 50, 150, 380}, "on", 500 })},
 		{"out, images, profile", []string{"OUT=out/x", "LAB_IMAGES=offline", "PROFILE=vendormock/profiles/alimtalk"}, nil,
 			with(func(c *scenarios.Config) {
 				c.Out, c.LabImages, c.Profile = "out/x", "offline", "vendormock/profiles/alimtalk"
@@ -122,6 +124,9 @@ func TestParseArgsErrors(t *testing.T) {
 		{"ledger url is not a choice", []string{"LEDGER=postgres://x"}, nil, "LEDGER", "argument", []string{"bbolt, postgres"}},
 		{"queue type unknown", nil, map[string]string{"QUEUE_TYPE": "stream"}, "QUEUE_TYPE", "environment", []string{`"stream"`, "classic, quorum"}},
 		{"cpu profile not on/off", []string{"CPU_PROFILE=yes"}, nil, "CPU_PROFILE", "argument", []string{"off, on"}},
+		{"tcp handshake not on/off", []string{"TCP_HANDSHAKE=true"}, nil, "TCP_HANDSHAKE", "argument", []string{`"true"`, "off, on"}},
+		{"bulk zero", []string{"BULK=0"}, nil, "BULK", "argument", []string{"out of range", "1..100000000"}},
+		{"rtt sweep one out of range", []string{"RTTS=1 3 10 50 150 380 2000"}, nil, "RTTS", "argument", []string{`"2000"`, "out of range", "0..1000"}},
 		{"mode empty", []string{"MODES="}, nil, "MODES", "argument", []string{"no mode"}},
 		{"server delay too large", []string{"SERVER_DELAY_MS=10001"}, nil, "SERVER_DELAY_MS", "argument", []string{"0..10000"}},
 		{"server delay negative", []string{"SERVER_DELAY_MS=-1"}, nil, "SERVER_DELAY_MS", "argument", []string{"out of range"}},

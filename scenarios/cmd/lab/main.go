@@ -119,7 +119,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if len(rest) != 1 {
 			return fmt.Errorf("%w: report takes one argument, the results directory (OUT)", errUsage)
 		}
-		return scenarios.Report(rest[0], stdout)
+		// BULK (environment only) sets the bulk projection of the rebuilt summary.
+		cfg, err := parseKeys(nil, os.Getenv)
+		if err != nil {
+			return err
+		}
+		return scenarios.Report(rest[0], stdout, scenarios.WithBulk(cfg.Bulk))
 	case "matrix":
 		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
 			return matrixUsage(stdout)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 // matrixKey is one argument of `lab matrix`.
@@ -30,9 +29,9 @@ var matrixKeys = []matrixKey{
 		func(c *scenarios.MatrixConfig, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
 	{"WARMUP", "warm-up sends per cell", strconv.Itoa(scenarios.DefaultMatrixWarmup), "a whole number >= 0",
 		func(c *scenarios.MatrixConfig, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
-	{"SCHEMES", "vendor schemes", `"http https mtls"`, "one or more of http, https, mtls",
+	{"SCHEMES", "vendor schemes", `"http https mtls"`, "one or more of " + strings.Join(allowedSchemes, ", "),
 		func(c *scenarios.MatrixConfig, v string) error {
-			names, err := parseList(v, []string{"http", "https", "mtls"})
+			names, err := parseList(v, allowedSchemes)
 			c.Schemes = nil
 			for _, n := range names {
 				c.Schemes = append(c.Schemes, vendormock.Scheme(n))
@@ -41,7 +40,7 @@ var matrixKeys = []matrixKey{
 		}},
 	{"MODES", "client strategies", `"per-request pooled"`, "one or more of " + strings.Join(allowedModes, ", "),
 		func(c *scenarios.MatrixConfig, v string) (err error) { c.Modes, err = parseModes(v); return }},
-	{"CONCURRENCY", "sends in flight per cell", `"1 8 32"`, fmt.Sprintf("whole numbers 1..%d", worker.MaxConcurrency),
+	{"CONCURRENCY", "sends in flight per cell", `"1 8 32"`, "whole numbers, each " + allowConcurrency(),
 		func(c *scenarios.MatrixConfig, v string) (err error) {
 			c.Concurrencies, err = parseConcurrencies(v)
 			return
@@ -51,14 +50,13 @@ var matrixKeys = []matrixKey{
 			c.Drivers, err = parseList(v, []string{scenarios.DriverDirect, scenarios.DriverWorker})
 			return
 		}},
-	{"HTTP_VERSION", "HTTP version offered (2: h2 through ALPN, TLS schemes only)", "1.1", "1.1 or 2",
+	{"HTTP_VERSION", helpHTTPVersion, "1.1", strings.Join(allowedHTTPVersions, " or "),
 		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.HTTPVersion, err = oneOf(v, []string{"1.1", "2"})
+			c.HTTPVersion, err = parseHTTPVersion(v)
 			return
 		}},
-	{"POOL_SIZE", "pooled idle connections per host; 0 = the concurrency (2 = Go's default, the pitfall)", "0",
-		"a whole number 0..1000",
-		func(c *scenarios.MatrixConfig, v string) (err error) { c.PoolSize, err = parseInt(v, 0, 1000); return }},
+	{"POOL_SIZE", helpPoolSize, "0", allowPoolSize,
+		func(c *scenarios.MatrixConfig, v string) (err error) { c.PoolSize, err = parsePoolSize(v); return }},
 	{"SERVER_DELAY_MS", "vendor think time, ms (study A: none)", "0", fmt.Sprintf("a whole number 0..%d", scenarios.MaxServerDelayMS),
 		func(c *scenarios.MatrixConfig, v string) (err error) {
 			c.ServerDelayMS, err = parseInt(v, 0, scenarios.MaxServerDelayMS)
@@ -162,7 +160,7 @@ func parseConcurrencies(v string) ([]int, error) {
 	}
 	var out []int
 	for _, p := range parts {
-		n, err := parseInt(p, 1, worker.MaxConcurrency)
+		n, err := parseConcurrency(p)
 		if err != nil {
 			return nil, fmt.Errorf("%q: %w", p, err)
 		}

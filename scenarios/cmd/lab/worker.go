@@ -26,13 +26,17 @@ func checkWorker(cfg scenarios.Config, source string) error {
 	}
 	bad := func(what string) error {
 		return &UsageError{Key: "WORKER", Value: cfg.Worker, Source: source,
-			Msg: what + " needs WORKER=go; allowed with another worker: WORKERS=1, LEDGER=bbolt, QUEUE_TYPE=classic, CPU_PROFILE=off"}
+			Msg: what + " needs WORKER=go; allowed with another worker: WORKERS=1, LEDGER=bbolt, QUEUE_TYPE=classic, CPU_PROFILE=off, CONCURRENCY=1, HTTP_VERSION=1.1"}
 	}
 	switch {
 	case cfg.Replicated():
 		return bad("WORKERS, LEDGER or QUEUE_TYPE away from the default")
 	case cfg.CPUProfile == "on":
 		return bad("CPU_PROFILE=on")
+	case cfg.Concurrency > 1:
+		return bad("CONCURRENCY above 1 (the contract's prefetch is 1)")
+	case cfg.HTTPVersion != "" && cfg.HTTPVersion != scenarios.DefaultHTTPVersion:
+		return bad("HTTP_VERSION=" + cfg.HTTPVersion)
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ func TestParseWorker(t *testing.T) {
 		{"unknown names the known ones", []string{"WORKER=python"}, "", []string{"WORKER", "go, java-per-send, java-shared, node-agent-keepalive, node-agent-nokeepalive, node-fetch, image:NAME"}},
 		{"image without a name", []string{"WORKER=image:"}, "", []string{"image:NAME"}},
 		{"replicas need go", []string{"WORKER=java-shared", "WORKERS=2"}, "", []string{"needs WORKER=go"}},
+		{"concurrency needs go", []string{"WORKER=node-fetch", "CONCURRENCY=8"}, "", []string{"CONCURRENCY above 1 (the contract's prefetch is 1) needs WORKER=go"}},
 		{"cpu profile needs go", []string{"WORKER=node-fetch", "CPU_PROFILE=on"}, "", []string{"CPU_PROFILE=on needs WORKER=go"}},
 	}
 	for _, tt := range tests {

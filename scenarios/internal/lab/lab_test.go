@@ -3,6 +3,7 @@ package lab
 import (
 	"bytes"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -90,6 +91,31 @@ func TestWorkerArgs(t *testing.T) {
 	}
 	if WorkerEnv(st)["VENDOR_CLIENT_SECRET"] != st.ClientSecret {
 		t.Error("WorkerEnv lacks the client secret")
+	}
+	if slices.Contains(args, "-vendor-token-auth") {
+		t.Errorf("args %q: no profile, want no vendor API flags (the worker's defaults)", args)
+	}
+
+	// The second profile's API shape reaches the Go worker as flags and
+	// environment.
+	p, err := vendormock.LoadProfile("vendormock/profiles/sms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Profile = p
+	args = WorkerArgs(st, "amqp://broker/", topo, "pooled")
+	env := WorkerEnv(st)
+	for flag, want := range map[string]string{
+		"-vendor-token-path": "/oauth2/token", "-vendor-token-auth": "form", "-vendor-send-path": "/sms/v2/messages",
+		"-vendor-refkey-field": "client_ref", "-vendor-code-field": "result_code", "-correlation-header": "X-Client-Ref",
+	} {
+		i := slices.Index(args, flag)
+		if i < 0 || i+1 >= len(args) || args[i+1] != want {
+			t.Errorf("%s: args %q; want %q", flag, args, want)
+		}
+	}
+	if env["VENDOR_TOKEN_AUTH"] != "form" || env["VENDOR_REFKEY_FIELD"] != "client_ref" || env[vendormock.EnvStatusTable] == "" {
+		t.Errorf("WorkerEnv lacks the sms profile's API shape or status table; keys %v", slices.Sorted(maps.Keys(env)))
 	}
 }
 

@@ -22,10 +22,12 @@ const (
 // WorkerArgs returns the notifier-worker flags every lab worker gets (flag
 // names of worker/cmd/notifier-worker): the broker at amqpURL and topo's
 // main queue with its retry delay and attempts, the stack's vendor URL,
-// CA and client id, the client strategy, and records and ledger in the
-// state folder. The client secret goes by environment only (WorkerEnv).
+// CA and client id, the profile's vendor API shape and correlation header
+// (vendormock.Profile.VendorAPIArgs; none without a profile), the client
+// strategy, and records and ledger in the state folder. The client secret
+// goes by environment only (WorkerEnv).
 func WorkerArgs(st *vendormock.Stack, amqpURL string, topo queues.Topology, strategy string) []string {
-	return []string{
+	args := []string{
 		"-amqp-url", amqpURL,
 		"-queue", topo.Names.Main,
 		"-retry-delay", topo.RetryDelay.String(),
@@ -37,12 +39,17 @@ func WorkerArgs(st *vendormock.Stack, amqpURL string, topo queues.Topology, stra
 		"-records", vendormock.WorkerOutDir + "/" + RecordsFile,
 		"-ledger", vendormock.WorkerOutDir + "/" + LedgerFile,
 	}
+	return append(args, st.Profile.VendorAPIArgs()...)
 }
 
 // WorkerEnv is the environment of a lab worker: one Go processor, the
-// client secret and the profile's status table (when it has one).
+// client secret, the profile's vendor API shape (the contract's variables,
+// for a worker started without WorkerArgs) and status table (when it has
+// one).
 func WorkerEnv(st *vendormock.Stack) map[string]string {
-	env := map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": st.ClientSecret}
+	env := st.Profile.VendorAPIEnv()
+	env["GOMAXPROCS"] = "1"
+	env["VENDOR_CLIENT_SECRET"] = st.ClientSecret
 	if st.Profile != nil && st.Profile.StatusTableJSON != "" {
 		env[vendormock.EnvStatusTable] = st.Profile.StatusTableJSON
 	}

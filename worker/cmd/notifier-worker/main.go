@@ -32,6 +32,7 @@ import (
 	_ "time/tzdata" // the image is FROM scratch: no zoneinfo on disk
 
 	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // errUsage marks a flag or configuration error (exit 2).
@@ -134,6 +135,11 @@ Usage: notifier-worker [flags]
 	fs.StringVar(&c.VendorURL, "vendor-url", env("VENDOR_URL", ""), "vendor base `URL`, https://host[:port] [env VENDOR_URL]")
 	fs.StringVar(&c.VendorAddr, "vendor-addr", env("VENDOR_ADDR", ""), "dial this `host:port` for the vendor instead of the URL's host; TLS still verifies the URL's host [env VENDOR_ADDR]")
 	fs.StringVar(&c.CAFile, "ca-file", env("VENDOR_CA_FILE", ""), "PEM `file` of CAs to verify the vendor against; empty = system roots [env VENDOR_CA_FILE]")
+	fs.StringVar(&c.VendorAPI.TokenPath, "vendor-token-path", vendorapi.TokenPath, "vendor token endpoint `path` (a profile's api.token_path) [env VENDOR_TOKEN_PATH]")
+	fs.StringVar(&c.VendorAPI.TokenAuth, "vendor-token-auth", vendorapi.TokenAuthBasic, "token call authentication: basic (HTTP Basic) | form (OAuth2 client credentials, form-encoded body) [env VENDOR_TOKEN_AUTH]")
+	fs.StringVar(&c.VendorAPI.SendPath, "vendor-send-path", vendorapi.MessagePath, "vendor send endpoint `path` (api.send_path) [env VENDOR_SEND_PATH]")
+	fs.StringVar(&c.VendorAPI.RefKeyField, "vendor-refkey-field", vendorapi.DefaultRefKeyField, "send body JSON `key` carrying the refkey (api.refkey_field) [env VENDOR_REFKEY_FIELD]")
+	fs.StringVar(&c.VendorAPI.CodeField, "vendor-code-field", vendorapi.DefaultCodeField, "send answer JSON `key` carrying the business code (api.code_field) [env VENDOR_CODE_FIELD]")
 	fs.StringVar(&c.ClientID, "client-id", env("VENDOR_CLIENT_ID", ""), "vendor client id for the token call [env VENDOR_CLIENT_ID]; the secret is read only from env VENDOR_CLIENT_SECRET")
 	fs.StringVar(&c.Strategy, "strategy", worker.DefaultStrategy, "HTTP client strategy: per-request | pooled")
 	fs.StringVar(&c.ClientCertFile, "client-cert-file", "", "PEM `file` of the client certificate for mutual TLS (with -client-key-file) [env CLIENT_CERT_FILE]")
@@ -146,7 +152,7 @@ Usage: notifier-worker [flags]
 	fs.DurationVar(&c.ResponseTimeout, "response-timeout", worker.DefaultResponseTimeout, "whole send call, body included (a timeout is UNKNOWN)")
 	fs.DurationVar(&c.DialTimeout, "dial-timeout", worker.DefaultDialTimeout, "TCP connect timeout (vendor and broker)")
 	fs.DurationVar(&c.TLSHandshakeTimeout, "tls-handshake-timeout", worker.DefaultTLSHandshakeTimeout, "TLS handshake timeout")
-	fs.StringVar(&c.CorrelationHeader, "correlation-header", worker.DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key)")
+	fs.StringVar(&c.CorrelationHeader, "correlation-header", worker.DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key) [env VENDOR_CORRELATION_HEADER]")
 	fs.StringVar(&c.IdempotencyHeader, "idempotency-header", worker.DefaultIdempotencyHeader, "request header carrying the refkey as an idempotency key; empty = none (only for a vendor that de-duplicates on it)")
 	fs.StringVar(&c.LedgerPath, "ledger", env("LEDGER", worker.DefaultLedgerPath), "attempt ledger `spec`: a bbolt file path (one replica) or a postgres:// URL (shared by every replica) [env LEDGER]")
 	fs.DurationVar(&c.LedgerRetention, "ledger-retention", envDuration(getenv, "LEDGER_RETENTION", worker.DefaultLedgerRetention), "prune ledger entries not updated for this long, hourly [env LEDGER_RETENTION]")
@@ -182,6 +188,10 @@ Usage: notifier-worker [flags]
 		"vendor-status-table": "VENDOR_STATUS_TABLE",
 		"client-cert-file":    "CLIENT_CERT_FILE", "client-key-file": "CLIENT_KEY_FILE",
 		"http-version": "HTTP_VERSION", "concurrency": "CONCURRENCY", "pool-size": "POOL_SIZE",
+		// The vendor API's shape, named as in docs/worker-contract.md.
+		"vendor-token-path": "VENDOR_TOKEN_PATH", "vendor-token-auth": "VENDOR_TOKEN_AUTH",
+		"vendor-send-path": "VENDOR_SEND_PATH", "vendor-refkey-field": "VENDOR_REFKEY_FIELD",
+		"vendor-code-field": "VENDOR_CODE_FIELD", "correlation-header": "VENDOR_CORRELATION_HEADER",
 	}); err != nil {
 		return c, err
 	}

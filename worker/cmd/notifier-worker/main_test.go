@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -118,6 +119,39 @@ func TestParseFlags(t *testing.T) {
 				}
 			},
 		},
+		{
+			name: "vendor api shape from env (the sms profile)", env: map[string]string{
+				"VENDOR_URL": "https://api.sms.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
+				"VENDOR_TOKEN_PATH": "/oauth2/token", "VENDOR_TOKEN_AUTH": "form", "VENDOR_SEND_PATH": "/sms/v2/messages",
+				"VENDOR_REFKEY_FIELD": "client_ref", "VENDOR_CODE_FIELD": "result_code", "VENDOR_CORRELATION_HEADER": "X-Client-Ref",
+			},
+			check: func(t *testing.T, c worker.Config) {
+				want := vendorapi.API{TokenPath: "/oauth2/token", TokenAuth: "form", SendPath: "/sms/v2/messages",
+					RefKeyField: "client_ref", CodeField: "result_code"}
+				if c.VendorAPI != want || c.CorrelationHeader != "X-Client-Ref" {
+					t.Errorf("vendor api %+v, correlation header %q; want %+v, X-Client-Ref", c.VendorAPI, c.CorrelationHeader, want)
+				}
+			},
+		},
+		{
+			name: "vendor api defaults: the alimtalk shape", env: baseEnv,
+			check: func(t *testing.T, c worker.Config) {
+				if c.VendorAPI != vendorapi.DefaultAPI() {
+					t.Errorf("vendor api %+v; want %+v", c.VendorAPI, vendorapi.DefaultAPI())
+				}
+			},
+		},
+		{name: "vendor api flag wins over env", args: []string{"-vendor-token-auth", "basic"},
+			env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "x", "VENDOR_TOKEN_AUTH": "form"},
+			check: func(t *testing.T, c worker.Config) {
+				if c.VendorAPI.TokenAuth != "basic" {
+					t.Errorf("token auth %q; want the flag's basic", c.VendorAPI.TokenAuth)
+				}
+			},
+		},
+		{name: "bad token auth names the known ones", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab",
+			"VENDOR_CLIENT_SECRET": "x", "VENDOR_TOKEN_AUTH": "oauth2"}, wantErr: `token auth "oauth2": known: basic`},
+		{name: "bad send path", args: []string{"-vendor-send-path", "sms/v2/messages"}, env: baseEnv, wantErr: `send path "sms/v2/messages": want an absolute path`},
 		{name: "bad queue type", args: []string{"-queue-type", "stream"}, env: baseEnv, wantErr: "want classic or quorum"},
 		{name: "bad env bool", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "x",
 			"SINGLE_ACTIVE_CONSUMER": "maybe"}, wantErr: "SINGLE_ACTIVE_CONSUMER"},

@@ -1,0 +1,141 @@
+package scenarios
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+func TestTransportWorkerArgsAndPool(t *testing.T) {
+	tests := []struct {
+		name       string
+		tr         Transport
+		mode       string
+		wantArgs   []string
+		wantPool   int
+		wantSuffix string
+	}{
+		{"zero is the default", Transport{}, vendorapi.PooledName,
+			[]string{"-concurrency", "1", "-http-version", "1.1"}, 1, ""},
+		{"pooled at 8: pool 8", Transport{Scheme: "https", Concurrency: 8}, vendorapi.PooledName,
+			[]string{"-concurrency", "8", "-http-version", "1.1"}, 8, "-https-c8"},
+		{"pool size 2 at 8", Transport{Scheme: "https", Concurrency: 8, PoolSize: 2}, vendorapi.PooledName,
+			[]string{"-concurrency", "8", "-http-version", "1.1", "-pool-size", "2"}, 2, "-https-c8-pool2"},
+		{"per-request keeps no pool", Transport{Scheme: "mtls", Concurrency: 8, PoolSize: 2, HTTPVersion: "2"}, vendorapi.PerRequestName,
+			[]string{"-concurrency", "8", "-http-version", "2", "-pool-size", "2"}, 0, "-mtls-c8-h2"},
+		{"pool equal to the concurrency is the default", Transport{Scheme: "http", Concurrency: 4, PoolSize: 4}, vendorapi.PooledName,
+			[]string{"-concurrency", "4", "-http-version", "1.1", "-pool-size", "4"}, 4, "-http-c4"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.tr.WorkerArgs(); !slices.Equal(got, tt.wantArgs) {
+				t.Errorf("WorkerArgs %q; want %q", got, tt.wantArgs)
+			}
+			if got := tt.tr.PoolFor(tt.mode); got != tt.wantPool {
+				t.Errorf("PoolFor(%s) = %d; want %d", tt.mode, got, tt.wantPool)
+			}
+			if got := tt.tr.forMode(tt.mode).suffix(); got != tt.wantSuffix {
+				t.Errorf("suffix %q; want %q", got, tt.wantSuffix)
+			}
+		})
+	}
+}
+
+// TestBenchWorkerArgsCarryTransport: the bench's worker gets the
+// config's concurrency, HTTP version and pool size.
+func TestBenchWorkerArgsCarryTransport(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Concurrency, cfg.HTTPVersion, cfg.PoolSize = 8, "2", 2
+	b := &bench{cfg: cfg, stack: &vendormock.Stack{KeepaliveTimeout: 75e9}}
+	args, _, err := b.workerArgs(queues.DefaultTopology(queues.DefaultMain), vendorapi.PooledName, 3, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(args, " ")
+	for _, want := range []string{"-concurrency 8", "-http-version 2", "-pool-size 2"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("args %q lack %q", joined, want)
+		}
+	}
+}
+
+// TestWorkerEnvWithoutClientCert: the test knob empties the client
+// certificate variables (the stack's own are then not used); without it
+// env is unchanged.
+func TestWorkerEnvWithoutClientCert(t *testing.T) {
+	env := Transport{}.workerEnv(map[string]string{"A": "1"}, true)
+	if v, ok := env["CLIENT_CERT_FILE"]; !ok || v != "" || env["CLIENT_KEY_FILE"] != "" {
+		t.Errorf("env %v; want CLIENT_CERT_FILE and CLIENT_KEY_FILE set empty", env)
+	}
+	if env := (Transport{}).workerEnv(map[string]string{"A": "1"}, false); len(env) != 1 {
+		t.Errorf("env %v; want it unchanged", env)
+	}
+}
+
+func TestResultFileAndTransportFields(t *testing.T) {
+	var r Result
+	r.Mode, r.RTTMS = vendorapi.PooledName, 3
+	if got := ResultFile(r); got != "bench-pooled-3ms.json" {
+		t.Errorf("default run: %s; want the file name results had before SCHEME", got)
+	}
+	r.setTransport(Transport{Scheme: "mtls", Concurrency: 8, HTTPVersion: "2"}, r.Mode,
+		[]vendormock.AccessEntry{{Method: "POST", Path: SendPath, ServerProtocol: "HTTP/2.0"}, {Method: "POST", Path: "/v1/token", ServerProtocol: "HTTP/2.0"}})
+	if r.Scheme != "mtls" || r.Concurrency != 8 || r.HTTPVersion != "2" || r.PoolSize != 8 || r.Protocols["HTTP/2.0"] != 1 || len(r.Protocols) != 1 {
+		t.Errorf("result transport %s %d %s %d %v; want mtls 8 2 8 and one HTTP/2.0 send", r.Scheme, r.Concurrency, r.HTTPVersion, r.PoolSize, r.Protocols)
+	}
+	if got := ResultFile(r); got != "bench-pooled-3ms-mtls-c8-h2.json" {
+		t.Errorf("mtls h2 c8: %s", got)
+	}
+}
+
+// TestSummaryGroupsBySchemeAndConcurrency: runs of several schemes get a
+// scheme column, rows group by scheme then concurrency, the comparison
+// pairs runs within a group, and the case's rows sit under https at
+// concurrency 1 only. Control: runs of https at 1 alone keep the table
+// as it was (no scheme column).
+func TestSummaryGroupsBySchemeAndConcurrency(t *testing.T) {
+	mk := func(scheme string, c int, mode string, sends float64) Result {
+		return Result{Mode: mode, RTTMS: 3, Count: 1000, Scheme: scheme, Concurrency: c, SendsPerS: sends}
+	}
+	rs := []Result{
+		mk("mtls", 1, vendorapi.PooledName, 40), mk("https", 8, vendorapi.PooledName, 300), mk("mtls", 1, vendorapi.PerRequestName, 10),
+		mk("", 0, vendorapi.PooledName, 42), mk("", 0, vendorapi.PerRequestName, 40), mk("https", 8, vendorapi.PerRequestName, 100),
+	}
+	tab := summaryTable(rs)
+	if tab.header[0] != "scheme" {
+		t.Fatalf("header %q; want a scheme column first", tab.header)
+	}
+	var order []string
+	caseRows := 0
+	for _, row := range tab.rows {
+		if strings.HasSuffix(row[2], "(case)") {
+			caseRows++
+			if row[0] != "https" {
+				t.Errorf("case row under %s; want under https at concurrency 1 only", row[0])
+			}
+			continue
+		}
+		order = append(order, row[0]+" "+row[2])
+	}
+	want := []string{"https per-request", "https pooled", "https c8 per-request", "https c8 pooled", "mtls per-request", "mtls pooled"}
+	if !slices.Equal(order, want) || caseRows != 2 {
+		t.Errorf("rows %q (%d case rows); want %q and 2 case rows", order, caseRows, want)
+	}
+	cmp := Compare(rs)
+	if len(cmp) != 3 {
+		t.Fatalf("%d comparisons; want one per group", len(cmp))
+	}
+	for _, c := range cmp {
+		want := map[string]float64{"https1": 42.0 / 40, "https8": 3, "mtls1": 4}[c.Scheme+string(rune('0'+c.Concurrency))]
+		if c.SendsRatio != want || c.HasCase != (c.Scheme == "https" && c.Concurrency == 1) {
+			t.Errorf("%s c%d: ratio %.3f, case %v; want %.3f", c.Scheme, c.Concurrency, c.SendsRatio, c.HasCase, want)
+		}
+	}
+	if plain := summaryTable(rs[3:5]); plain.header[0] == "scheme" {
+		t.Error("https at concurrency 1 alone: want no scheme column")
+	}
+}

@@ -1,0 +1,116 @@
+// What Start prepares before any container runs: the profile, the CA and
+// certificates, the nginx configuration, and the WireMock stubs.
+
+package vendormock
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/wiremock/go-wiremock"
+)
+
+// prepare loads the profile, writes certs and nginx.conf, generates the
+// run's credentials and checks the stubs build, all before any container.
+func (s *Stack) prepare(opts Options) error {
+	dir := opts.ProfileDir
+	if dir == "" {
+		dir = DefaultProfileDir
+	}
+	p, err := LoadProfile(dir)
+	if err != nil {
+		return err
+	}
+	s.Profile = p
+	s.VendorHost = p.Host
+	if s.Scheme, err = ParseScheme(string(opts.Scheme)); err != nil {
+		return fmt.Errorf("stack options: %w", err)
+	}
+	if s.HTTP2, err = ParseHTTPVersion(opts.HTTPVersion); err != nil {
+		return fmt.Errorf("stack options: %w", err)
+	}
+	s.VendorURL = "https://" + p.Host
+	if !s.Scheme.TLS() {
+		// Plain HTTP on the port Toxiproxy listens on.
+		s.VendorURL = "http://" + p.Host + ":443"
+	}
+	s.ServerDelayMS = opts.ServerDelayMS
+	if s.ServerDelayMS < 0 {
+		s.ServerDelayMS = p.WireMock.ServerDelayMS
+	}
+	s.KeepaliveTimeout = opts.KeepaliveTimeout
+	if s.KeepaliveTimeout <= 0 {
+		s.KeepaliveTimeout = p.Nginx.KeepaliveTimeout
+	}
+	s.imageWorker = opts.Images.Worker
+
+	work := opts.WorkDir
+	if work == "" {
+		if work, err = os.MkdirTemp("", "vendormock-"); err != nil {
+			return fmt.Errorf("create work dir: %w", err)
+		}
+	}
+	if s.WorkDir, err = filepath.Abs(work); err != nil {
+		return fmt.Errorf("resolve work dir: %w", err)
+	}
+	for _, d := range []string{"nginx", "log"} {
+		if err := os.MkdirAll(filepath.Join(s.WorkDir, d), 0o755); err != nil {
+			return fmt.Errorf("create work dir: %w", err)
+		}
+	}
+	s.AccessLogPath = filepath.Join(s.WorkDir, "log", AccessLogFile)
+	if err := os.Remove(s.AccessLogPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove old access log: %w", err)
+	}
+
+	clientDir := ""
+	if s.Scheme == SchemeMTLS {
+		clientDir = filepath.Join(s.WorkDir, "tls-client")
+	}
+	certs, err := GenerateCertsWithClient(filepath.Join(s.WorkDir, "tls"), clientDir, p.Host, 0)
+	if err != nil {
+		return err
+	}
+	s.CAFile, s.CAPool = certs.CAFile, certs.CAPool
+	s.ClientCertFile, s.ClientKeyFile = certs.ClientCertFile, certs.ClientKeyFile
+
+	s.RunID = randomHex(4)
+	s.ClientID = "lab-" + randomHex(8)
+	s.ClientSecret = randomHex(24)
+	s.accessToken = randomHex(24)
+	if _, err := s.stubRules(); err != nil {
+		return err
+	}
+
+	conf, err := RenderNginxConf(p, NewNginxConfig(p, s.KeepaliveTimeout).WithTransport(s.Scheme, s.HTTP2))
+	if err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(s.WorkDir, "nginx", "nginx.conf"), conf, 0o644); err != nil {
+		return err
+	}
+	return nil
+}
+
+// stubRules builds the profile's stubs with this run's values.
+func (s *Stack) stubRules() ([]*wiremock.StubRule, error) {
+	return BuildStubRules(s.Profile.Stubs, StubVars{
+		ClientID: s.ClientID, ClientSecret: s.ClientSecret,
+		AccessToken: s.accessToken, ServerDelayMS: s.ServerDelayMS,
+	})
+}
+
+// registerStubs registers the profile's stubs through go-wiremock.
+func (s *Stack) registerStubs() error {
+	rules, err := s.stubRules()
+	if err != nil {
+		return err
+	}
+	if err := registerStubs(s.wm, rules); err != nil {
+		return fmt.Errorf("wiremock: %w", err)
+	}
+	s.logf("%d stubs registered from %s (server delay %d ms)", len(rules), s.Profile.WireMock.Stubs, s.ServerDelayMS)
+	return nil
+}

@@ -1,0 +1,116 @@
+package vendormock
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+// ErrHandshakeNotApplied is returned (wrapped) by SelfCheckNewConn when a
+// new connection's first response byte came back sooner than 2 RTT while
+// the handshake toxic was asked for: a run whose TCP handshake is not
+// modelled must not produce numbers.
+var ErrHandshakeNotApplied = errors.New("handshake toxic not applied")
+
+// NewConnRTTs is the floor of a new connection's time to its first
+// response byte, in RTTs: the client's first byte (its TLS ClientHello)
+// costs one round trip to be answered, plus one for the TCP handshake when
+// the handshake toxic is on (docs/studies.md, study B: a new call costs
+// TCP, then TLS, then the request).
+func NewConnRTTs(handshake bool) int {
+	if handshake {
+		return 2
+	}
+	return 1
+}
+
+// SelfCheckNewConn opens a new TCP connection to the vendor through
+// Toxiproxy (VendorAddrHost) and returns its time to first response byte:
+// from the start of connect() to the first byte the server sends back (its
+// TLS ServerHello, answering the ClientHello), after which the TLS
+// handshake is completed and verified against the run's CA. It errors,
+// wrapping ErrHandshakeNotApplied when handshake is true, or
+// ErrRTTNotApplied otherwise, when that time is below NewConnRTTs(handshake)
+// * rttMS; and when the connection or the handshake fails. Without a
+// deadline on ctx it gives up after 30 s.
+func (s *Stack) SelfCheckNewConn(ctx context.Context, rttMS int, handshake bool) (time.Duration, error) {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+	}
+	ttfb, err := firstResponseByte(ctx, s.VendorAddrHost, s.HostTLSConfig())
+	if err != nil {
+		return 0, fmt.Errorf("self-check new connection: %w", err)
+	}
+	n := NewConnRTTs(handshake)
+	if want := time.Duration(n*rttMS) * time.Millisecond; ttfb < want {
+		sentinel := ErrRTTNotApplied
+		if handshake {
+			sentinel = ErrHandshakeNotApplied
+		}
+		return ttfb, fmt.Errorf("self-check new connection: %w: first response byte after %s < %d x rtt %d ms",
+			sentinel, ttfb, n, rttMS)
+	}
+	s.logf("self-check: new connection's first response byte after %.2f ms at rtt %d ms (floor %d RTT)",
+		float64(ttfb.Microseconds())/1000, rttMS, n)
+	return ttfb, nil
+}
+
+// firstResponseByte dials addr, runs a TLS handshake with cfg over the
+// connection and returns the time from the dial's start to the first byte
+// read from the server. Errors: dial or handshake failures.
+func firstResponseByte(ctx context.Context, addr string, cfg *tls.Config) (time.Duration, error) {
+	start := time.Now()
+	var d net.Dialer
+	raw, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return 0, fmt.Errorf("dial vendor through toxiproxy: %w", err)
+	}
+	fc := &firstReadConn{Conn: raw}
+	conn := tls.Client(fc, cfg)
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	if err := conn.HandshakeContext(ctx); err != nil {
+		return 0, fmt.Errorf("tls handshake: %w", err)
+	}
+	first := fc.firstRead()
+	if first.IsZero() {
+		return 0, errors.New("tls handshake: done without reading from the server")
+	}
+	return first.Sub(start), nil
+}
+
+// firstReadConn is a net.Conn that remembers when its first Read returned
+// data.
+type firstReadConn struct {
+	net.Conn
+	mu    sync.Mutex
+	first time.Time
+}
+
+// Read reads from the connection and stamps the first read that returns
+// data.
+func (c *firstReadConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if n > 0 {
+		c.mu.Lock()
+		if c.first.IsZero() {
+			c.first = time.Now()
+		}
+		c.mu.Unlock()
+	}
+	return n, err
+}
+
+func (c *firstReadConn) firstRead() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.first
+}
