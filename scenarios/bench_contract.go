@@ -211,6 +211,7 @@ func (cc *ContractCheck) checkRecords(recs []records.Record, readErr error, hand
 	}
 	switch {
 	case readErr != nil && errors.Is(readErr, os.ErrNotExist):
+		cc.Sources["where each message ended, lost"] = SourceNotMeasure + " (no records: an acked message leaves no trace in the queues)"
 		cc.Missing = append(cc.Missing, fmt.Sprintf("wrote no records file (RECORDS=%s/%s, docs/worker-contract.md#records); %d messages left the queue, their figures come from nginx and the journal",
 			vendormock.WorkerOutDir, lab.RecordsFile, handledOutside))
 	case readErr != nil:
