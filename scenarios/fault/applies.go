@@ -20,7 +20,8 @@ const WorkerContract = "contract"
 // applies to; an empty list means all. A scenario with a workers section
 // (replicas, a shared ledger, single active consumer) applies to the Go
 // worker only whatever it says: the reference workers run as one replica
-// on a local ledger file (docs/worker-contract.md#what-the-reference-workers-do-not-do).
+// on a local ledger file (docs/worker-contract.md#what-the-reference-workers-do-not-do);
+// so does one with client.concurrency above 1 (the contract's prefetch is 1).
 type AppliesTo struct {
 	// Workers are WORKER values (vendormock.WorkerNames without
 	// "image:NAME") or WorkerContract, e.g. [go].
@@ -60,6 +61,9 @@ func (sc *Scenario) Applies(worker, profile string) (bool, string) {
 	contract := worker != vendormock.WorkerGo
 	if contract && sc.Workers != nil {
 		return false, "runs on worker replicas (workers section): the Go worker only"
+	}
+	if contract && sc.Client.Concurrency > 1 {
+		return false, fmt.Sprintf("runs %d messages at once (client.concurrency): the contract's prefetch is 1", sc.Client.Concurrency)
 	}
 	if ws := sc.AppliesTo.Workers; len(ws) > 0 && !slices.Contains(ws, worker) && !(contract && slices.Contains(ws, WorkerContract)) {
 		return false, "applies to workers " + strings.Join(ws, ", ")

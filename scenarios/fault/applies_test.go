@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"context"
 	"strings"
 	"testing"
 )
@@ -11,6 +12,7 @@ func TestApplies(t *testing.T) {
 	contract := &Scenario{Name: "c", AppliesTo: AppliesTo{Workers: []string{WorkerContract}}}
 	alimtalk := &Scenario{Name: "a", AppliesTo: AppliesTo{Profiles: []string{"alimtalk"}}}
 	open := &Scenario{Name: "o"}
+	c8 := &Scenario{Name: "c8", Client: ClientSpec{Concurrency: 8}}
 	tests := []struct {
 		name            string
 		sc              *Scenario
@@ -22,6 +24,8 @@ func TestApplies(t *testing.T) {
 		{"replicas apply to go", replicas, "go", "alimtalk", true, ""},
 		{"empty worker is go", replicas, "", "alimtalk", true, ""},
 		{"replicas never to a contract worker", replicas, "java-shared", "alimtalk", false, "Go worker only"},
+		{"concurrency 8 never to a contract worker", c8, "node-fetch", "", false, "prefetch is 1"},
+		{"concurrency 8 applies to go", c8, "go", "", true, ""},
 		{"go only refuses an image", goOnly, "image:acme/w:1", "", false, "applies to workers go"},
 		{"contract class takes any image", contract, "image:acme/w:1", "", true, ""},
 		{"contract class refuses go", contract, "go", "", false, "workers contract"},
@@ -64,5 +68,29 @@ func TestAuditIdleRace(t *testing.T) {
 	}
 	if d := IdleTimeout(IdleSettingWorker, 5e9, 3, 0); d != 0 {
 		t.Errorf("IdleTimeout(worker) = %s; want 0 (the worker's own)", d)
+	}
+}
+
+// TestRunLeavesOutWhatDoesNotApply: a replica scenario asked for a
+// contract worker starts nothing and is listed, with its reason, in
+// faults-not-applicable.json.
+func TestRunLeavesOutWhatDoesNotApply(t *testing.T) {
+	t.Setenv("LAB_IMAGE_WORKER_JAVA", "notifier-lab/worker-java:test")
+	out := t.TempDir()
+	var log strings.Builder
+	err := Run(context.Background(), Options{Scenario: "rolling-deploy", Catalog: "../catalog", Out: out,
+		Profile: "../../vendormock/profiles/alimtalk", Worker: "java-shared"}, &log)
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	na, err := ReadNotApplicable(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(na) != 1 || na[0].Name != "rolling-deploy" || !strings.Contains(na[0].Reason, "Go worker only") {
+		t.Errorf("not applicable = %+v; want rolling-deploy, Go worker only", na)
+	}
+	if !strings.Contains(log.String(), "not applicable to worker java-shared") {
+		t.Errorf("log lacks the reason:\n%s", log.String())
 	}
 }
