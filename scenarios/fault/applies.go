@@ -30,7 +30,15 @@ type AppliesTo struct {
 	// [alimtalk] for a scenario whose stubs or refkeys only that profile
 	// answers.
 	Profiles []string `yaml:"profiles"`
+	// ConnectionReuse marks a scenario whose fault is set up on a
+	// connection kept from an earlier send: it does not apply to a worker
+	// known to open a new connection per send (NoConnectionReuse).
+	ConnectionReuse bool `yaml:"connection_reuse"`
 }
+
+// NoConnectionReuse are the workers that open a new connection for every
+// send by design (docs/worker-contract.md#implementations).
+var NoConnectionReuse = []string{"node-agent-nokeepalive", "java-per-send"}
 
 var profileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
@@ -67,6 +75,9 @@ func (sc *Scenario) Applies(worker, profile string) (bool, string) {
 	}
 	if ws := sc.AppliesTo.Workers; len(ws) > 0 && !slices.Contains(ws, worker) && !(contract && slices.Contains(ws, WorkerContract)) {
 		return false, "applies to workers " + strings.Join(ws, ", ")
+	}
+	if sc.AppliesTo.ConnectionReuse && slices.Contains(NoConnectionReuse, worker) {
+		return false, "its fault sits on a reused connection; this worker opens a new connection per send"
 	}
 	if ps := sc.AppliesTo.Profiles; profile != "" && len(ps) > 0 && !slices.Contains(ps, profile) {
 		return false, "applies to profiles " + strings.Join(ps, ", ")

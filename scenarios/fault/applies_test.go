@@ -13,6 +13,7 @@ func TestApplies(t *testing.T) {
 	alimtalk := &Scenario{Name: "a", AppliesTo: AppliesTo{Profiles: []string{"alimtalk"}}}
 	open := &Scenario{Name: "o"}
 	c8 := &Scenario{Name: "c8", Client: ClientSpec{Concurrency: 8}}
+	reuse := &Scenario{Name: "reuse", AppliesTo: AppliesTo{ConnectionReuse: true}}
 	tests := []struct {
 		name            string
 		sc              *Scenario
@@ -25,6 +26,8 @@ func TestApplies(t *testing.T) {
 		{"empty worker is go", replicas, "", "alimtalk", true, ""},
 		{"replicas never to a contract worker", replicas, "java-shared", "alimtalk", false, "Go worker only"},
 		{"concurrency 8 never to a contract worker", c8, "node-fetch", "", false, "prefetch is 1"},
+		{"a reused-connection fault skips a worker without keep-alive", reuse, "node-agent-nokeepalive", "", false, "new connection per send"},
+		{"a reused-connection fault applies to an unknown image", reuse, "image:acme/w:1", "", true, ""},
 		{"concurrency 8 applies to go", c8, "go", "", true, ""},
 		{"go only refuses an image", goOnly, "image:acme/w:1", "", false, "applies to workers go"},
 		{"contract class takes any image", contract, "image:acme/w:1", "", true, ""},
