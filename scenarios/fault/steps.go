@@ -46,7 +46,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		return Verdict{}, fmt.Errorf("run scenario %s: kind %s: use RunIdleRace", sc.Name, sc.Kind)
 	}
 	t0 := time.Now()
-	s := &scenarioRun{r: r, sc: sc, prefix: fmt.Sprintf("%sf-%s-%s-", sc.Workload.RefKeyPrefix, r.runID, sc.Name),
+	s := &scenarioRun{r: r, sc: sc, prefix: refKeyPrefix(sc, r.runID),
 		rng: rand.New(rand.NewPCG(sc.Workload.Seed, 0x5eed))}
 	s.topo = queues.DefaultTopology("fault." + sc.Name)
 	s.topo.RetryDelay = sc.Client.RetryDelay.D()
@@ -416,4 +416,12 @@ func okWord(ok bool) string {
 		return "ok"
 	}
 	return "FAILED"
+}
+
+// refKeyPrefix is the refkey prefix of sc's messages in run runID; the
+// journal and the reconciler take a scenario's sends by it. The name ends
+// with '.', which no scenario name holds, so the journal of "broker-cut"
+// never takes in "broker-cut-c8"'s refkeys.
+func refKeyPrefix(sc *Scenario, runID string) string {
+	return fmt.Sprintf("%sf-%s-%s.", sc.Workload.RefKeyPrefix, runID, sc.Name)
 }
