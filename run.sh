@@ -4,6 +4,10 @@
 #   ./run.sh [KEY=VALUE...]   run the case study (default COUNT=1000 RTTS="3 10")
 #   ./run.sh SCENARIO=<name|all> [KEY=VALUE...]
 #                             run fault/race scenarios of scenarios/catalog
+#   ./run.sh audit WORKER=<name> PROFILE=<dir> [KEY=VALUE...]
+#                             audit a worker on a vendor profile: bench, idle
+#                             race and fault scenarios, then
+#                             results/audit/<worker>-<profile>/audit.{md,html}
 #   ./run.sh list             list the scenarios, one line each
 #   ./run.sh matrix [KEY=VALUE...]
 #                             the published matrix: http/https/mtls x both
@@ -130,6 +134,8 @@ case "${1:-}" in
       lint
     fi
     if [ "$target" = test ] || [ "$target" = test-unit ]; then
+      # The audit page's test opens it in headless Chromium.
+      vendormock/images/ensure-chromium.sh
       say "unit tests (no Docker, race detector): go test -race ./... (and the Toxiproxy server module)"
       go test -race -count=1 ./...
       (cd "$TOXIPROXY_SERVER_MODULE" && go test -race -count=1 ./...)
@@ -141,6 +147,18 @@ case "${1:-}" in
       say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 ./..."
       go test -tags integration -count=1 -p 1 -timeout 45m ./...
     fi
+    ;;
+  audit)
+    shift
+    build_lab
+    .lab/bin/lab check "$@"
+    for arg in "$@"; do
+      case $arg in LAB_IMAGES=*) export LAB_IMAGES="${arg#LAB_IMAGES=}" ;; esac
+    done
+    prerequisites
+    trap cleanup EXIT
+    trap 'exit 130' INT TERM
+    .lab/bin/lab audit "$@"
     ;;
   matrix)
     shift

@@ -121,6 +121,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	sel, err := vendormock.WorkerImage(cfg.Worker, nil)
+	if err != nil {
+		return fmt.Errorf("select worker: %w", err)
+	}
 	runID := newRunID()
 	workDir := filepath.Join(repoRoot(), ".lab", "runs", runID)
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
@@ -152,7 +156,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	defer conn.Close()
 
-	b := &bench{cfg: cfg, w: w, out: out, workDir: workDir, runID: runID, stack: stack, amqp: conn,
+	b := &bench{cfg: cfg, sel: sel, w: w, out: out, workDir: workDir, runID: runID, stack: stack, amqp: conn,
 		env: describeEnvironment(images)}
 	if cfg.WorkerState == "tmpfs" {
 		if b.stateDir, err = tmpfsDir(runID); err != nil {
@@ -164,7 +168,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	var results []Result
 	prevRTT := -1
 	for _, rtt := range cfg.RTTs {
-		for _, mode := range cfg.Modes {
+		for _, mode := range cfg.RunModes() {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -212,6 +216,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 // bench is the state shared by the runs of one Run.
 type bench struct {
 	cfg     Config
+	sel     vendormock.WorkerSelection // the worker under test (WORKER)
 	w       io.Writer
 	out     string // absolute OUT
 	workDir string
@@ -278,9 +283,18 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("start worker", err)
 	}
 	recordsPath, ledgerPath := filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, lab.LedgerFile)
-	var mcheck *MetricsCheck
-	var tw *TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
-	if b.cfg.Replicated() {
+	var (
+		mcheck   *MetricsCheck
+		contract *ContractCheck
+		tw       *TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
+	)
+	if mode == WorkerMode(b.cfg.Worker) && b.cfg.ContractWorker() {
+		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %s (%s, 1 CPU, contract environment)", label, lab.MS(selfRTT), n, b.sel.Name, b.sel.Image)
+		if contract, err = b.runContract(ctx, topo, runDir, label, n, rtt); err != nil {
+			return Result{}, fail("contract worker", err)
+		}
+		ledgerPath = "" // the worker's own format (docs/worker-contract.md): not read
+	} else if b.cfg.Replicated() {
 		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %d worker replicas (1 CPU each)", label, lab.MS(selfRTT), n, b.cfg.Workers)
 		if mcheck, err = b.runReplicas(ctx, args, runDir, runName, label, recordsPath, n, rtt); err != nil {
 			return Result{}, fail("replicas", err)
@@ -335,8 +349,14 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		}
 	}
 	recs, err := records.ReadFile(recordsPath)
-	if err != nil {
+	if err != nil && contract == nil {
 		return Result{}, fail("collect", err)
+	}
+	if contract != nil {
+		contract.checkRecords(recs, err, contract.Consumed)
+		if err != nil {
+			recordsPath = "" // the reconciler goes by the queues and the journal alone
+		}
 	}
 	m := NewMetrics(published)
 	for _, r := range recs {
@@ -392,6 +412,10 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	}
 	r.setTransport(b.cfg.Transport(), mode, entries)
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
+	r.Worker = vendormock.WorkerGo
+	if contract != nil {
+		b.contractResult(&r, contract, entries)
+	}
 	if mcheck != nil {
 		r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck
 		if !mcheck.OK {

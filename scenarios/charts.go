@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"gonum.org/v1/plot"
@@ -60,6 +61,8 @@ var barWidth = vg.Points(22)
 // seriesColor gives each mode a hue; the case's bars are a lighter shade.
 func seriesColor(mode string, isCase bool) color.Color {
 	switch {
+	case !slices.Contains(AllModes, mode): // a contract worker's runs (WORKER)
+		return color.RGBA{R: 0x27, G: 0x8e, B: 0x4a, A: 0xff}
 	case mode == vendorapi.PerRequestName && !isCase:
 		return color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff}
 	case mode == vendorapi.PerRequestName:

@@ -289,7 +289,9 @@ func WriteSweepCharts(dir string, rs []Result) error {
 			plot func() (*plot.Plot, error)
 		}{file, f})
 	}
-	if len(sweepRTTs(rs)) > 0 {
+	// A log latency axis needs one latency > 0 (a worker that wrote no
+	// records and sent nothing has none).
+	if len(sweepRTTs(rs)) > 0 && slices.ContainsFunc(rs, func(r Result) bool { return r.RTTMS > 0 && r.LatencyMS.P50 > 0 }) {
 		add(SweepP50Chart, func() (*plot.Plot, error) { return SweepLatencyPlot(rs, 0.5) })
 		add(SweepP99Chart, func() (*plot.Plot, error) { return SweepLatencyPlot(rs, 0.99) })
 		if slices.ContainsFunc(Penalties(rs), func(p Penalty) bool { return p.RTTMS > 0 }) {

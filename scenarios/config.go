@@ -27,6 +27,7 @@ const (
 	DefaultWorkers       = 1
 	DefaultLedger        = vendormock.LedgerBbolt
 	DefaultQueueType     = vendormock.QueueClassic
+	DefaultWorker        = vendormock.WorkerGo
 	DefaultScheme        = string(vendormock.SchemeHTTPS)
 	DefaultConcurrency   = 1
 	DefaultHTTPVersion   = "1.1"
@@ -116,6 +117,15 @@ type Config struct {
 	// QueueType is the worker's queues' type (QUEUE_TYPE):
 	// vendormock.QueueClassic or vendormock.QueueQuorum.
 	QueueType string
+	// Worker is the worker under test (WORKER, vendormock.WorkerImage):
+	// vendormock.WorkerGo, a reference worker or "image:NAME"
+	// (docs/worker-contract.md). Any other worker runs once per RTT in
+	// place of MODES (bench_contract.go).
+	Worker string
+	// Baseline adds the Go worker's pooled run at every RTT beside a
+	// contract worker's, so its figures (CPU per send) read side by side;
+	// the audit command sets it, no key does.
+	Baseline bool
 	// Scheme is how the worker reaches nginx (SCHEME): "http", "https"
 	// (the case's) or "mtls" (nginx requires a client certificate from the
 	// run's CA); see docs/studies.md, study A.
@@ -163,6 +173,7 @@ func DefaultConfig() Config {
 		Workers:       DefaultWorkers,
 		Ledger:        DefaultLedger,
 		QueueType:     DefaultQueueType,
+		Worker:        DefaultWorker,
 		Scheme:        DefaultScheme,
 		Concurrency:   DefaultConcurrency,
 		HTTPVersion:   DefaultHTTPVersion,

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 )
 
@@ -29,15 +30,21 @@ func repoRoot() string {
 
 // ResolveProfile finds the profile directory: as given when it exists,
 // else relative to the module root (repoRoot), so tests running in
-// scenarios/ find the default profile too. Errors: neither is a directory.
+// scenarios/ find the default profile too, else a bare name ("sms") as
+// vendormock/profiles/<name>. Errors: none is a directory.
 func ResolveProfile(p string) (string, error) {
 	if st, err := os.Stat(p); err == nil && st.IsDir() {
 		return filepath.Abs(p)
 	}
 	if !filepath.IsAbs(p) {
-		cand := filepath.Join(repoRoot(), p)
-		if st, err := os.Stat(cand); err == nil && st.IsDir() {
-			return cand, nil
+		cands := []string{filepath.Join(repoRoot(), p)}
+		if !strings.ContainsRune(p, filepath.Separator) {
+			cands = append(cands, filepath.Join(repoRoot(), filepath.Dir(DefaultProfile), p))
+		}
+		for _, cand := range cands {
+			if st, err := os.Stat(cand); err == nil && st.IsDir() {
+				return cand, nil
+			}
 		}
 	}
 	return "", fmt.Errorf("find profile: %s is not a directory (PROFILE is relative to the repository root)", p)

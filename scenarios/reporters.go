@@ -330,6 +330,7 @@ func NewMarkdownReporter(rs []Result, opts ...ReportOption) Reporter {
 		b.WriteString("\n## Details\n\n")
 		mdTable(&b, detailTable(rs))
 		writeNetworkSections(&b, rs, o)
+		b.WriteString(contractSection(rs))
 		b.WriteString("\n## Notes\n\n")
 		for _, n := range notes(rs) {
 			b.WriteString("- " + n + "\n")

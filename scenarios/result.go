@@ -106,6 +106,13 @@ type Result struct {
 	// MetricsCheck compares every replica's /metrics with its records
 	// (runs on replicas only, Config.Replicated).
 	MetricsCheck *MetricsCheck `json:"metrics_check,omitempty"`
+	// Worker is the worker under test of this run (WORKER): "go" or a
+	// contract worker's name; "" in results written before it existed.
+	Worker string `json:"worker,omitempty"`
+	// Contract is what the lab saw of a contract worker's run: what of
+	// docs/worker-contract.md it did not keep, and where each figure comes
+	// from. nil for the Go worker.
+	Contract *ContractCheck `json:"contract,omitempty"`
 }
 
 // Latency holds percentiles of send latencies in ms. Percentiles use the

@@ -180,6 +180,15 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 	return res, nil
 }
 
+// ledgerPath is the lane's ledger file for the reconciler; "" for a
+// contract worker (its ledger has its own format).
+func (l *lane) ledgerPath() string {
+	if l.r.contract() {
+		return ""
+	}
+	return filepath.Join(l.dir, lab.LedgerFile)
+}
+
 func raceProxyName(rtt int) string { return "race-" + strconv.Itoa(rtt) + "ms" }
 
 // lane is one worker of the idle race.
@@ -222,10 +231,18 @@ func (l *lane) run(ctx context.Context) (err error) {
 		"-idle-conn-timeout", l.idle.String(),
 		"-summary-every", "100000",
 	)
-	wk, err := st.StartWorker(ctx, vendormock.WorkerOptions{
+	o := vendormock.WorkerOptions{
 		Name: l.name(), Args: args, CPUs: workerCPUs, OutDir: l.dir,
 		Env: lab.WorkerEnv(st),
-	})
+	}
+	if r.contract() {
+		// The lane's proxy port in the URL: the certificate's SAN is the
+		// host, the port does not matter to it.
+		o.Args, o.Image = nil, r.opts.Worker.Image
+		o.Env = lab.ContractEnv(st, r.opts.Worker, l.topo, "", 0, time.Time{})
+		o.Env["VENDOR_URL"] = "https://" + st.VendorHost + ":" + strconv.Itoa(l.port)
+	}
+	wk, err := st.StartWorker(ctx, o)
 	if err != nil {
 		return err
 	}
@@ -295,7 +312,7 @@ func (l *lane) judge(ctx context.Context, all []vendormock.JournalEntry) (IdleRa
 		}
 	}
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
-		Published: l.pub.pub.Published(), RecordsPath: l.recs.Path(), LedgerPath: filepath.Join(l.dir, lab.LedgerFile),
+		Published: l.pub.pub.Published(), RecordsPath: l.recs.Path(), LedgerPath: l.ledgerPath(),
 		AMQPURL: st.AMQPURL, Main: l.topo.Names.Main, SendPath: st.Profile.API.SendPath,
 	})
 	if err != nil {

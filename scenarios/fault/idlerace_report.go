@@ -125,6 +125,9 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 	var rtts []int
 	ymax := 1.0
 	for _, r := range res.Rows {
+		if r.IdleConnTimeoutMS <= 0 {
+			continue // a contract worker's own idle timeout, unknown to the lab: no point on a log scale
+		}
 		if _, ok := byRTT[r.RTTMS]; !ok {
 			rtts = append(rtts, r.RTTMS)
 		}
@@ -161,7 +164,9 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 	p.Y.Min, p.Y.Max = 0, ymax*chartHeadroom(len(rtts)+1, len(rtts))
 	xmin, xmax := t, t
 	for _, r := range res.Rows {
-		xmin, xmax = math.Min(xmin, r.IdleConnTimeoutMS/1000), math.Max(xmax, r.IdleConnTimeoutMS/1000)
+		if r.IdleConnTimeoutMS > 0 {
+			xmin, xmax = math.Min(xmin, r.IdleConnTimeoutMS/1000), math.Max(xmax, r.IdleConnTimeoutMS/1000)
+		}
 	}
 	p.X.Min, p.X.Max = xmin*0.8, xmax*1.6 // room for the value labels
 	if err := addValueLabels(p, marks); err != nil {

@@ -231,3 +231,27 @@ func TestIntegrationIdleRace(t *testing.T) {
 		})
 	}
 }
+
+// TestIntegrationContractWorkerFault runs vendor-closes against the Node
+// worker with fetch (WORKER=node-fetch): it gets the contract's
+// environment, its broker through Toxiproxy, and keeps the scenario's
+// expectation (UNKNOWN once, never re-sent).
+func TestIntegrationContractWorkerFault(t *testing.T) {
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil || os.Getenv(vendormock.EnvImageWorkerNode) == "" {
+		t.Fatalf("lab images (%v) and %s: run vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a", err, vendormock.EnvImageWorkerNode)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := t.TempDir()
+	err = Run(ctx, Options{Scenario: "vendor-closes", Catalog: filepath.Join("..", "catalog"), Out: out,
+		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images, Worker: "node-fetch",
+		WorkDir: t.TempDir()}, lineLog{t: t, buf: new(bytes.Buffer)})
+	if err != nil {
+		t.Fatalf("Run vendor-closes with node-fetch: %v", err)
+	}
+	na, err := ReadNotApplicable(out)
+	if err != nil || len(na) != 0 {
+		t.Errorf("not applicable = %+v, %v; want none", na, err)
+	}
+}

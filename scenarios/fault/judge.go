@@ -3,10 +3,8 @@ package fault
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -45,10 +43,7 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 	}
 	// Replicas keep their ledger on a Docker volume or in PostgreSQL: the
 	// reconciler's ledger check runs on the one worker's file only.
-	ledgerPath := ""
-	if s.ws == nil {
-		ledgerPath = filepath.Join(s.dir, lab.LedgerFile)
-	}
+	ledgerPath := s.ledgerPath()
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
 		Published:  s.pub.pub.Published(),
 		LedgerPath: ledgerPath,

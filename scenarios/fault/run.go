@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,13 @@ type Options struct {
 	Count   int
 	Images  vendormock.Images
 	WorkDir string // "" = <Out>/../.lab/faults/<time>
+	// Worker is the worker under test (WORKER, vendormock.WorkerImage;
+	// "" = go). Scenarios that do not apply to it or to the profile
+	// (Scenario.Applies) are left out and listed in NotApplicableFile.
+	Worker string
+	// Race, when set, is the idle race to run instead of the catalog's
+	// (the audit's: AuditIdleRace).
+	Race *Scenario
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
@@ -125,6 +133,30 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
+	worker, err := vendormock.WorkerImage(o.Worker, nil)
+	if err != nil {
+		return fmt.Errorf("select worker: %w", err)
+	}
+	profileName := "" // unknown: every scenario's profiles apply
+	pdir := o.Profile
+	if pdir == "" {
+		pdir = vendormock.DefaultProfileDir
+	}
+	if p, perr := vendormock.LoadProfile(pdir); perr == nil {
+		profileName = p.Name
+	}
+	if o.Race != nil {
+		sel = append(slices.DeleteFunc(sel, func(sc *Scenario) bool { return sc.Kind == KindIdleRace }), o.Race)
+	}
+	var na []NotApplicable
+	sel = slices.DeleteFunc(sel, func(sc *Scenario) bool {
+		ok, why := sc.Applies(worker.Name, profileName)
+		if !ok {
+			na = append(na, NotApplicable{Name: sc.Name, Reason: why})
+			fmt.Fprintf(w, "[fault] %s: not applicable to worker %s, profile %s: %s\n", sc.Name, worker.Name, profileName, why)
+		}
+		return !ok
+	})
 	for _, b := range c.Broken {
 		fmt.Fprintf(w, "[fault] WARNING: %s does not load (not asked for, skipped): %v\n", filepath.Base(b.File), b.Err)
 	}
@@ -135,8 +167,17 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if o.WorkDir == "" {
 		o.WorkDir = filepath.Join(filepath.Dir(out), ".lab", "faults", time.Now().UTC().Format("20060102T150405"))
 	}
-	fmt.Fprintf(w, "[fault] %d scenario(s): %s; work dir %s\n", len(sel), names(sel), o.WorkDir)
-	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, KeepaliveTimeout: o.KeepaliveTimeout, WorkDir: o.WorkDir, Log: w})
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("create OUT: %w", err)
+	}
+	if err := writeNotApplicable(out, na); err != nil {
+		return err
+	}
+	if len(sel) == 0 {
+		return nil
+	}
+	fmt.Fprintf(w, "[fault] %d scenario(s): %s; worker %s; work dir %s\n", len(sel), names(sel), worker.Name, o.WorkDir)
+	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, KeepaliveTimeout: o.KeepaliveTimeout, WorkDir: o.WorkDir, Log: w, Worker: worker})
 	if err != nil {
 		return err
 	}

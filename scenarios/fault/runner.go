@@ -51,6 +51,9 @@ type RunnerOptions struct {
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout of the stack; 0 = profile's
 	WorkDir          string        // where stack files and each scenario's worker state go (created)
 	Log              io.Writer     // progress lines; nil = discard
+	// Worker is the worker under test; zero = the Go worker. Any other
+	// is started with the contract's environment (contractEnv).
+	Worker vendormock.WorkerSelection
 }
 
 // Runner runs scenarios one after another on one stack (RabbitMQ, WireMock,

@@ -78,9 +78,12 @@ type Scenario struct {
 	// Steps run in order: sends (the worker handles them before the next
 	// step unless wait: false), waits, checks, and faults switched on and
 	// off. They say when each fault applies.
-	Steps    []Step        `yaml:"steps"`
-	Expect   Expect        `yaml:"expect"`
-	IdleRace *IdleRaceSpec `yaml:"idle_race"`
+	// AppliesTo says which workers under test and profiles the scenario
+	// applies to (default all; see AppliesTo for the replica rule).
+	AppliesTo AppliesTo     `yaml:"applies_to"`
+	Steps     []Step        `yaml:"steps"`
+	Expect    Expect        `yaml:"expect"`
+	IdleRace  *IdleRaceSpec `yaml:"idle_race"`
 
 	// File is the path the scenario was read from.
 	File string `yaml:"-"`
@@ -357,6 +360,8 @@ func IdleTimeout(setting string, t time.Duration, rttMS int, margin time.Duratio
 		return t - rtt/2
 	case "t_minus_rtt_margin":
 		return t - rtt - margin
+	case IdleSettingWorker:
+		return 0 // the worker's own
 	default:
 		return GoDefaultIdleConnTimeout
 	}

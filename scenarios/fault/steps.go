@@ -201,13 +201,21 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 	if s.restarts > 0 {
 		name += "-" + strconv.Itoa(s.restarts+1)
 	}
-	wk, err := s.r.Stack.StartWorker(ctx, vendormock.WorkerOptions{
+	o := vendormock.WorkerOptions{
 		Name:   name,
 		Args:   s.workerArgs(),
 		Env:    lab.WorkerEnv(s.r.Stack),
 		CPUs:   workerCPUs,
 		OutDir: s.dir,
-	})
+	}
+	if s.r.contract() {
+		env, err := s.contractEnv()
+		if err != nil {
+			return err
+		}
+		o.Args, o.Env, o.Image = nil, env, s.r.opts.Worker.Image
+	}
+	wk, err := s.r.Stack.StartWorker(ctx, o)
 	if err != nil {
 		return err
 	}

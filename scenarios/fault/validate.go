@@ -112,8 +112,10 @@ func (sc *Scenario) validate() []error {
 			bad("steps", "no send step: nothing would be published")
 		}
 		sc.checkWorkers(bad)
+		sc.AppliesTo.check(bad)
 		sc.Expect.check(bad)
 	case KindIdleRace:
+		sc.AppliesTo.check(bad)
 		if sc.IdleRace == nil {
 			bad("idle_race", "kind %s needs an idle_race section", KindIdleRace)
 			break
@@ -326,7 +328,7 @@ func (r *IdleRaceSpec) check(bad func(string, string, ...any)) {
 		bad("idle_race.pause_min", "set both pause_min and pause_max, 0 < pause_min <= pause_max")
 	}
 	for i, s := range r.Settings {
-		if !slices.Contains(IdleSettings, s) {
+		if !slices.Contains(IdleSettings, s) && s != IdleSettingWorker {
 			bad(fmt.Sprintf("idle_race.settings[%d]", i), "%q: want one of %s", s, strings.Join(IdleSettings, ", "))
 		}
 	}

@@ -142,6 +142,9 @@ var benchKeys = []key{
 	{"QUEUE_TYPE", "RabbitMQ queue type of the worker's queues", scenarios.DefaultQueueType,
 		"one of " + strings.Join(allowedQueues, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.QueueType, err = oneOf(v, allowedQueues); return }},
+	{"WORKER", "the worker under test (docs/worker-contract.md): the Go worker, a reference worker, or any image that follows the contract; any worker but go runs once per RTT instead of MODES",
+		scenarios.DefaultWorker, "one of " + strings.Join(vendormock.WorkerNames(), ", "),
+		func(c *scenarios.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", scenarios.DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
@@ -214,6 +217,9 @@ func parseKeys(args []string, getenv func(string) string) (scenarios.Config, err
 				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, scenarios.IdleConnMargin)}
 		}
 	}
+	if err := checkWorker(cfg, sources["WORKER"]); err != nil {
+		return scenarios.Config{}, err
+	}
 	return cfg, nil
 }
 
@@ -223,6 +229,7 @@ func usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
+       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
        ./run.sh test-unit            lint and unit tests (no Docker)

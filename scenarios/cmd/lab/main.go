@@ -3,6 +3,7 @@
 //	lab check [KEY=VALUE...]   validate the arguments only (exit 2 on a bad one)
 //	lab run   [KEY=VALUE...]   run the lab: stack, both modes, every RTT, report;
 //	                           with SCENARIO=<name|all> the fault/race scenarios instead
+//	lab audit [KEY=VALUE...]   audit WORKER on PROFILE: the standard battery and its report
 //	lab list                   list the scenarios of scenarios/catalog, one line each
 //	lab report OUT             rebuild OUT/summary.md and OUT/charts from OUT/bench-*.json
 //	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
@@ -57,9 +58,13 @@ func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdo
 	if countGiven(args, os.Getenv) {
 		count = cfg.Count
 	}
+	profile, err := scenarios.ResolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
 	return fault.Run(ctx, fault.Options{
-		Scenario: cfg.Scenario, Out: cfg.Out, Profile: cfg.Profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images,
+		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images, Worker: cfg.Worker,
 	}, stdout)
 }
 
@@ -88,7 +93,7 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, list, report, matrix, matrix-report or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, audit, list, report, matrix, matrix-report or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
@@ -103,6 +108,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return runScenarios(ctx, cfg, rest, stdout)
 		}
 		return scenarios.Run(ctx, cfg, stdout)
+	case "audit":
+		return runAudit(ctx, rest, getenv, stdout)
 	case "list":
 		if len(rest) != 0 {
 			return fmt.Errorf("%w: list takes no arguments", errUsage)
@@ -139,10 +146,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q: want check, run, list, report, matrix, matrix-report or help", errUsage, cmd)
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report or help", errUsage, cmd)
 	}
 }
 

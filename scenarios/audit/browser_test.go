@@ -1,0 +1,170 @@
+package audit
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// ensureChromium is the script that installs Debian's chromium
+// (./run.sh test runs it).
+const ensureChromium = "vendormock/images/ensure-chromium.sh"
+
+// chromiumPath returns the headless browser, or fails the test naming the
+// script that installs it: the page's test never skips.
+func chromiumPath(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	t.Fatalf("no chromium on PATH: run %s (Debian's chromium package; ./run.sh test does it)", ensureChromium)
+	return ""
+}
+
+// pageCheck is what the browser saw of a page.
+type pageCheck struct {
+	errors   []string // console errors, uncaught exceptions, log entries of level error
+	svgs     int      // <svg> elements with a non-zero rendered size
+	rules    int      // rows of the rules table
+	verdict  string   // text of #verdict
+	png      []byte   // full-page screenshot
+	loadedOK bool
+}
+
+// openPage loads path in headless Chromium and collects console errors,
+// what rendered and a screenshot.
+func openPage(t *testing.T, path string) pageCheck {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(chromiumPath(t)), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(1280, 900))
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	defer cancel()
+	ctx, cancel := chromedp.NewContext(actx)
+	defer cancel()
+	ctx, cancel = context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+
+	var (
+		mu  sync.Mutex
+		got pageCheck
+	)
+	if err := chromedp.Listen(ctx, func(ev any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch e := ev.(type) {
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == runtime.ConsoleAPICalledTypeError || e.Type == runtime.ConsoleAPICalledTypeAssert {
+				var args []string
+				for _, a := range e.Args {
+					args = append(args, string(a.Value)+a.Description)
+				}
+				got.errors = append(got.errors, "console."+string(e.Type)+": "+strings.Join(args, " "))
+			}
+		case *runtime.EventExceptionThrown:
+			got.errors = append(got.errors, "uncaught: "+e.ExceptionDetails.Text+" "+exceptionText(e.ExceptionDetails))
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				got.errors = append(got.errors, "log: "+e.Entry.Text+" "+e.Entry.URL)
+			}
+		}
+	}); err != nil {
+		t.Fatalf("start chromium: %v", err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, log.Enable, cdp.Empty{}); err != nil {
+		t.Fatalf("enable the log domain: %v", err)
+	}
+	if err := chromedp.Do(ctx, chromedp.Navigate("file://"+abs), chromedp.WaitReady("body"),
+		chromedp.Sleep(300*time.Millisecond)); err != nil { // late console messages
+		t.Fatalf("open %s in chromium: %v", path, err)
+	}
+	eval := func(js string) int {
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](js))
+		if err != nil {
+			t.Fatalf("evaluate %q: %v", js, err)
+		}
+		return n
+	}
+	svgs := eval(`Array.from(document.querySelectorAll("svg")).filter(s => { const r = s.getBoundingClientRect(); return r.width > 0 && r.height > 0 }).length`)
+	rules := eval(`document.querySelectorAll("#rules tbody tr").length`)
+	verdict, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.getElementById("verdict") || {}).textContent || ""`))
+	if err != nil {
+		t.Fatalf("read the verdict: %v", err)
+	}
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got.svgs, got.rules, got.verdict, got.png, got.loadedOK = svgs, rules, verdict, png, true
+	return got
+}
+
+func exceptionText(d *runtime.ExceptionDetails) string {
+	if d == nil || d.Exception == nil {
+		return ""
+	}
+	return d.Exception.Description
+}
+
+// TestAuditPageRendersInChromium opens the golden audit's audit.html in
+// headless Chromium: it renders (six charts with a size, every rule's
+// row, the verdict), the screenshot is a real image, and the console has
+// no error. The negative control is a page with a script error, which
+// must be caught.
+func TestAuditPageRendersInChromium(t *testing.T) {
+	dir, rep := buildFixture(t)
+	got := openPage(t, filepath.Join(dir, HTMLFile))
+	if len(got.errors) > 0 {
+		t.Errorf("console errors on audit.html: %q", got.errors)
+	}
+	if got.svgs != len(rep.Charts) || got.svgs == 0 {
+		t.Errorf("%d charts rendered with a size; want %d", got.svgs, len(rep.Charts))
+	}
+	if got.rules != len(rep.Rules) {
+		t.Errorf("%d rule rows rendered; want %d", got.rules, len(rep.Rules))
+	}
+	if !strings.Contains(got.verdict, "FAILS the audit") {
+		t.Errorf("verdict %q; want the fixture's FAILS", got.verdict)
+	}
+	if len(got.png) < 10_000 || !bytes.HasPrefix(got.png, []byte("\xff\xd8")) {
+		t.Errorf("screenshot of %d bytes is not a JPEG of a rendered page", len(got.png))
+	}
+	shot := filepath.Join(dir, "audit.jpg")
+	if err := os.WriteFile(shot, got.png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot %s (%d bytes), %d charts, %d rules", shot, len(got.png), got.svgs, got.rules)
+
+	t.Run("negative control: a script error is caught", func(t *testing.T) {
+		bad := filepath.Join(t.TempDir(), "bad.html")
+		page := `<!DOCTYPE html><html><head><title>x</title></head><body><p id="verdict">x</p><script>console.error("boom"); undefinedFunction();</script></body></html>`
+		if err := os.WriteFile(bad, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := openPage(t, bad)
+		joined := strings.Join(got.errors, "\n")
+		for _, want := range []string{"console.error", "uncaught"} {
+			if !strings.Contains(joined, want) {
+				t.Errorf("errors %q lack %q", got.errors, want)
+			}
+		}
+	})
+}

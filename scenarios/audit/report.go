@@ -1,0 +1,266 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// Files of an audit folder (results/audit/<worker>-<profile>/).
+const (
+	MarkdownFile = "audit.md"
+	HTMLFile     = "audit.html"
+	RulesFile    = "audit.json"
+	// RaceName is the audit's idle race (fault.AuditIdleRace): its files
+	// are RaceName.json and charts/RaceName.svg.
+	RaceName = "audit-idle-race"
+)
+
+// Figure is one bench run in the audit's figures table, each figure with
+// where it comes from.
+type Figure struct {
+	Worker       string  `json:"worker"`
+	RTTMS        int     `json:"rtt_ms"`
+	SendsPerS    float64 `json:"sends_per_s"`
+	P50MS        float64 `json:"p50_ms"`
+	P99MS        float64 `json:"p99_ms"`
+	CPUMSPerSend float64 `json:"cpu_ms_per_send"` // -1 = not measured
+	Connections  int     `json:"connections"`
+	Sends        int     `json:"sends"`
+	TLS          string  `json:"tls"`
+	// LatencySource and CPUSource say where latency and CPU come from
+	// (scenarios.Source* values); connections and TLS always come from
+	// nginx.
+	LatencySource string `json:"latency_source"`
+	CPUSource     string `json:"cpu_source"`
+}
+
+// Chart is one SVG chart of the audit, inlined in the HTML page.
+type Chart struct {
+	Title string `json:"title"`
+	File  string `json:"file"` // relative to the audit folder
+	SVG   string `json:"-"`    // the <svg> element, XML prolog removed
+}
+
+// Report is one audit: the rules, the figures and the charts.
+type Report struct {
+	Worker   string   `json:"worker"`
+	Profile  string   `json:"profile"`
+	Date     string   `json:"date"`
+	Pass     bool     `json:"pass"`
+	Rules    []Rule   `json:"rules"`
+	Figures  []Figure `json:"figures"`
+	Charts   []Chart  `json:"charts"`
+	Progress []string `json:"-"`
+}
+
+// NewReport evaluates in (Evaluate) and gathers the figures and the
+// charts of dir (charts/*.svg written by the bench and the idle race).
+func NewReport(dir string, in Inputs, date string) (Report, error) {
+	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in)}
+	rep.Pass = Passed(rep.Rules)
+	for _, r := range in.Bench {
+		rep.Figures = append(rep.Figures, figureOf(r))
+	}
+	charts := []Chart{
+		{Title: "Connections carrying sends (nginx)", File: "charts/tcp-connections.svg"},
+		{Title: "Worker CPU per send", File: "charts/cpu-per-send.svg"},
+		{Title: "p50 send latency", File: "charts/latency-p50.svg"},
+		{Title: "p99 send latency", File: "charts/latency-p99.svg"},
+		{Title: "Throughput", File: "charts/sends-per-s.svg"},
+		{Title: "Idle race: failures per 1,000 sends", File: "charts/" + RaceName + ".svg"},
+	}
+	for _, c := range charts {
+		b, err := os.ReadFile(filepath.Join(dir, c.File))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return Report{}, fmt.Errorf("read chart: %w", err)
+		}
+		svg, err := inlineSVG(b)
+		if err != nil {
+			return Report{}, fmt.Errorf("chart %s: %w", c.File, err)
+		}
+		c.SVG = svg
+		rep.Charts = append(rep.Charts, c)
+	}
+	return rep, nil
+}
+
+func figureOf(r scenarios.Result) Figure {
+	f := Figure{Worker: r.Worker, RTTMS: r.RTTMS, SendsPerS: r.SendsPerS, P50MS: r.LatencyMS.P50, P99MS: r.LatencyMS.P99,
+		CPUMSPerSend: r.CPUMSPerSend, Connections: r.TCPConnections, Sends: r.SendRequests,
+		LatencySource: scenarios.SourceRecords + " (total_ms)", CPUSource: scenarios.SourceRecords + " (cpu_ms)"}
+	if f.Worker == "" {
+		f.Worker = vendormock.WorkerGo
+	}
+	if f.Worker == vendormock.WorkerGo {
+		f.Worker += " (" + r.Mode + ")"
+	}
+	if r.Contract != nil {
+		f.LatencySource = r.Contract.Sources["latency p50/p99, sends/s"]
+		f.CPUSource = r.Contract.Sources["CPU per send"]
+	}
+	var tls []string
+	for _, v := range []string{"TLSv1.3", "TLSv1.2"} {
+		if n := r.TLSVersions[v]; n > 0 {
+			tls = append(tls, fmt.Sprintf("%s %d", strings.TrimPrefix(v, "TLSv"), n))
+		}
+	}
+	f.TLS = strings.Join(tls, ", ")
+	return f
+}
+
+var svgStartRE = regexp.MustCompile(`(?s)^.*?(<svg[\s>])`)
+
+// inlineSVG returns the <svg> element of an SVG file, without the XML
+// prolog and comments before it. Errors: no <svg element.
+func inlineSVG(b []byte) (string, error) {
+	loc := svgStartRE.FindSubmatchIndex(b)
+	if loc == nil {
+		return "", fmt.Errorf("no <svg> element")
+	}
+	return string(bytes.TrimSpace(b[loc[2]:])), nil
+}
+
+// Load reads an audit folder's result files: bench-*.json (none is an
+// error recorded in Inputs.Errors, not returned), faults.json and
+// faults-not-applicable.json and RaceName.json when present. Errors: a
+// file that exists but does not parse.
+func Load(dir, worker, profile string, keepaliveS float64) (Inputs, error) {
+	in := Inputs{Worker: worker, Profile: profile, KeepaliveS: keepaliveS}
+	if bench, err := scenarios.ReadResults(dir); err == nil {
+		in.Bench = bench
+	} else {
+		in.Errors = append(in.Errors, "no bench result: "+err.Error())
+	}
+	var ff fault.FaultsFile
+	if err := readJSON(filepath.Join(dir, "faults.json"), &ff); err != nil {
+		return in, err
+	}
+	in.Faults = ff.Faults
+	na, err := fault.ReadNotApplicable(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return in, err
+	}
+	in.NotApplicable = na
+	var race fault.IdleRaceResult
+	if err := readJSON(filepath.Join(dir, RaceName+".json"), &race); err != nil {
+		return in, err
+	}
+	if race.Scenario != "" {
+		in.Race = &race
+	}
+	return in, nil
+}
+
+// readJSON decodes path into v; a missing file leaves v as it is.
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("parse %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// Write writes dir/audit.md, dir/audit.html and dir/audit.json for rep.
+func Write(dir string, rep Report) error {
+	md := Markdown(rep)
+	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(md), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", MarkdownFile, err)
+	}
+	var h bytes.Buffer
+	if err := HTML(&h, rep); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, HTMLFile), h.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", HTMLFile, err)
+	}
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode audit: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, RulesFile), append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", RulesFile, err)
+	}
+	return nil
+}
+
+// verdictLine is the audit's one-line result.
+func verdictLine(rep Report) string {
+	pass, fail, na := 0, 0, 0
+	for _, r := range rep.Rules {
+		switch r.Verdict {
+		case Pass:
+			pass++
+		case Fail:
+			fail++
+		default:
+			na++
+		}
+	}
+	word := "PASSES"
+	if !rep.Pass {
+		word = "FAILS"
+	}
+	return fmt.Sprintf("Worker %s on profile %s %s the audit: %d rules passed, %d failed, %d not applicable.", rep.Worker, rep.Profile, word, pass, fail, na)
+}
+
+// Markdown returns audit.md: the verdict, the rules table, the figures
+// table with its sources, and links to the charts.
+func Markdown(rep Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Audit: worker %s, profile %s\n\n%s\n\n", rep.Worker, rep.Profile, verdictLine(rep))
+	if rep.Date != "" {
+		fmt.Fprintf(&b, "Date: %s. Rules and sources: docs/worker-contract.md.\n\n", rep.Date)
+	}
+	b.WriteString("## Rules\n\n| rule | verdict | evidence | source |\n|---|---|---|---|\n")
+	for _, r := range rep.Rules {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(r.Name), r.Verdict, mdCell(r.Evidence), mdCell(r.Source))
+	}
+	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.\n\n")
+	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, f := range rep.Figures {
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %s | %d | %d | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, f.P50MS, f.P99MS,
+			cpuCell(f.CPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource)
+	}
+	if len(rep.Charts) > 0 {
+		b.WriteString("\n## Charts\n\n")
+		for _, c := range rep.Charts {
+			fmt.Fprintf(&b, "![%s](%s)\n\n", c.Title, c.File)
+		}
+	}
+	return b.String()
+}
+
+func mdCell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", "\\|"), "\n", " ") }
+
+func cpuCell(v float64) string {
+	if v < 0 {
+		return "n/a"
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

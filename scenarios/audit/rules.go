@@ -1,0 +1,361 @@
+package audit
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// Verdict words of a rule.
+const (
+	Pass = "PASS"
+	Fail = "FAIL"
+	NA   = "N/A" // the rule does not apply (a scenario not applicable, a figure not run)
+)
+
+// Rule is one line of the audit: what is checked, the verdict, the
+// evidence (figures with their units) and where the evidence comes from.
+type Rule struct {
+	ID       string `json:"id"`       // short stable name, e.g. "connections-per-send"
+	Name     string `json:"name"`     // the rule in words
+	Verdict  string `json:"verdict"`  // Pass, Fail or NA
+	Evidence string `json:"evidence"` // the figures that decided it
+	Source   string `json:"source"`   // where they come from
+}
+
+// Inputs are the result files of one audit: the bench runs
+// (bench-*.json), the fault verdicts (faults.json), the scenarios left
+// out, and the idle race.
+type Inputs struct {
+	Worker        string // WORKER value audited
+	Profile       string // the profile's name
+	KeepaliveS    float64
+	Bench         []scenarios.Result
+	Faults        []fault.Verdict
+	NotApplicable []fault.NotApplicable
+	Race          *fault.IdleRaceResult
+	// Errors are steps of the battery that failed to run (a bench that
+	// could not finish, a stack that did not start), one sentence each.
+	Errors []string
+}
+
+// ConnectionsPerSendMax is the most connections per send a client that
+// reuses its connection may open in the bench (no idle pause there: one
+// or two connections for a few hundred sends; docs/case.md#production-worker).
+const ConnectionsPerSendMax = 0.05
+
+// OneConnectionPerSend is the ratio from which the audit says "one new
+// connection per send": the case's per-request engine
+// (docs/case.md#published-table: 1,050 connections for 1,050 sends).
+const OneConnectionPerSend = 0.9
+
+// declaredIdle returns the idle timeout in s a worker keeps a connection
+// open by default, as docs/worker-contract.md lists it; ok is false when
+// the lab does not know it (any image, Node's fetch), and reuse is false
+// for a worker that keeps no connection at all.
+func declaredIdle(worker string, r scenarios.Result) (s float64, reuse, ok bool) {
+	switch worker {
+	case vendormock.WorkerGo:
+		return r.IdleConnTimeoutS, true, r.IdleConnTimeoutS > 0
+	case "node-agent-keepalive":
+		return 60, true, true // IDLE_TIMEOUT_MS default
+	case "java-shared":
+		return 30, true, true // jdk.httpclient.keepalive.timeout default
+	case "node-agent-nokeepalive", "java-per-send":
+		return 0, false, true
+	}
+	return 0, true, false
+}
+
+// workerRuns returns the bench runs of the worker under test (not the Go
+// baseline beside a contract worker).
+func (in Inputs) workerRuns() []scenarios.Result {
+	var out []scenarios.Result
+	for _, r := range in.Bench {
+		if r.Worker == in.Worker || (r.Worker == "" && in.Worker == vendormock.WorkerGo) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Evaluate returns the audit's rules, in report order.
+func Evaluate(in Inputs) []Rule {
+	runs := in.workerRuns()
+	var rules []Rule
+	add := func(r Rule) { rules = append(rules, r) }
+	for _, e := range in.Errors {
+		add(Rule{ID: "battery", Name: "The battery ran", Verdict: Fail, Evidence: e, Source: "lab"})
+	}
+	add(contractRule(in, runs))
+	add(connectionsRule(runs))
+	add(tlsRule(runs))
+	add(idleRule(in, runs))
+	add(replayRule(in, runs))
+	add(countRule("duplicates", "No notification sent twice", in, runs, func(d counts) int { return d.duplicates }))
+	add(countRule("lost", "No notification lost", in, runs, func(d counts) int { return d.lost }))
+	for _, v := range in.Faults {
+		verdict := Fail
+		if v.Pass {
+			verdict = Pass
+		}
+		ev := fmt.Sprintf("observed %s; journal %d; duplicates %d; lost %d", formatOutcomes(v.Observed), v.JournalCount, v.Duplicates, v.Lost)
+		if len(v.Failures) > 0 {
+			ev += "; " + strings.Join(v.Failures, "; ")
+		}
+		add(Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + " (" + v.Tool + ")", Verdict: verdict, Evidence: ev,
+			Source: "queues + records (reconciler), WireMock journal"})
+	}
+	for _, n := range in.NotApplicable {
+		add(Rule{ID: "fault-" + n.Name, Name: "Fault " + n.Name, Verdict: NA, Evidence: "not applicable: " + n.Reason, Source: "scenarios/catalog"})
+	}
+	return rules
+}
+
+func contractRule(in Inputs, runs []scenarios.Result) Rule {
+	r := Rule{ID: "contract", Name: "Keeps the worker contract (records, routing, exit)", Source: "records file, queues"}
+	if in.Worker == vendormock.WorkerGo {
+		r.Verdict, r.Evidence = Pass, "the Go worker is the contract's reference implementation"
+		return r
+	}
+	var missing []string
+	for _, run := range runs {
+		if run.Contract == nil {
+			continue
+		}
+		for _, m := range run.Contract.Missing {
+			if !slices.Contains(missing, m) {
+				missing = append(missing, m)
+			}
+		}
+	}
+	switch {
+	case len(runs) == 0:
+		r.Verdict, r.Evidence = NA, "no bench run of the worker"
+	case len(missing) == 0:
+		r.Verdict, r.Evidence = Pass, fmt.Sprintf("%d runs: one record per message with outcome, timings and CPU", len(runs))
+	default:
+		r.Verdict, r.Evidence = Fail, strings.Join(missing, "; ")
+	}
+	return r
+}
+
+func connectionsRule(runs []scenarios.Result) Rule {
+	r := Rule{ID: "connections-per-send", Name: "Reuses its connection (connections per send)", Source: "nginx access log ($connection)"}
+	if len(runs) == 0 {
+		r.Verdict, r.Evidence = NA, "no bench run"
+		return r
+	}
+	r.Verdict = Pass
+	var ev []string
+	for _, run := range runs {
+		if run.SendRequests == 0 {
+			r.Verdict = Fail
+			ev = append(ev, fmt.Sprintf("%d ms: no send reached nginx", run.RTTMS))
+			continue
+		}
+		ratio := float64(run.TCPConnections) / float64(run.SendRequests)
+		line := fmt.Sprintf("%d ms: %d connections for %d sends (%.3f per send)", run.RTTMS, run.TCPConnections, run.SendRequests, ratio)
+		switch {
+		case ratio >= OneConnectionPerSend:
+			r.Verdict = Fail
+			line = fmt.Sprintf("one new connection per send at %d ms: %d connections for %d sends (%.2f per send)", run.RTTMS, run.TCPConnections, run.SendRequests, ratio)
+		case ratio > ConnectionsPerSendMax:
+			r.Verdict = Fail
+			line += fmt.Sprintf(", above %.2f", ConnectionsPerSendMax)
+		}
+		ev = append(ev, line)
+	}
+	r.Evidence = strings.Join(ev, "; ")
+	return r
+}
+
+func tlsRule(runs []scenarios.Result) Rule {
+	r := Rule{ID: "tls-version", Name: "Negotiates TLS 1.3", Source: "nginx access log ($ssl_protocol)"}
+	if len(runs) == 0 {
+		r.Verdict, r.Evidence = NA, "no bench run"
+		return r
+	}
+	total := map[string]int{}
+	for _, run := range runs {
+		for v, n := range run.TLSVersions {
+			total[v] += n
+		}
+	}
+	r.Verdict = Pass
+	var parts []string
+	for _, v := range slices.Sorted(maps.Keys(total)) {
+		parts = append(parts, fmt.Sprintf("%s %d", v, total[v]))
+		if v != "TLSv1.3" && total[v] > 0 {
+			r.Verdict = Fail
+		}
+	}
+	if len(parts) == 0 {
+		r.Verdict = Fail
+		parts = []string{"no send seen"}
+	}
+	r.Evidence = "sends by TLS version: " + strings.Join(parts, ", ")
+	return r
+}
+
+func idleRule(in Inputs, runs []scenarios.Result) Rule {
+	r := Rule{ID: "idle-timeout", Name: "Idles out below the vendor's keep-alive minus one RTT", Source: "worker settings (docs/worker-contract.md), idle race (records, journal)"}
+	var ev []string
+	r.Verdict = Pass
+	for i, run := range runs {
+		limit := in.KeepaliveS - float64(run.RTTMS)/1000
+		idle, reuse, ok := declaredIdle(in.Worker, run)
+		switch {
+		case !reuse:
+			if i == 0 {
+				ev = append(ev, "keeps no idle connection (a new one per send)")
+			}
+		case !ok:
+			if i == 0 {
+				ev = append(ev, "idle timeout unknown to the lab: judged by the idle race")
+			}
+		case idle < limit:
+			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s < keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
+		default:
+			r.Verdict = Fail
+			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s >= keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
+		}
+	}
+	switch race := in.Race; {
+	case race == nil:
+		if r.Verdict == Pass && len(runs) == 0 {
+			r.Verdict = NA
+		}
+		ev = append(ev, "idle race not run")
+	default:
+		fails, sends := 0, 0
+		for _, row := range race.Rows {
+			fails += row.Failures
+			sends += row.Sends
+		}
+		ev = append(ev, fmt.Sprintf("idle race at keep-alive %.0f s: %d failures (UNKNOWN or NOT_SENT) in %d sends", race.KeepaliveTimeoutMS/1000, fails, sends))
+		if fails > 0 || !race.Pass {
+			r.Verdict = Fail
+			ev = append(ev, race.Failures...)
+		}
+	}
+	r.Evidence = strings.Join(ev, "; ")
+	return r
+}
+
+// counts are duplicates and lost over the battery.
+type counts struct{ duplicates, lost int }
+
+// battery sums duplicates and lost over the worker's bench runs, the
+// faults (less the duplicates a negative control plants on purpose) and
+// the idle race, and says where each came from.
+func battery(in Inputs, runs []scenarios.Result) (counts, []string) {
+	var c counts
+	var parts []string
+	for _, run := range runs {
+		if run.Reconcile != nil {
+			c.duplicates += run.Reconcile.Duplicates
+			c.lost += run.Reconcile.Lost
+			parts = append(parts, fmt.Sprintf("bench %d ms: %d dup, %d lost", run.RTTMS, run.Reconcile.Duplicates, run.Reconcile.Lost))
+		}
+	}
+	fd, fl := 0, 0
+	for _, v := range in.Faults {
+		fd += max(v.Duplicates-v.Expected.Duplicates, 0)
+		fl += v.Lost
+	}
+	if len(in.Faults) > 0 {
+		c.duplicates += fd
+		c.lost += fl
+		parts = append(parts, fmt.Sprintf("%d faults: %d dup, %d lost", len(in.Faults), fd, fl))
+	}
+	if in.Race != nil {
+		rd, rl := 0, 0
+		for _, row := range in.Race.Rows {
+			rd += row.Duplicates
+			rl += row.Lost
+		}
+		c.duplicates += rd
+		c.lost += rl
+		parts = append(parts, fmt.Sprintf("idle race: %d dup, %d lost", rd, rl))
+	}
+	return c, parts
+}
+
+func countRule(id, name string, in Inputs, runs []scenarios.Result, pick func(counts) int) Rule {
+	c, parts := battery(in, runs)
+	r := Rule{ID: id, Name: name, Source: "queues + records (reconciler), WireMock journal"}
+	n := pick(c)
+	switch {
+	case len(parts) == 0:
+		r.Verdict, r.Evidence = NA, "nothing ran"
+		return r
+	case n == 0:
+		r.Verdict = Pass
+	default:
+		r.Verdict = Fail
+	}
+	r.Evidence = fmt.Sprintf("%d in all (%s)", n, strings.Join(parts, "; "))
+	return r
+}
+
+func replayRule(in Inputs, runs []scenarios.Result) Rule {
+	r := Rule{ID: "post-never-replayed", Name: "A POST is never replayed (no refkey twice in the journal without a 4xx)", Source: "WireMock journal"}
+	total, parts := 0, []string{}
+	for _, run := range runs {
+		if run.Reconcile != nil {
+			total += run.Reconcile.Duplicates
+		}
+		parts = append(parts, fmt.Sprintf("bench %d ms: %d of %d sends repeated", run.RTTMS, dupOf(run), run.JournalCount))
+	}
+	jd := 0
+	for _, v := range in.Faults {
+		jd += max(v.JournalDuplicates-v.Expected.Duplicates, 0)
+	}
+	total += jd
+	if len(in.Faults) > 0 {
+		parts = append(parts, fmt.Sprintf("faults: %d refkeys repeated beyond the negative controls'", jd))
+	}
+	if len(parts) == 0 {
+		r.Verdict, r.Evidence = NA, "nothing ran"
+		return r
+	}
+	r.Verdict = Pass
+	if total > 0 {
+		r.Verdict = Fail
+	}
+	r.Evidence = strings.Join(parts, "; ")
+	return r
+}
+
+func dupOf(r scenarios.Result) int {
+	if r.Reconcile == nil {
+		return 0
+	}
+	return r.Reconcile.Duplicates
+}
+
+// formatOutcomes renders outcome counts in outcome.All order: "SENT 2, UNKNOWN 1".
+func formatOutcomes(m map[outcome.Outcome]int) string {
+	var parts []string
+	for _, o := range outcome.All {
+		if m[o] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", o, m[o]))
+		}
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Passed reports whether no rule failed.
+func Passed(rules []Rule) bool {
+	return !slices.ContainsFunc(rules, func(r Rule) bool { return r.Verdict == Fail })
+}

@@ -1,0 +1,193 @@
+package audit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// Defaults of an audit's battery: small enough for a 2-core machine
+// (about 5 minutes against a 75 s keep-alive, most of it the idle race's
+// pauses).
+const (
+	DefaultCount     = 200 // measured sends per bench run
+	DefaultWarmup    = 10
+	DefaultRaceCount = 15 // idle race sends per lane: 3 bursts, 2 pauses around the keep-alive
+	DefaultRaceBurst = 5
+	// DefaultDir is the audits' parent folder; each audit writes
+	// DefaultDir/<worker>-<profile>/.
+	DefaultDir = "results/audit"
+)
+
+// ErrFailed is returned by Run when a rule failed; the report is written
+// all the same.
+var ErrFailed = errors.New("audit failed")
+
+// Options configure Run. Config carries the lab's keys (WORKER, PROFILE,
+// COUNT, RTTS, KEEPALIVE_TIMEOUT, SERVER_DELAY_MS...); Out "" writes to
+// DefaultDir/<worker>-<profile>.
+type Options struct {
+	Config scenarios.Config
+	Images vendormock.Images
+	// RaceCount and RaceBurst size the idle race (0 = the defaults).
+	RaceCount, RaceBurst int
+	// Catalog is the scenario catalog ("" = fault.DefaultCatalog).
+	Catalog string
+}
+
+// Folder returns an audit's folder name: "<worker mode>-<profile name>",
+// e.g. "node-fetch-alimtalk" or "go-sms".
+func Folder(worker, profile string) string {
+	if worker == "" {
+		worker = vendormock.WorkerGo
+	}
+	return scenarios.WorkerMode(worker) + "-" + profile
+}
+
+// Run runs the battery and writes the report: the bench at the RTTs of
+// Config (two by default), the audit's idle race at the profile's
+// keep-alive timeout, and the applicable fault scenarios; then audit.md,
+// audit.html and audit.json. Progress lines with an ETA go to w. Errors:
+// a bad profile or worker, a folder that cannot be written, ErrFailed
+// when a rule failed (after writing the report), ctx's.
+func Run(ctx context.Context, o Options, w io.Writer) error {
+	cfg := o.Config
+	pdir, err := scenarios.ResolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	profile, err := vendormock.LoadProfile(pdir)
+	if err != nil {
+		return err
+	}
+	sel, err := vendormock.WorkerImage(cfg.Worker, nil)
+	if err != nil {
+		return fmt.Errorf("select worker: %w", err)
+	}
+	if cfg.Out == "" || cfg.Out == scenarios.DefaultOut {
+		cfg.Out = filepath.Join(DefaultDir, Folder(sel.Name, profile.Name))
+	}
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	// A fresh folder: an old run's files would be judged as this one's.
+	if err := os.RemoveAll(out); err != nil {
+		return fmt.Errorf("clear audit folder: %w", err)
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("create audit folder: %w", err)
+	}
+	cfg.Out = out
+	if sel.Contract {
+		cfg.Modes, cfg.Baseline = nil, true
+	} else {
+		cfg.Modes = []string{"pooled"} // the Go worker as deployed (docs/case.md#production-worker)
+	}
+	keepalive := cfg.KeepaliveTimeout
+	if keepalive <= 0 {
+		keepalive = profile.Nginx.KeepaliveTimeout
+	}
+	raceCount, raceBurst := cmpOr(o.RaceCount, DefaultRaceCount), cmpOr(o.RaceBurst, DefaultRaceBurst)
+	setting := fault.IdleSettingWorker
+	if !sel.Contract {
+		setting = "t_minus_rtt_margin"
+	}
+	race := fault.AuditIdleRace(keepalive, cfg.RTTs, raceCount, raceBurst, setting)
+	race.Name = RaceName
+
+	p := newProgress(w, cfg, keepalive, raceCount, raceBurst)
+	var runErrs []string
+	p.step("bench", fmt.Sprintf("%s at RTT %v ms, %d sends each", strings.Join(cfg.RunModes(), " and "), cfg.RTTs, cfg.Count))
+	if err := scenarios.Run(ctx, cfg, w); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		runErrs = append(runErrs, "bench: "+err.Error())
+		fmt.Fprintf(w, "[audit] ERROR: bench: %v (the audit goes on; the report says so)\n", err)
+	}
+	p.step("faults and idle race", fmt.Sprintf("the catalog's applicable fault scenarios, then the idle race at keep-alive %s (%d sends per RTT)", keepalive, raceCount))
+	err = fault.Run(ctx, fault.Options{
+		Scenario: "all", Catalog: o.Catalog, Out: out, Profile: pdir, KeepaliveTimeout: cfg.KeepaliveTimeout,
+		Images: o.Images, Worker: sel.Name, Race: race,
+		WorkDir: filepath.Join(workRoot(), ".lab", "audit", filepath.Base(out)+"-"+time.Now().UTC().Format("20060102T150405")),
+	}, w)
+	if err != nil && !errors.Is(err, fault.ErrFailed) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		runErrs = append(runErrs, "faults: "+err.Error())
+		fmt.Fprintf(w, "[audit] ERROR: faults: %v (the audit goes on; the report says so)\n", err)
+	}
+	p.step("report", "audit.md, audit.html")
+	in, err := Load(out, sel.Name, profile.Name, keepalive.Seconds())
+	if err != nil {
+		return err
+	}
+	in.Errors = append(in.Errors, runErrs...)
+	rep, err := NewReport(out, in, time.Now().UTC().Format(time.RFC3339))
+	if err != nil {
+		return err
+	}
+	if err := Write(out, rep); err != nil {
+		return err
+	}
+	p.done()
+	fmt.Fprintf(w, "\n%s\n", verdictLine(rep))
+	for _, r := range rep.Rules {
+		fmt.Fprintf(w, "  %-4s %s: %s\n", r.Verdict, r.Name, r.Evidence)
+	}
+	fmt.Fprintf(w, "report: %s, %s\n", filepath.Join(out, MarkdownFile), filepath.Join(out, HTMLFile))
+	if !rep.Pass {
+		return fmt.Errorf("%w: worker %s on profile %s (see %s)", ErrFailed, sel.Name, profile.Name, filepath.Join(out, MarkdownFile))
+	}
+	return nil
+}
+
+// Rebuild rewrites the report of an audit folder from its result files
+// (no stack), for the worker and the profile it was run with.
+func Rebuild(dir, worker, profile string, keepalive time.Duration) (Report, error) {
+	in, err := Load(dir, worker, profile, keepalive.Seconds())
+	if err != nil {
+		return Report{}, err
+	}
+	rep, err := NewReport(dir, in, time.Now().UTC().Format(time.RFC3339))
+	if err != nil {
+		return Report{}, err
+	}
+	return rep, Write(dir, rep)
+}
+
+// workRoot is where the fault runner's work files go: the repository root
+// (the nearest parent of the working directory with go.mod, as the bench's
+// .lab/runs), else the system's temporary folder.
+func workRoot() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		return os.TempDir()
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return os.TempDir()
+		}
+	}
+}
+
+func cmpOr(v, def int) int {
+	if v > 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,56 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// auditHelp follows usage in `lab help`.
+const auditHelp = `
+The audit (./run.sh audit WORKER=... PROFILE=...): the bench at RTTS (default
+3 and 10 ms, COUNT default 200, WARMUP 10; a contract worker runs beside the
+Go worker's pooled client), the idle race at the profile's keep-alive timeout,
+and every fault scenario that applies to the worker and the profile; writes
+results/audit/<worker>-<profile>/audit.md and audit.html (one rule per line,
+PASS or FAIL with its evidence). Exit 1 when a rule failed.
+`
+
+// runAudit runs `lab audit`: the keys as for run (SCENARIO is refused),
+// with the audit's smaller COUNT and WARMUP unless given.
+func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseArgs(args, getenv)
+	if err != nil {
+		return err
+	}
+	if cfg.Scenario != "" {
+		return &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument",
+			Msg: "the audit runs every applicable scenario itself; allowed: no SCENARIO with audit"}
+	}
+	if !given(args, getenv, "COUNT") {
+		cfg.Count = audit.DefaultCount
+	}
+	if !given(args, getenv, "WARMUP") {
+		cfg.Warmup = audit.DefaultWarmup
+	}
+	vendormock.EnsureTestcontainersEnv()
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		return fmt.Errorf("read images: %w", err)
+	}
+	return audit.Run(ctx, audit.Options{Config: cfg, Images: images}, stdout)
+}
+
+// given reports whether key was set by a word or the environment.
+func given(args []string, getenv func(string) string, key string) bool {
+	for _, a := range args {
+		if strings.HasPrefix(a, key+"=") {
+			return true
+		}
+	}
+	return getenv != nil && getenv(key) != ""
+}

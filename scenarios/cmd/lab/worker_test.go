@@ -1,0 +1,45 @@
+package main
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestParseWorker(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		want    string // Config.Worker; "" = an error is expected
+		wantMsg []string
+	}{
+		{"default is go", nil, "go", nil},
+		{"reference worker", []string{"WORKER=node-agent-nokeepalive"}, "node-agent-nokeepalive", nil},
+		{"any image", []string{"WORKER=image:acme/worker:1"}, "image:acme/worker:1", nil},
+		{"unknown names the known ones", []string{"WORKER=python"}, "", []string{"WORKER", "go, java-per-send, java-shared, node-agent-keepalive, node-agent-nokeepalive, node-fetch, image:NAME"}},
+		{"image without a name", []string{"WORKER=image:"}, "", []string{"image:NAME"}},
+		{"replicas need go", []string{"WORKER=java-shared", "WORKERS=2"}, "", []string{"needs WORKER=go"}},
+		{"concurrency needs go", []string{"WORKER=node-fetch", "CONCURRENCY=8"}, "", []string{"CONCURRENCY above 1 (the contract's prefetch is 1) needs WORKER=go"}},
+		{"cpu profile needs go", []string{"WORKER=node-fetch", "CPU_PROFILE=on"}, "", []string{"CPU_PROFILE=on needs WORKER=go"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseKeys(tt.args, nil)
+			if tt.want != "" {
+				if err != nil || cfg.Worker != tt.want {
+					t.Fatalf("parseKeys(%q) = Worker %q, %v; want %q", tt.args, cfg.Worker, err, tt.want)
+				}
+				return
+			}
+			var ue *UsageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("parseKeys(%q) error = %v; want *UsageError", tt.args, err)
+			}
+			for _, s := range tt.wantMsg {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+		})
+	}
+}
