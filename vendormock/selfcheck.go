@@ -43,7 +43,11 @@ func (s *Stack) SelfCheckNewConn(ctx context.Context, rttMS int, handshake bool)
 		ctx, cancel = context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
 	}
-	ttfb, err := firstResponseByte(ctx, s.VendorAddrHost, s.HostTLSConfig())
+	var cfg *tls.Config // nil: plain HTTP (SchemeHTTP)
+	if s.Scheme.TLS() {
+		cfg = s.HostTLSConfig()
+	}
+	ttfb, err := firstResponseByte(ctx, s.VendorAddrHost, cfg, s.VendorHost)
 	if err != nil {
 		return 0, fmt.Errorf("self-check new connection: %w", err)
 	}
@@ -63,8 +67,10 @@ func (s *Stack) SelfCheckNewConn(ctx context.Context, rttMS int, handshake bool)
 
 // firstResponseByte dials addr, runs a TLS handshake with cfg over the
 // connection and returns the time from the dial's start to the first byte
-// read from the server. Errors: dial or handshake failures.
-func firstResponseByte(ctx context.Context, addr string, cfg *tls.Config) (time.Duration, error) {
+// read from the server. With cfg nil (plain HTTP) the client's first bytes
+// are a GET of ProbePath for host, and the first byte is the answer's.
+// Errors: dial, handshake or request failures.
+func firstResponseByte(ctx context.Context, addr string, cfg *tls.Config, host string) (time.Duration, error) {
 	start := time.Now()
 	var d net.Dialer
 	raw, err := d.DialContext(ctx, "tcp", addr)
@@ -72,6 +78,19 @@ func firstResponseByte(ctx context.Context, addr string, cfg *tls.Config) (time.
 		return 0, fmt.Errorf("dial vendor through toxiproxy: %w", err)
 	}
 	fc := &firstReadConn{Conn: raw}
+	if cfg == nil {
+		defer fc.Close()
+		if dl, ok := ctx.Deadline(); ok {
+			_ = fc.SetDeadline(dl)
+		}
+		if _, err := fmt.Fprintf(fc, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", ProbePath, host); err != nil {
+			return 0, fmt.Errorf("plain http probe: %w", err)
+		}
+		if _, err := fc.Read(make([]byte, 1)); err != nil {
+			return 0, fmt.Errorf("plain http probe: %w", err)
+		}
+		return fc.firstRead().Sub(start), nil
+	}
 	conn := tls.Client(fc, cfg)
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -49,7 +50,7 @@ func TestFirstResponseByte(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	got, err := firstResponseByte(ctx, ln.Addr().String(), client)
+	got, err := firstResponseByte(ctx, ln.Addr().String(), client, "api.vendor.test")
 	if err != nil {
 		t.Fatalf("firstResponseByte: %v", err)
 	}
@@ -70,7 +71,43 @@ func TestFirstResponseByte(t *testing.T) {
 			c.Close()
 		}
 	}()
-	if _, err := firstResponseByte(ctx, plain.Addr().String(), client); err == nil {
+	if _, err := firstResponseByte(ctx, plain.Addr().String(), client, "api.vendor.test"); err == nil {
 		t.Error("plain-text server: no error, want a TLS handshake error")
+	}
+}
+
+// TestFirstResponseBytePlainHTTP: under SchemeHTTP the probe is a GET of
+// ProbePath, timed to the answer's first byte.
+func TestFirstResponseBytePlainHTTP(t *testing.T) {
+	const hold = 30 * time.Millisecond
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		b := make([]byte, 256)
+		n, _ := c.Read(b)
+		got <- string(b[:n])
+		time.Sleep(hold)
+		_, _ = c.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"))
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	d, err := firstResponseByte(ctx, ln.Addr().String(), nil, "api.vendor.test")
+	if err != nil {
+		t.Fatalf("firstResponseByte: %v", err)
+	}
+	if req := <-got; !strings.HasPrefix(req, "GET "+ProbePath+" HTTP/1.1\r\nHost: api.vendor.test\r\n") {
+		t.Errorf("request %q; want a GET of %s for the vendor host", req, ProbePath)
+	}
+	if d < hold {
+		t.Errorf("first response byte after %s; want >= the server's %s", d, hold)
 	}
 }
