@@ -235,6 +235,16 @@ type bench struct {
 }
 
 // runOne measures one mode at one RTT.
+// transport is the run's transport as the stack runs it: the profile may
+// turn https into mtls (a vendor that requires client certificates).
+func (b *bench) transport() Transport {
+	t := b.cfg.Transport()
+	if b.stack != nil && b.stack.Scheme != "" {
+		t.Scheme = b.stack.Scheme
+	}
+	return t
+}
+
 func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err error) {
 	label := fmt.Sprintf("%s %d ms", mode, rtt)
 	fail := func(step string, err error) error { return &RunError{Mode: mode, RTTMS: rtt, Step: step, Err: err} }
@@ -380,7 +390,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("collect", err)
 	}
-	logName := strings.TrimSuffix(AccessLogFileName(mode, rtt), ".log") + b.cfg.Transport().forMode(mode).suffix() + ".log"
+	logName := strings.TrimSuffix(AccessLogFileName(mode, rtt), ".log") + b.transport().forMode(mode).suffix() + ".log"
 	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
 		return Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
 	}
@@ -410,7 +420,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	} else {
 		r.IdleConnTimeoutS = idle.Seconds()
 	}
-	r.setTransport(b.cfg.Transport(), mode, entries)
+	r.setTransport(b.transport(), mode, entries)
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
 	r.Worker = vendormock.WorkerGo
 	if contract != nil {

@@ -28,6 +28,13 @@ func (s *Stack) prepare(opts Options) error {
 	if s.Scheme, err = ParseScheme(string(opts.Scheme)); err != nil {
 		return fmt.Errorf("stack options: %w", err)
 	}
+	asked := s.Scheme
+	if s.Scheme, err = schemeFor(p, asked); err != nil {
+		return err
+	}
+	if s.Scheme != asked {
+		s.logf("profile %s requires mutual TLS: scheme %s instead of %s (the worker gets the run's client certificate)", p.Name, s.Scheme, asked)
+	}
 	if s.HTTP2, err = ParseHTTPVersion(opts.HTTPVersion); err != nil {
 		return fmt.Errorf("stack options: %w", err)
 	}
@@ -113,4 +120,20 @@ func (s *Stack) registerStubs() error {
 	}
 	s.logf("%d stubs registered from %s (server delay %d ms)", len(rules), s.Profile.WireMock.Stubs, s.ServerDelayMS)
 	return nil
+}
+
+// schemeFor is the scheme the stack runs for a validated profile when
+// asked is requested: a profile that requires client certificates
+// (tls.client_auth: required) turns https into mtls and refuses plain http.
+func schemeFor(p *Profile, asked Scheme) (Scheme, error) {
+	if p.TLS.ClientAuth != ClientAuthRequired {
+		return asked, nil
+	}
+	switch asked {
+	case SchemeHTTP:
+		return "", fmt.Errorf("stack options: scheme http: profile %s requires mutual TLS (tls.client_auth: required); use https or mtls", p.Name)
+	case SchemeHTTPS:
+		return SchemeMTLS, nil
+	}
+	return asked, nil
 }

@@ -106,7 +106,16 @@ type TLSPolicy struct {
 	MaxVersion     string `yaml:"max_version"`
 	SessionCache   bool   `yaml:"session_cache"`
 	SessionTickets bool   `yaml:"session_tickets"`
+	// ClientAuth is "required" for a vendor that accepts only clients
+	// with a certificate (mutual TLS): the stack then runs SchemeMTLS
+	// whenever HTTPS is asked for, and refuses plain HTTP; "" = none
+	// (client_auth).
+	ClientAuth string `yaml:"client_auth"`
 }
+
+// ClientAuthRequired is TLSPolicy.ClientAuth for a vendor that requires
+// mutual TLS.
+const ClientAuthRequired = "required"
 
 // NginxSpec holds nginx's settings (nginx).
 type NginxSpec struct {
@@ -259,6 +268,9 @@ func (p *Profile) validate() []string {
 	}
 	if !okMax {
 		bad("tls.max_version", `must be "1.2" or "1.3", got %q`, p.TLS.MaxVersion)
+	}
+	if c := p.TLS.ClientAuth; c != "" && c != ClientAuthRequired {
+		bad("tls.client_auth", `must be "" (none) or %q, got %q`, ClientAuthRequired, c)
 	}
 	if okMin && okMax && minV > maxV {
 		bad("tls", "min_version %s is above max_version %s", p.TLS.MinVersion, p.TLS.MaxVersion)

@@ -158,3 +158,38 @@ func TestProfileStatusTable(t *testing.T) {
 		t.Errorf("missing table: %q, %v; want \"\", nil", s, err)
 	}
 }
+
+// TestSchemeForClientAuth: the sms profile requires mutual TLS, so https
+// runs as mtls and plain http is refused; alimtalk keeps what is asked.
+func TestSchemeForClientAuth(t *testing.T) {
+	sms, err := LoadProfile("vendormock/profiles/sms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ali, err := LoadProfile(DefaultProfileDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		p       *Profile
+		asked   Scheme
+		want    Scheme
+		wantErr bool
+	}{
+		{sms, SchemeHTTPS, SchemeMTLS, false},
+		{sms, SchemeMTLS, SchemeMTLS, false},
+		{sms, SchemeHTTP, "", true},
+		{ali, SchemeHTTPS, SchemeHTTPS, false},
+		{ali, SchemeHTTP, SchemeHTTP, false},
+	} {
+		got, err := schemeFor(tc.p, tc.asked)
+		if got != tc.want || (err != nil) != tc.wantErr {
+			t.Errorf("schemeFor(%s, %s) = %q, %v; want %q (error %v)", tc.p.Name, tc.asked, got, err, tc.want, tc.wantErr)
+		}
+	}
+	bad := *ali
+	bad.TLS.ClientAuth = "sometimes"
+	if probs := bad.validate(); !strings.Contains(strings.Join(probs, "; "), "tls.client_auth") {
+		t.Errorf("validate() = %q; want a problem naming tls.client_auth", probs)
+	}
+}
