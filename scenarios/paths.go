@@ -8,25 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 )
 
-// repoRoot returns the nearest folder at or above the working directory
-// that holds go.mod (the repository root; run.sh runs from there), else the
-// working directory.
-func repoRoot() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "."
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			return wd
-		}
-	}
-}
+// repoRoot is lab.RepoRoot: the repository root (run.sh runs from there).
+func repoRoot() string { return lab.RepoRoot() }
 
 // ResolveProfile finds the profile directory: as given when it exists,
 // else relative to the module root (repoRoot), so tests running in

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
@@ -33,7 +34,7 @@ type Options struct {
 	// Count overrides the idle race's sends per lane (0 = the file's).
 	Count   int
 	Images  vendormock.Images
-	WorkDir string // "" = <Out>/../.lab/faults/<time>
+	WorkDir string // "" = <repository>/.lab/faults/<time> (git-ignored)
 	// Worker is the worker under test (WORKER, vendormock.WorkerImage;
 	// "" = go). Scenarios that do not apply to it or to the profile
 	// (Scenario.Applies) are left out and listed in NotApplicableFile.
@@ -165,7 +166,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
 	if o.WorkDir == "" {
-		o.WorkDir = filepath.Join(filepath.Dir(out), ".lab", "faults", time.Now().UTC().Format("20060102T150405"))
+		o.WorkDir = filepath.Join(lab.RepoRoot(), ".lab", "faults", time.Now().UTC().Format("20060102T150405"))
 	}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("create OUT: %w", err)

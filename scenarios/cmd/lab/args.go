@@ -230,11 +230,12 @@ func usage(w io.Writer) error {
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
        ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
+       ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
        ./run.sh test-unit            lint and unit tests (no Docker)
        ./run.sh test-integration     integration tests (the real stack)
-       ./run.sh lint                 gofmt and go vet
+       ./run.sh lint                 gofmt, go vet, go mod tidy -diff, staticcheck
        ./run.sh --help               this text
 
 Measures a per-request HTTP client against a shared pooled keep-alive client:
@@ -253,7 +254,7 @@ environment. An unknown key or an invalid value exits 2 and starts nothing.
 	}
 	b.WriteString(`
 Example: ./run.sh COUNT=1000 RTTS="3 10" MODES="per-request pooled"
-RTT sweep on a real network's handshake (about 10 min):
+RTT sweep on a real network's handshake (7-10 min):
          ./run.sh RTTS="1 3 10 50 150 380" COUNT=200 TCP_HANDSHAKE=on OUT=results/sweep
 The Node study's settings (docs/studies.md, study B):
          ./run.sh RTTS="1 3 10 50 150 380" COUNT=200 TCP_HANDSHAKE=on SERVER_DELAY_MS=0 PER_REQUEST_TLS=1.3 OUT=results/sweep-node

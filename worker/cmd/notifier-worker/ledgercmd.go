@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -128,8 +129,16 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 			return fmt.Errorf("%w: resolve needs -by WHO and -why TEXT (both are kept in the entry)", errUsage)
 		}
 	}
-	if _, err := ledger.SpecKind(spec); err != nil {
+	kind, err := ledger.SpecKind(spec)
+	if err != nil {
 		return fmt.Errorf("%w: -ledger: %w", errUsage, err)
+	}
+	// An operator's command never creates a ledger: a mistyped path would
+	// otherwise read as an empty ledger ("no UNKNOWN entries").
+	if kind == ledger.KindBolt {
+		if _, err := os.Stat(spec); err != nil {
+			return fmt.Errorf("no ledger at %s (%w): give the worker's ledger with -ledger or LEDGER", spec, err)
+		}
 	}
 
 	store, err := ledger.OpenStore(ctx, spec)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -165,5 +167,18 @@ func TestLedgerEnvUsed(t *testing.T) {
 	c, err = parseFlags(nil, envOf(baseEnv), &bytes.Buffer{})
 	if err != nil || c.LedgerRetention != 7*24*time.Hour || c.LedgerEphemeralOK {
 		t.Errorf("defaults: retention %v ephemeral ok %v err %v; want 168h, false", c.LedgerRetention, c.LedgerEphemeralOK, err)
+	}
+}
+
+// TestLedgerMissingFile: an operator's command on a mistyped path fails
+// and creates nothing (it would otherwise read as an empty ledger).
+func TestLedgerMissingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "typo.db")
+	code, out, errs := runLedger(t, nil, "list", "-ledger", path)
+	if code == 0 || !strings.Contains(errs, "no ledger at "+path) {
+		t.Errorf("exit %d stdout %q stderr %q; want a failure naming the missing ledger", code, out, errs)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command created %s (stat: %v)", path, err)
 	}
 }

@@ -121,6 +121,8 @@ exactly one place: acked (SENT), failed, retry, unknown, held or dead-letter
 queue. The vendor secret is read only from VENDOR_CLIENT_SECRET.
 
 Usage: notifier-worker [flags]
+       notifier-worker ledger list|show|resolve ...   read the attempt ledger, resolve an UNKNOWN (ledger -h)
+       notifier-worker direct -count N ...            the client strategies in a loop, no broker (direct -h)
 
 `)
 		fs.PrintDefaults()
