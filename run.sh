@@ -62,6 +62,22 @@ prerequisites() {
 # creates with org.notifier-lab.session=$LAB_SESSION.
 export LAB_SESSION="${LAB_SESSION:-run-$$-$(date +%s)}"
 
+# start_lab validates the arguments with CHECK (exit 2 on a bad one, nothing
+# started), makes sure the prerequisites exist, then runs `lab CMD ARGS`
+# with the cleanup trap in place.
+start_lab() {
+  local check=$1 cmd=$2
+  shift 2
+  .lab/bin/lab "$check" "$@"
+  for arg in "$@"; do
+    case $arg in LAB_IMAGES=*) export LAB_IMAGES="${arg#LAB_IMAGES=}" ;; esac
+  done
+  prerequisites
+  trap cleanup EXIT
+  trap 'exit 130' INT TERM
+  .lab/bin/lab "$cmd" "$@"
+}
+
 # cleanup removes the containers, networks and volumes this invocation left, on every
 # exit (Ctrl-C included), and nothing of another run on the same machine. The
 # Go code removes its own on a normal exit; this is the safety net for a
@@ -151,14 +167,13 @@ case "${1:-}" in
   audit)
     shift
     build_lab
-    .lab/bin/lab check "$@"
-    for arg in "$@"; do
-      case $arg in LAB_IMAGES=*) export LAB_IMAGES="${arg#LAB_IMAGES=}" ;; esac
-    done
-    prerequisites
-    trap cleanup EXIT
-    trap 'exit 130' INT TERM
-    .lab/bin/lab audit "$@"
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab help
+        exit 0
+        ;;
+    esac
+    start_lab check audit "$@"
     ;;
   matrix)
     shift
@@ -169,12 +184,7 @@ case "${1:-}" in
         exit 0
         ;;
     esac
-    # Validate every argument before anything starts (exit 2 on a bad one).
-    .lab/bin/lab matrix-check "$@"
-    prerequisites
-    trap cleanup EXIT
-    trap 'exit 130' INT TERM
-    .lab/bin/lab matrix "$@"
+    start_lab matrix-check matrix "$@"
     ;;
   matrix-report)
     shift
@@ -183,14 +193,6 @@ case "${1:-}" in
     ;;
   *)
     build_lab
-    # Validate every argument before anything starts (exit 2 on a bad one).
-    .lab/bin/lab check "$@"
-    for arg in "$@"; do
-      case $arg in LAB_IMAGES=*) export LAB_IMAGES="${arg#LAB_IMAGES=}" ;; esac
-    done
-    prerequisites
-    trap cleanup EXIT
-    trap 'exit 130' INT TERM
-    .lab/bin/lab run "$@"
+    start_lab check run "$@"
     ;;
 esac

@@ -175,7 +175,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			if prevRTT >= 0 {
 				// Let the previous point's connections finish closing
 				// through the toxics before they change (LinkSettle).
-				if err := sleepCtx(ctx, LinkSettle(prevRTT)); err != nil {
+				if err := lab.Sleep(ctx, LinkSettle(prevRTT)); err != nil {
 					return err
 				}
 			}
@@ -449,18 +449,6 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 // sweep hit at 380 ms.
 func LinkSettle(prevRTTMS int) time.Duration {
 	return 2*time.Duration(prevRTTMS)*time.Millisecond + time.Second
-}
-
-// sleepCtx waits d or until ctx is done (returning its error).
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // newRunID returns a short unique id for refkeys and the work dir:
