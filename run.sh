@@ -173,7 +173,7 @@ case "${1:-}" in
         exit 0
         ;;
     esac
-    start_lab check audit "$@"
+    start_lab audit-check audit "$@"
     ;;
   matrix)
     shift

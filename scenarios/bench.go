@@ -14,6 +14,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -114,6 +115,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
+	runID := newRunID()
+	if err := outdir.Claim(out, runID); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(filepath.Join(out, "nginx"), 0o755); err != nil {
 		return fmt.Errorf("create OUT: %w", err)
 	}
@@ -125,7 +130,6 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}
-	runID := newRunID()
 	workDir := filepath.Join(repoRoot(), ".lab", "runs", runID)
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)

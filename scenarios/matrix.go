@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -120,14 +121,14 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("create OUT: %w", err)
+	runID := newRunID()
+	if err := outdir.Claim(out, runID); err != nil {
+		return err
 	}
 	profile, err := ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
-	runID := newRunID()
 	workDir := filepath.Join(repoRoot(), ".lab", "runs", "matrix-"+runID)
 	cells := cfg.plan()
 	logf(w, "matrix %s: %d cells (schemes %v, drivers %v, modes %v, concurrency %v), RTT %d ms, COUNT=%d WARMUP=%d SERVER_DELAY_MS=%d HTTP_VERSION=%s; work dir %s",

@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -81,11 +82,10 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
 	// A fresh folder: an old run's files would be judged as this one's.
-	if err := os.RemoveAll(out); err != nil {
-		return fmt.Errorf("clear audit folder: %w", err)
-	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("create audit folder: %w", err)
+	// Only a folder the lab made is emptied (outdir.Fresh); anything else
+	// is refused before the stack starts, and nothing is deleted.
+	if err := outdir.Fresh(out, "audit-"+time.Now().UTC().Format("20060102T150405")); err != nil {
+		return fmt.Errorf("audit folder: %w", err)
 	}
 	cfg.Out = out
 	if sel.Contract {

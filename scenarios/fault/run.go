@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
@@ -168,8 +169,8 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if o.WorkDir == "" {
 		o.WorkDir = filepath.Join(lab.RepoRoot(), ".lab", "faults", time.Now().UTC().Format("20060102T150405"))
 	}
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("create OUT: %w", err)
+	if err := outdir.Claim(out, "faults-"+filepath.Base(o.WorkDir)); err != nil {
+		return err
 	}
 	if err := writeNotApplicable(out, na); err != nil {
 		return err

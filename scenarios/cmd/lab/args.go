@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -78,10 +79,13 @@ var benchKeys = []key{
 	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (the case's old engine spoke only 1.2)", scenarios.DefaultPerRequestTLS,
 		"one of " + strings.Join(allowedTLS, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.PerRequestTLS, err = oneOf(v, allowedTLS); return }},
-	{"OUT", "results directory", scenarios.DefaultOut, "a directory path",
+	{"OUT", "results directory", scenarios.DefaultOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
 		func(c *scenarios.Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")
+			}
+			if err := outdir.Check(v); err != nil {
+				return err
 			}
 			c.Out = v
 			return nil

@@ -6,7 +6,9 @@ import (
 	"io"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -20,22 +22,39 @@ results/audit/<worker>-<profile>/audit.md and audit.html (one rule per line,
 PASS or FAIL with its evidence). Exit 1 when a rule failed.
 `
 
-// runAudit runs `lab audit`: the keys as for run (SCENARIO is refused),
-// with the audit's smaller COUNT and WARMUP unless given.
-func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+// parseAuditArgs parses the audit's keys: the keys as for run (SCENARIO is
+// refused), with the audit's smaller COUNT and WARMUP unless given, and an
+// OUT the audit may empty (outdir.CheckFresh: the audit starts from an
+// empty folder and never empties one the lab did not make). Errors are
+// *UsageError: nothing was started.
+func parseAuditArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
 	cfg, err := parseArgs(args, getenv)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	if cfg.Scenario != "" {
-		return &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument",
+		return cfg, &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument",
 			Msg: "the audit runs every applicable scenario itself; allowed: no SCENARIO with audit"}
+	}
+	if given(args, getenv, "OUT") {
+		if err := outdir.CheckFresh(cfg.Out); err != nil {
+			return cfg, &UsageError{Key: "OUT", Value: cfg.Out, Source: "argument", Msg: err.Error()}
+		}
 	}
 	if !given(args, getenv, "COUNT") {
 		cfg.Count = audit.DefaultCount
 	}
 	if !given(args, getenv, "WARMUP") {
 		cfg.Warmup = audit.DefaultWarmup
+	}
+	return cfg, nil
+}
+
+// runAudit runs `lab audit` with parseAuditArgs's configuration.
+func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	cfg, err := parseAuditArgs(args, getenv)
+	if err != nil {
+		return err
 	}
 	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFromEnv()

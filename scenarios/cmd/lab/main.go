@@ -4,6 +4,7 @@
 //	lab run   [KEY=VALUE...]   run the lab: stack, both modes, every RTT, report;
 //	                           with SCENARIO=<name|all> the fault/race scenarios instead
 //	lab audit [KEY=VALUE...]   audit WORKER on PROFILE: the standard battery and its report
+//	lab audit-check [KEY=...]  validate the audit's arguments only
 //	lab list                   list the scenarios of scenarios/catalog, one line each
 //	lab report OUT             rebuild OUT/summary.md and OUT/charts from OUT/bench-*.json
 //	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
@@ -110,6 +111,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return scenarios.Run(ctx, cfg, stdout)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
+	case "audit-check":
+		_, err := parseAuditArgs(rest, getenv)
+		return err
 	case "list":
 		if len(rest) != 0 {
 			return fmt.Errorf("%w: list takes no arguments", errUsage)

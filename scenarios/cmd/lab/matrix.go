@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -67,10 +68,13 @@ var matrixKeys = []matrixKey{
 			c.PerRequestTLS, err = oneOf(v, allowedTLS)
 			return
 		}},
-	{"OUT", "results directory", scenarios.DefaultMatrixOut, "a directory path",
+	{"OUT", "results directory", scenarios.DefaultMatrixOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
 		func(c *scenarios.MatrixConfig, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")
+			}
+			if err := outdir.Check(v); err != nil {
+				return err
 			}
 			c.Out = v
 			return nil

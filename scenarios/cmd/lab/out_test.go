@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+)
+
+// scratchCheckout plants a folder that looks like a clone (a .git, go.mod,
+// a user's file) and returns it with the files' contents.
+func scratchCheckout(t *testing.T) (string, map[string]string) {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{".git/HEAD": "ref: refs/heads/main\n", "go.mod": "module x\n", "notes.txt": "mine\n"}
+	for rel, c := range files {
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, files
+}
+
+// The trust issue's plant: `./run.sh audit OUT=.` (and OUT=$HOME-like
+// folders) deleted the folder. Every command that takes OUT now refuses a
+// folder the lab did not make with exit 2, before anything starts, and
+// the folder is untouched.
+func TestOUTNotMadeByTheLabIsRefusedAndUntouched(t *testing.T) {
+	for _, cmd := range []string{"check", "run", "audit-check", "audit", "matrix-check", "matrix"} {
+		t.Run(cmd, func(t *testing.T) {
+			dir, files := scratchCheckout(t)
+			t.Chdir(dir)
+			for _, out := range []string{".", dir, "./", dir + "/"} {
+				var stdout, stderr bytes.Buffer
+				code := exitCode(run(context.Background(), []string{cmd, "OUT=" + out}, noEnv, &stdout), &stderr)
+				if code != 2 {
+					t.Fatalf("%s OUT=%s: exit %d, want 2 (stderr %q)", cmd, out, code, stderr.String())
+				}
+				if !strings.Contains(stderr.String(), "OUT") || !strings.Contains(stderr.String(), "name a new folder") {
+					t.Errorf("%s OUT=%s: stderr %q does not say what is wrong and what to do", cmd, out, stderr.String())
+				}
+			}
+			for rel, want := range files {
+				got, err := os.ReadFile(filepath.Join(dir, rel))
+				if err != nil || string(got) != want {
+					t.Errorf("%s: %s is %q, %v; want it untouched", cmd, rel, got, err)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); err == nil {
+				t.Errorf("%s wrote a marker into a refused folder", cmd)
+			}
+		})
+	}
+}
+
+// The audit empties its folder; the committed results/ (marked, holding
+// other runs' folders) is refused for it, while a run folder of its own is
+// accepted.
+func TestAuditCheckOUT(t *testing.T) {
+	parent := t.TempDir()
+	run1 := filepath.Join(parent, "audit", "go-alimtalk")
+	if err := outdir.Claim(parent, "r0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := outdir.Claim(run1, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		out  string
+		want int
+	}{{parent, 2}, {run1, 0}, {filepath.Join(parent, "new"), 0}} {
+		var stdout, stderr bytes.Buffer
+		if code := exitCode(run(context.Background(), []string{"audit-check", "OUT=" + tt.out}, noEnv, &stdout), &stderr); code != tt.want {
+			t.Errorf("audit-check OUT=%s: exit %d, want %d (stderr %q)", tt.out, code, tt.want, stderr.String())
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"audit-check", "SCENARIO=broker-cut"}, noEnv, &stdout), &stderr); code != 2 {
+		t.Errorf("audit-check SCENARIO=broker-cut: exit %d, want 2", code)
+	}
+}

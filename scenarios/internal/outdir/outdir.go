@@ -1,0 +1,160 @@
+// Package outdir decides whether the lab may write into, or clear, a
+// results folder (OUT). The rule (docs/running.md, "Output folders"): the lab
+// writes only into a folder it created or one that carries its marker file;
+// it clears only a marked folder; anything else (the checkout, a home
+// folder, a user's own files) is refused with an error that says what to
+// do, and nothing is touched.
+//
+// It imports only the standard library, so the command line (lab check)
+// can apply the rule before anything starts.
+package outdir
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Marker is the file a folder made by the lab carries. Its content names
+// the run that last claimed the folder (run id and UTC time, one line).
+const Marker = ".notifier-lab-out"
+
+// ErrNotOurs is wrapped by every refusal: the folder exists, holds files,
+// and carries no Marker, so the lab did not make it.
+var ErrNotOurs = errors.New("not a folder the lab made")
+
+// Check returns nil when dir may be used as a run's output folder: it does
+// not exist yet, it is an empty folder, or it carries Marker. Otherwise an
+// error wrapping ErrNotOurs (or the file system's error) that names dir and
+// what to do. Check reads only; it never creates or deletes anything.
+func Check(dir string) error {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return fmt.Errorf("resolve OUT %q: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return fmt.Errorf("OUT %s: %w", abs, err)
+	case !fi.IsDir():
+		return fmt.Errorf("OUT %s is a file, not a folder: %w; name a new folder", abs, ErrNotOurs)
+	}
+	if _, err := os.Stat(filepath.Join(abs, Marker)); err == nil {
+		return nil
+	}
+	entries, err := os.ReadDir(abs)
+	if err != nil {
+		return fmt.Errorf("OUT %s: %w", abs, err)
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	return fmt.Errorf("OUT %s holds %d file(s) (%s) and no %s marker: %w; "+
+		"the lab writes only into a new or empty folder, or one an earlier run made: name a new folder",
+		abs, len(entries), sample(entries), Marker, ErrNotOurs)
+}
+
+// Claim makes dir the output folder of run runID without clearing it:
+// it creates dir (and its parents) when missing, and writes Marker. Errors:
+// Check's refusal (nothing is written then), or the file system's.
+func Claim(dir, runID string) error {
+	if err := Check(dir); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create OUT: %w", err)
+	}
+	return writeMarker(dir, runID)
+}
+
+// Fresh makes dir an empty output folder for run runID: it creates dir, or
+// empties it when it carries Marker (an earlier run's files would otherwise
+// be judged as this run's), then writes Marker. An unmarked folder with
+// files is refused by Check and nothing is deleted. A folder that holds a
+// .git or go.mod, or another run's marked folder (results/ holds the
+// reference runs), is never emptied, marker or not.
+func Fresh(dir, runID string) error {
+	if err := CheckFresh(dir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("read OUT: %w", err)
+	}
+	for _, e := range entries {
+		if err := os.RemoveAll(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("clear OUT: %w", err)
+		}
+	}
+	return Claim(dir, runID)
+}
+
+// CheckFresh returns nil when Fresh would empty and use dir: Check's rule,
+// and dir holds neither .git nor go.mod nor another run's marked folder.
+// It reads only.
+func CheckFresh(dir string) error {
+	if err := Check(dir); err != nil {
+		return err
+	}
+	for _, guard := range []string{".git", "go.mod"} {
+		if _, err := os.Lstat(filepath.Join(dir, guard)); err == nil {
+			return fmt.Errorf("OUT %s holds %s: %w; the lab never empties a repository: name a new folder", dir, guard, ErrNotOurs)
+		}
+	}
+	if nested, err := nestedRun(dir); err != nil {
+		return err
+	} else if nested != "" {
+		return fmt.Errorf("OUT %s holds another run's folder %s, so it is not one run's folder (%w): name a new folder, or that run's own folder", dir, nested, ErrNotOurs)
+	}
+	return nil
+}
+
+func writeMarker(dir, runID string) error {
+	line := fmt.Sprintf("notifier-lab output folder; run %s at %s\n", runID, time.Now().UTC().Format(time.RFC3339))
+	if err := os.WriteFile(filepath.Join(dir, Marker), []byte(line), 0o644); err != nil {
+		return fmt.Errorf("mark OUT: %w", err)
+	}
+	return nil
+}
+
+// nestedRun returns the first folder below dir (not dir itself) that
+// carries Marker, or "" when there is none.
+func nestedRun(dir string) (string, error) {
+	var found string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if !d.IsDir() && d.Name() == Marker && filepath.Dir(p) != filepath.Clean(dir) {
+			found = filepath.Dir(p)
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("read OUT: %w", err)
+	}
+	return found, nil
+}
+
+// sample names up to three entries of a folder, for an error message.
+func sample(entries []fs.DirEntry) string {
+	var names []string
+	for i, e := range entries {
+		if i == 3 {
+			names = append(names, "...")
+			break
+		}
+		names = append(names, e.Name())
+	}
+	return strings.Join(names, ", ")
+}
