@@ -264,7 +264,7 @@ func (c *Client) Send(ctx context.Context, n message.Notification) (Result, erro
 func (c *Client) post(ctx context.Context, tok string, body []byte, refkey string) (res Result, serr *SendError, unauthorized bool) {
 	hc, release, err := c.strategy.Client()
 	if err != nil {
-		return res, classifyTransport(OpSend, fmt.Errorf("get http client: %w", err), nil, false), false
+		return res, classifyTransport(OpSend, fmt.Errorf("get http client: %w", err), nil), false
 	}
 	defer release()
 
@@ -281,16 +281,14 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 	if c.corrHeader != "" {
 		req.Header.Set(c.corrHeader, refkey)
 	}
-	replayable := false
 	if c.idemHeader != "" {
 		req.Header.Set(c.idemHeader, refkey)
-		replayable = isIdempotencyHeader(c.idemHeader)
 	}
 
 	resp, err := hc.Do(req)
 	if err != nil {
 		tr.finish()
-		return res, classifyTransport(OpSend, fmt.Errorf("post message: %w", err), tr, replayable), false
+		return res, classifyTransport(OpSend, fmt.Errorf("post message: %w", err), tr), false
 	}
 	tr.setProto(resp.Proto)
 	data, rerr := readBody(resp, c.maxBody)

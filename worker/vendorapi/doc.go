@@ -54,10 +54,11 @@
 // httptrace, not by the error's text: WroteHeaderField fires when the first
 // header line goes into the connection's write buffer, after the request
 // line and before any byte can reach the socket (net/http request.go,
-// Request.write). If it never fired for the attempt that counts, not one
+// Request.write). If it never fired on any attempt, not one
 // byte left the worker and the send is NOT_SENT, whatever the error (dial,
-// DNS, TLS handshake, closed client, canceled before writing). If it fired,
-// the send is UNKNOWN, whatever the error (reset, EOF, response timeout).
+// DNS, TLS handshake, closed client, canceled before writing). If it fired
+// for any attempt (the transport's own replays included), the send is
+// UNKNOWN, whatever the error (reset, EOF, response timeout, canceled).
 // Typed errors (errors.Is / errors.As on *net.DNSError, *net.OpError,
 // tls.RecordHeaderError, *tls.CertificateVerificationError, x509 errors,
 // syscall.ECONNRESET, io.EOF, context.DeadlineExceeded, net.Error Timeout)
@@ -95,14 +96,19 @@
 //     looked idle). Here the request WAS written and may have been
 //     processed.
 //
-// So a POST without those headers is replayed only when nothing was
-// written, and a POST with one of them is also replayed after it was
-// written: a second send to a vendor that does not de-duplicate. This
-// package therefore never sends Idempotency-Key or X-Idempotency-Key unless
-// WithIdempotencyHeader names one, and WithCorrelationHeader refuses those
-// names. Trace.GotConns > 1 shows a replay; the tracer resets its "write
-// started" flag at every GetConn, and for a request without those headers
-// only the last attempt counts (earlier ones provably wrote nothing).
+// Both cases and the HTTP/2 ones (REFUSED_STREAM, a stream above a
+// GOAWAY's last-stream-id, RST_STREAM(PROTOCOL_ERROR)) are held to one
+// rule by every strategy's RoundTripper (replayGuard, replay.go;
+// docs/outcomes.md#automatic-replays): a request that may have been
+// processed is never sent again, a request that provably was not may be.
+// The idempotency headers are hidden from net/http's replay rule, and an
+// HTTP/2 replay after a PROTOCOL_ERROR reset is refused (ErrReplayRefused,
+// Unknown). Config.AllowTransportReplay turns the guard off, for the
+// negative control only. This package still never sends Idempotency-Key
+// or X-Idempotency-Key unless WithIdempotencyHeader names one, and
+// WithCorrelationHeader refuses those names. Trace.GotConns > 1 shows a
+// replay; the tracer never resets its "write started" flag, so a send is
+// Unknown if ANY attempt started to write (tracer.mayHaveLeft).
 //
 // Without those headers, a POST on a reused connection that the server
 // closes after reading it fails with io.EOF (the error inside

@@ -157,8 +157,8 @@ func TestClassifyHandshakeRefusal(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			tr := &tracer{gotConns: 1, reused: tc.reused, attemptWriteStarted: true, anyWriteStarted: true}
-			se := classifyTransport(OpSend, tc.err, tr, false)
+			tr := &tracer{gotConns: 1, reused: tc.reused, anyWriteStarted: true}
+			se := classifyTransport(OpSend, tc.err, tr)
 			if se.Class != tc.want {
 				t.Errorf("class %s, want %s (%v)", se.Class, tc.want, se)
 			}

@@ -35,7 +35,7 @@ const (
 	ReasonDNS       Reason = "dns"       // name resolution failed (*net.DNSError)
 	ReasonDial      Reason = "dial"      // TCP connect failed: refused, unreachable, dial timeout
 	ReasonTLS       Reason = "tls"       // TLS handshake failed: certificate, alert, version, handshake timeout
-	ReasonReset     Reason = "reset"     // the connection was reset (ECONNRESET, EPIPE, ECONNABORTED)
+	ReasonReset     Reason = "reset"     // the connection was reset (ECONNRESET, EPIPE, ECONNABORTED), or an HTTP/2 stream (ErrReplayRefused)
 	ReasonEOF       Reason = "eof"       // the server closed the connection (io.EOF, io.ErrUnexpectedEOF)
 	ReasonTimeout   Reason = "timeout"   // a timeout fired (ResponseTimeout, context deadline)
 	ReasonTransport Reason = "transport" // any other transport error
@@ -153,10 +153,10 @@ func ClassOf(err error) outcome.Outcome {
 // checked the client's certificate; a server that refuses the certificate
 // answers with an alert and never reads that request (RFC 8446 4.4.2.4 and
 // 6.2; docs/outcomes.md).
-func classifyTransport(op string, err error, tr *tracer, replayable bool) *SendError {
+func classifyTransport(op string, err error, tr *tracer) *SendError {
 	reason := reasonOf(err, tr)
 	class := outcome.Unknown
-	if errors.Is(err, ErrClientClosed) || tr == nil || !tr.mayHaveLeft(replayable) {
+	if errors.Is(err, ErrClientClosed) || tr == nil || !tr.mayHaveLeft() {
 		class = outcome.NotSent
 	}
 	if IsHandshakeRefusal(err) && tr != nil && tr.newConn() {
@@ -220,6 +220,8 @@ func reasonOf(err error, tr *tracer) Reason {
 	// connection reset by peer").
 	switch {
 	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE), errors.Is(err, syscall.ECONNABORTED):
+		return ReasonReset
+	case errors.Is(err, ErrReplayRefused): // an HTTP/2 stream reset
 		return ReasonReset
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 		return ReasonEOF

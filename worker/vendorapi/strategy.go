@@ -64,6 +64,15 @@ type Config struct {
 	// (mutual TLS); nil = none. A server that requires one and gets none
 	// refuses the handshake, and the send is NotSent (classifyTransport).
 	ClientCertificates []tls.Certificate
+	// AllowTransportReplay, for the negative control only, gives the
+	// transport back its stock replays: an HTTP/2 POST whose stream the
+	// server reset with PROTOCOL_ERROR after reading it is sent again on a
+	// new connection, and an HTTP/1.1 POST carrying Idempotency-Key or
+	// X-Idempotency-Key is sent again after it was written. Either may
+	// reach the vendor twice (docs/outcomes.md#http2). false, the default,
+	// refuses every replay of a request that may have been processed
+	// (replayGuard) and keeps the safe ones.
+	AllowTransportReplay bool
 }
 
 // HTTPVersion is the HTTP version a strategy's transport offers.
@@ -231,13 +240,13 @@ func (c Config) newTransport(pooled bool) *http.Transport {
 	return t
 }
 
-// newHTTPClient wraps t: ResponseTimeout as the whole-call timeout, and
+// newHTTPClient wraps t (guarded, see guardTransport): ResponseTimeout as the whole-call timeout, and
 // redirects are never followed. Following a 307/308 would re-send the POST
 // body to another URL, a second send the vendor does not de-duplicate; the
 // 3xx is returned to Client, which classifies it Unknown.
-func (c Config) newHTTPClient(t http.RoundTripper) *http.Client {
+func (c Config) newHTTPClient(t *http.Transport) *http.Client {
 	return &http.Client{
-		Transport: t,
+		Transport: c.guardTransport(t),
 		Timeout:   c.ResponseTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse

@@ -76,12 +76,12 @@ type tracer struct {
 	// attempts counts GetConn calls: one per round trip the transport
 	// makes, its own replays included.
 	attempts int
-	// attemptWriteStarted is WriteStarted for the current attempt only
-	// (reset by GetConn); anyWriteStarted over all attempts.
-	attemptWriteStarted bool
-	anyWriteStarted     bool
-	wroteRequest        bool
-	proto               string
+	// anyWriteStarted is WriteStarted over every attempt of the call,
+	// never reset: an attempt that started writing may have reached the
+	// vendor, whatever later attempts do.
+	anyWriteStarted bool
+	wroteRequest    bool
+	proto           string
 }
 
 func newTracer() *tracer { return &tracer{start: time.Now()} }
@@ -92,7 +92,6 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 		GetConn: func(string) {
 			t.mu.Lock()
 			t.attempts++
-			t.attemptWriteStarted = false
 			t.wroteRequest = false
 			t.mu.Unlock()
 		},
@@ -150,7 +149,6 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 
 func (t *tracer) markWriteStarted() {
 	t.mu.Lock()
-	t.attemptWriteStarted = true
 	t.anyWriteStarted = true
 	t.mu.Unlock()
 }
@@ -180,21 +178,17 @@ func (t *tracer) finish() {
 }
 
 // mayHaveLeft reports whether any byte of the request may have reached the
-// server. replayable says the request carried Idempotency-Key or
-// X-Idempotency-Key.
-//
-// Without such a header, net/http replays a POST only after a
-// nothingWrittenError (zero bytes written on a reused connection), so every
-// attempt before the last one provably wrote nothing and only the last
-// attempt counts. With the header, net/http also replays after bytes were
-// written, so any attempt counts.
-func (t *tracer) mayHaveLeft(replayable bool) bool {
+// server: whether ANY attempt of the call (net/http's own replays
+// included) started to write it. Not only the last one: an HTTP/1.1
+// attempt whose header went into the connection's buffer but whose flush
+// wrote nothing (nothingWrittenError) looks, to httptrace, like one that
+// wrote; and under Config.AllowTransportReplay an attempt that wrote can be
+// followed by a replay that fails before writing. Both count as written
+// (docs/outcomes.md).
+func (t *tracer) mayHaveLeft() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if replayable {
-		return t.anyWriteStarted
-	}
-	return t.attemptWriteStarted
+	return t.anyWriteStarted
 }
 
 // tlsHandshakeErr returns the error of a failed TLS handshake, or nil.
