@@ -214,7 +214,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
-	return WriteReport(out, results, w, WithBulk(cfg.Bulk))
+	if err := WriteReport(out, results, w, WithBulk(cfg.Bulk)); err != nil {
+		return err
+	}
+	return deliveryError(w, DeliveryFailures(cfg.Out, results))
 }
 
 // bench is the state shared by the runs of one Run.
@@ -387,7 +390,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		return Result{}, fail("reconcile", err)
 	}
 	if !verdict.OK {
-		logf(b.w, "%s: WARNING: reconcile %s: %d lost, %d duplicates, %d violations", label, verdict.Verdict(),
+		logf(b.w, "%s: FAIL: reconcile %s: %d lost, %d duplicates, %d violations", label, verdict.Verdict(),
 			verdict.Lost, verdict.Duplicates, len(verdict.Violations))
 	}
 	entries, raw, err := b.stack.ReadAccessLog(logOffset)
@@ -400,7 +403,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	}
 	cs := CountConnectionsTo(entries, StackSendPath(b.stack))
 	if repeated > 0 {
-		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
+		logf(b.w, "%s: FAIL: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
 	}
 	if warn := outcomeWarning(m.Outcomes, b.cfg.Warmup+b.cfg.Count, b.cfg.Malformed); warn != "" {
 		logf(b.w, "%s: WARNING: %s; first errors: %q", label, warn, m.Errors)

@@ -190,7 +190,16 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 		}
 	}
 	logf(w, "matrix done in %s", time.Since(start).Round(time.Second))
-	return WriteMatrixReport(out, results, w)
+	if err := WriteMatrixReport(out, results, w); err != nil {
+		return err
+	}
+	var bad []string
+	for _, c := range results {
+		if chk := c.check(); chk != "ok" {
+			bad = append(bad, fmt.Sprintf("%s: %s (%s)", c.Name(), chk, filepath.Join(cfg.Out, MatrixCellFileName(c))))
+		}
+	}
+	return deliveryError(w, bad)
 }
 
 // matrixRun is the state of the cells of one stack.

@@ -76,8 +76,13 @@ func TestMatrixChecks(t *testing.T) {
 			}
 		}, "fresh mtls"},
 		{"worker cell lost a message", func(cs []MatrixCell) {
-			cs[0].Driver, cs[0].Lost, cs[0].Outcomes[outcome.Sent] = DriverWorker, 1, 110
+			cs[0].Driver, cs[0].Lost, cs[0].Duplicates, cs[0].Outcomes[outcome.Sent] = DriverWorker, 1, 0, 110
 		}, "1 lost"},
+		// An unmeasured worker cell (-1: no reconciler verdict) is not a
+		// pass (issue 14's surviving mutant: -1 read as 0).
+		{"worker cell not reconciled", func(cs []MatrixCell) {
+			cs[0].Driver, cs[0].Outcomes[outcome.Sent] = DriverWorker, 110
+		}, "not reconciled"},
 		{"pool of 2 that did not churn", func(cs []MatrixCell) {
 			for i := range cs {
 				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {

@@ -249,8 +249,9 @@ func idleRule(in Inputs, runs []scenarios.Result) Rule {
 	return r
 }
 
-// counts are duplicates and lost over the battery.
-type counts struct{ duplicates, lost int }
+// counts are duplicates and lost over the battery; unreconciled counts
+// bench runs without a reconciler verdict (not measured: never a pass).
+type counts struct{ duplicates, lost, unreconciled int }
 
 // battery sums duplicates and lost over the worker's bench runs, the
 // faults (less the duplicates a negative control plants on purpose) and
@@ -263,6 +264,9 @@ func battery(in Inputs, runs []scenarios.Result) (counts, []string) {
 			c.duplicates += run.Reconcile.Duplicates
 			c.lost += run.Reconcile.Lost
 			parts = append(parts, fmt.Sprintf("bench %d ms: %d dup, %d lost", run.RTTMS, run.Reconcile.Duplicates, run.Reconcile.Lost))
+		} else {
+			c.unreconciled++
+			parts = append(parts, fmt.Sprintf("bench %d ms: not reconciled", run.RTTMS))
 		}
 	}
 	fd, fl := 0, 0
@@ -296,7 +300,7 @@ func countRule(id, name string, in Inputs, runs []scenarios.Result, pick func(co
 	case len(parts) == 0:
 		r.Verdict, r.Evidence = NA, "nothing ran"
 		return r
-	case n == 0:
+	case n == 0 && c.unreconciled == 0:
 		r.Verdict = Pass
 	default:
 		r.Verdict = Fail
@@ -307,12 +311,16 @@ func countRule(id, name string, in Inputs, runs []scenarios.Result, pick func(co
 
 func replayRule(in Inputs, runs []scenarios.Result) Rule {
 	r := Rule{ID: "post-never-replayed", Name: "A POST is never replayed (no refkey twice in the journal without a 4xx)", Source: "WireMock journal"}
-	total, parts := 0, []string{}
+	total, unreconciled, parts := 0, 0, []string{}
 	for _, run := range runs {
-		if run.Reconcile != nil {
-			total += run.Reconcile.Duplicates
+		if run.Reconcile == nil {
+			// Not measured is not 0 repeated (issue 14's surviving mutant).
+			unreconciled++
+			parts = append(parts, fmt.Sprintf("bench %d ms: not reconciled (%d sends in the journal)", run.RTTMS, run.JournalCount))
+			continue
 		}
-		parts = append(parts, fmt.Sprintf("bench %d ms: %d of %d sends repeated", run.RTTMS, dupOf(run), run.JournalCount))
+		total += run.Reconcile.Duplicates
+		parts = append(parts, fmt.Sprintf("bench %d ms: %d of %d sends repeated", run.RTTMS, run.Reconcile.Duplicates, run.JournalCount))
 	}
 	jd := 0
 	for _, v := range in.Faults {
@@ -327,18 +335,11 @@ func replayRule(in Inputs, runs []scenarios.Result) Rule {
 		return r
 	}
 	r.Verdict = Pass
-	if total > 0 {
+	if total > 0 || unreconciled > 0 {
 		r.Verdict = Fail
 	}
 	r.Evidence = strings.Join(parts, "; ")
 	return r
-}
-
-func dupOf(r scenarios.Result) int {
-	if r.Reconcile == nil {
-		return 0
-	}
-	return r.Reconcile.Duplicates
 }
 
 // formatOutcomes renders outcome counts in outcome.All order: "SENT 2, UNKNOWN 1".

@@ -48,6 +48,11 @@ func TestEvaluate(t *testing.T) {
 		{"a negative control's planted duplicate does not count", func(in *Inputs) {
 			in.Faults = []fault.Verdict{{Name: "no-sac-crash", Pass: true, Duplicates: 1, JournalDuplicates: 1, Expected: fault.Expected{Duplicates: 1}}}
 		}, "duplicates", Pass, "1 faults: 0 dup"},
+		// Not measured is not 0 (issue 14's surviving mutant: a bench run
+		// without a reconciler verdict read as 0 duplicates / 0 lost).
+		{"an unreconciled bench run fails the replay rule", func(in *Inputs) { in.Bench[0].Reconcile = nil }, "post-never-replayed", Fail, "bench 3 ms: not reconciled"},
+		{"an unreconciled bench run fails the duplicates rule", func(in *Inputs) { in.Bench[1].Reconcile = nil }, "duplicates", Fail, "bench 10 ms: not reconciled"},
+		{"an unreconciled bench run fails the lost rule", func(in *Inputs) { in.Bench[1].Reconcile = nil }, "lost", Fail, "not reconciled"},
 		{"lost counts fail", func(in *Inputs) { in.Faults = []fault.Verdict{{Name: "x", Lost: 1}} }, "lost", Fail, "1 in all"},
 		{"a failed fault is a failed rule", func(in *Inputs) {
 			in.Faults = []fault.Verdict{{Name: "nginx-502", Failures: []string{"journal 2, want 0"}}}
