@@ -14,6 +14,9 @@
 #                             strategies x concurrency 1/8/32, client alone and
 #                             whole worker, into results/matrix/ (matrix help)
 #   ./run.sh matrix-report OUT  rebuild OUT/matrix.md and OUT/charts/
+#   ./run.sh report OUT       re-render any results folder offline (bench,
+#                             sweep, matrix or audit), no Docker
+#   ./run.sh --version        the lab's commit (and whether the tree was dirty)
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
 #   ./run.sh test-integration integration tests only (starts the real stack)
@@ -45,7 +48,8 @@ need_go() {
 build_lab() {
   need_go
   mkdir -p .lab/bin
-  go build -o .lab/bin/lab ./scenarios/cmd/lab
+  # -buildvcs=auto stamps the commit (lab version) even where GOFLAGS turns it off.
+  go build -buildvcs=auto -o .lab/bin/lab ./scenarios/cmd/lab
 }
 
 # prerequisites: Docker engine, then the images (LAB_IMAGES=official|offline|auto).
@@ -190,6 +194,15 @@ case "${1:-}" in
     shift
     build_lab
     .lab/bin/lab matrix-report "$@"
+    ;;
+  report)
+    shift
+    build_lab
+    .lab/bin/lab report "$@"
+    ;;
+  --version | version)
+    build_lab
+    .lab/bin/lab version
     ;;
   *)
     build_lab

@@ -6,10 +6,12 @@
 //	lab audit [KEY=VALUE...]   audit WORKER on PROFILE: the standard battery and its report
 //	lab audit-check [KEY=...]  validate the audit's arguments only
 //	lab list                   list the scenarios of scenarios/catalog, one line each
-//	lab report OUT             rebuild OUT/summary.md and OUT/charts from OUT/bench-*.json
+//	lab report OUT             re-render OUT's reports offline: a bench run or sweep, the
+//	                           matrix or an audit (by the result files it holds)
 //	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
 //	lab matrix-check [KEY=...] validate the matrix's arguments only
 //	lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts from OUT/cell-*.json
+//	lab version                the lab's commit and whether its tree was dirty
 //	lab help                   explain every key
 //
 // Keys are also read from the environment; a word wins. Exit codes: 0 done,
@@ -83,7 +85,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab run   [KEY=VALUE...]   run the lab (needs Docker and LAB_IMAGE_* from .lab/images.env);
                              SCENARIO=<name|all> runs scenarios of scenarios/catalog instead
   lab list                   list the scenarios, one line each
-  lab report OUT             rebuild OUT/summary.md and OUT/charts/ from OUT/bench-*.json
+  lab report OUT             re-render OUT's reports offline (bench, sweep, matrix, audit)
   lab matrix [KEY=VALUE...]  run the published matrix (lab matrix help lists its keys)
   lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
 `
@@ -128,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		return scenarios.Report(rest[0], stdout, scenarios.WithBulk(cfg.Bulk))
+		return runReport(rest[0], cfg.Bulk, stdout)
 	case "matrix":
 		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
 			return matrixUsage(stdout)
@@ -146,6 +148,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
 		}
 		return scenarios.MatrixReport(rest[0], stdout)
+	case "version", "--version":
+		_, err := fmt.Fprintln(stdout, version())
+		return err
 	case "help", "-h", "--help":
 		if err := usage(stdout); err != nil {
 			return err

@@ -32,7 +32,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"no subcommand", nil, nil, 2, "", "subcommand"},
 		{"unknown subcommand", []string{"bench"}, nil, 2, "", "unknown subcommand"},
 		{"report without dir", []string{"report"}, nil, 2, "", "results directory"},
-		{"report of an empty dir", []string{"report", "EMPTY"}, nil, 1, "", "no bench-*.json"},
+		{"report of an empty dir", []string{"report", "EMPTY"}, nil, 2, "", "no audit.json, cell-*.json or bench-*.json"},
 		{"help", []string{"help"}, nil, 0, "KEEPALIVE_TIMEOUT", ""},
 		{"check a known scenario", []string{"check", "SCENARIO=nginx-502"}, nil, 0, "", ""},
 		{"check all scenarios", []string{"check", "SCENARIO=all"}, nil, 0, "", ""},

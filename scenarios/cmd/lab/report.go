@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+)
+
+// runReport re-renders the reports of a results folder from its result
+// files, offline (no Docker, no stack), by what the folder holds:
+//
+//	audit.json   an audit: audit.md and audit.html (its date kept)
+//	cell-*.json  the matrix: matrix.md and charts/
+//	bench-*.json a bench run or a sweep: summary.md and charts/
+//
+// bulk is BULK for the summary's projection (0: the default). Errors: a
+// folder with none of these files, or what a reporter returns.
+func runReport(dir string, bulk int, w io.Writer) error {
+	has := func(pattern string) bool {
+		m, _ := filepath.Glob(filepath.Join(dir, pattern))
+		return len(m) > 0
+	}
+	switch {
+	case has(audit.RulesFile):
+		return reportAudit(dir, w)
+	case has("cell-*.json"):
+		return scenarios.MatrixReport(dir, w)
+	case has("bench-*.json"):
+		return scenarios.Report(dir, w, scenarios.WithBulk(bulk))
+	}
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json or bench-*.json: name a folder a run wrote (results, results/matrix, results/audit/<worker>-<profile>...)", errUsage, dir)
+}
+
+// reportAudit rebuilds an audit folder's report for the worker and the
+// profile audit.json names, keeping its date.
+func reportAudit(dir string, w io.Writer) error {
+	b, err := os.ReadFile(filepath.Join(dir, audit.RulesFile))
+	if err != nil {
+		return err
+	}
+	var old audit.Report
+	if err := json.Unmarshal(b, &old); err != nil {
+		return fmt.Errorf("read %s: %w", audit.RulesFile, err)
+	}
+	if old.Worker == "" || old.Profile == "" {
+		return fmt.Errorf("%s names no worker or profile", filepath.Join(dir, audit.RulesFile))
+	}
+	rs, err := scenarios.ReadResults(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	keepalive := 0.0
+	for _, r := range rs {
+		if r.KeepaliveTimeoutS > 0 {
+			keepalive = r.KeepaliveTimeoutS
+			break
+		}
+	}
+	in, err := audit.Load(dir, old.Worker, old.Profile, keepalive)
+	if err != nil {
+		return err
+	}
+	rep, err := audit.NewReport(dir, in, old.Date)
+	if err != nil {
+		return err
+	}
+	if err := audit.Write(dir, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "audit report of %s on %s rebuilt: %s, %s\n", old.Worker, old.Profile,
+		filepath.Join(dir, audit.MarkdownFile), filepath.Join(dir, audit.HTMLFile))
+	return nil
+}
