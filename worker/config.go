@@ -74,6 +74,15 @@ const (
 	// DefaultPublishTimeout bounds one re-publish including its broker
 	// confirm.
 	DefaultPublishTimeout = 10 * time.Second
+	// DefaultLedgerTimeout bounds one ledger Begin or Finish (2 s): a
+	// ledger that does not answer is given up on instead of hanging for
+	// TCP's retransmission time. Begin and Finish at this deadline fit in
+	// ShutdownMargin (docs/deployment.md, Deadlines).
+	DefaultLedgerTimeout = 2 * time.Second
+	// DefaultSendFence is the longest a send may start after its Begin
+	// (5 s, more than DefaultLedgerTimeout): a worker frozen or slowed
+	// longer does not send (docs/deployment.md, Fencing).
+	DefaultSendFence = 5 * time.Second
 	// DefaultReconnectMin and DefaultReconnectMax bound the broker
 	// reconnect backoff and the pause after requeued deliveries (one
 	// policy, newBackoff: doubling, each delay within ±50%).
