@@ -234,6 +234,14 @@ type Config struct {
 
 	// PublishTimeout bounds one re-publish including its confirm.
 	PublishTimeout time.Duration
+	// LedgerTimeout bounds each ledger Begin and Finish (docs/deployment.md,
+	// Deadlines). 0 = DefaultLedgerTimeout.
+	LedgerTimeout time.Duration
+	// SendFence is the longest a send may start after the clock reading
+	// before its Begin; longer (a frozen worker, a slow ledger) and it is
+	// not sent, NOT_SENT (docs/deployment.md, Fencing). Must exceed
+	// LedgerTimeout. 0 = DefaultSendFence.
+	SendFence time.Duration
 	// ReconnectMin and ReconnectMax bound the reconnect backoff.
 	ReconnectMin, ReconnectMax time.Duration
 	// Heartbeat is the AMQP heartbeat interval.
@@ -290,6 +298,8 @@ func (c Config) WithDefaults() Config {
 	setD(&c.DialTimeout, DefaultDialTimeout)
 	setD(&c.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout)
 	setD(&c.PublishTimeout, DefaultPublishTimeout)
+	setD(&c.LedgerTimeout, DefaultLedgerTimeout)
+	setD(&c.SendFence, DefaultSendFence)
 	setD(&c.LedgerRetention, DefaultLedgerRetention)
 	setD(&c.ReconnectMin, DefaultReconnectMin)
 	setD(&c.ReconnectMax, DefaultReconnectMax)
@@ -380,10 +390,14 @@ func (c Config) Validate() error {
 		"response timeout": c.ResponseTimeout, "dial timeout": c.DialTimeout,
 		"tls handshake timeout": c.TLSHandshakeTimeout, "publish timeout": c.PublishTimeout,
 		"reconnect min": c.ReconnectMin, "reconnect max": c.ReconnectMax,
+		"ledger timeout": c.LedgerTimeout, "send fence": c.SendFence,
 	} {
 		if d <= 0 {
 			bad("%s %v: want > 0", name, d)
 		}
+	}
+	if c.SendFence <= c.LedgerTimeout {
+		bad("send fence %v: want more than the ledger timeout %v (a Begin at its deadline must not be fenced)", c.SendFence, c.LedgerTimeout)
 	}
 	if c.ReconnectMax < c.ReconnectMin {
 		bad("reconnect max %v below reconnect min %v", c.ReconnectMax, c.ReconnectMin)
