@@ -72,7 +72,7 @@ func blackhole(release <-chan struct{}) func(ctx context.Context) error {
 }
 
 // handleWithin runs Handle and fails the test when it takes longer than d.
-func handleWithin(t *testing.T, h *Handler, d time.Duration, ack *fakeAcker, b []byte) (records.Record, error, time.Duration) {
+func handleWithin(t *testing.T, h *Handler, d time.Duration, ack *fakeAcker, b []byte) (records.Record, time.Duration, error) {
 	t.Helper()
 	type result struct {
 		rec records.Record
@@ -86,10 +86,10 @@ func handleWithin(t *testing.T, h *Handler, d time.Duration, ack *fakeAcker, b [
 	}()
 	select {
 	case r := <-out:
-		return r.rec, r.err, time.Since(start)
+		return r.rec, time.Since(start), r.err
 	case <-time.After(d):
 		t.Fatalf("Handle did not return within %v: a blackholed ledger hangs the worker past its shutdown grace", d)
-		return records.Record{}, nil, 0
+		return records.Record{}, 0, nil
 	}
 }
 
@@ -102,7 +102,7 @@ func TestLedgerBeginDeadline(t *testing.T) {
 	r := newRig(t, nil, inWindow)
 	r.h.c.Ledger = hookLedger{ledgerGetter: r.led, beforeBegin: blackhole(release)}
 	ack := &fakeAcker{}
-	rec, err, took := handleWithin(t, r.h, DefaultLedgerTimeout+3*time.Second, ack, body(t, "r-bh-begin", message.Info))
+	rec, took, err := handleWithin(t, r.h, DefaultLedgerTimeout+3*time.Second, ack, body(t, "r-bh-begin", message.Info))
 	if !errors.Is(err, ErrLedger) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("error %v, want ErrLedger wrapping the deadline", err)
 	}
@@ -126,7 +126,7 @@ func TestLedgerFinishDeadlineAfterSent(t *testing.T) {
 	r := newRig(t, nil, inWindow)
 	r.h.c.Ledger = hookLedger{ledgerGetter: r.led, beforeFinish: blackhole(release)}
 	ack := &fakeAcker{}
-	rec, err, _ := handleWithin(t, r.h, DefaultLedgerTimeout+3*time.Second, ack, body(t, "r-bh-finish", message.Info))
+	rec, _, err := handleWithin(t, r.h, DefaultLedgerTimeout+3*time.Second, ack, body(t, "r-bh-finish", message.Info))
 	if !errors.Is(err, ErrLedger) {
 		t.Errorf("error %v, want ErrLedger", err)
 	}
