@@ -199,7 +199,8 @@ func TestIntegrationCopyTooLarge(t *testing.T) {
 // channels opened afterwards enforce it.
 func setMaxMessageSize(t *testing.T, c testcontainers.Container, n int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// rabbitmqctl boots an Erlang VM: slow on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	code, _, err := c.Exec(ctx, []string{"rabbitmqctl", "eval", fmt.Sprintf("application:set_env(rabbit, max_message_size, %d).", n)})
 	if err != nil || code != 0 {
