@@ -74,6 +74,15 @@ const (
 	// DefaultPublishTimeout bounds one re-publish including its broker
 	// confirm.
 	DefaultPublishTimeout = 10 * time.Second
+	// DefaultLedgerTimeout bounds one ledger Begin or Finish (2 s): a
+	// ledger that does not answer is given up on instead of hanging for
+	// TCP's retransmission time. Begin and Finish at this deadline fit in
+	// ShutdownMargin (docs/deployment.md, Deadlines).
+	DefaultLedgerTimeout = 2 * time.Second
+	// DefaultSendFence is the longest a send may start after its Begin
+	// (5 s, more than DefaultLedgerTimeout): a worker frozen or slowed
+	// longer does not send (docs/deployment.md, Fencing).
+	DefaultSendFence = 5 * time.Second
 	// DefaultReconnectMin and DefaultReconnectMax bound the broker
 	// reconnect backoff and the pause after requeued deliveries (one
 	// policy, newBackoff: doubling, each delay within ±50%).
@@ -225,6 +234,14 @@ type Config struct {
 
 	// PublishTimeout bounds one re-publish including its confirm.
 	PublishTimeout time.Duration
+	// LedgerTimeout bounds each ledger Begin and Finish (docs/deployment.md,
+	// Deadlines). 0 = DefaultLedgerTimeout.
+	LedgerTimeout time.Duration
+	// SendFence is the longest a send may start after the clock reading
+	// before its Begin; longer (a frozen worker, a slow ledger) and it is
+	// not sent, NOT_SENT (docs/deployment.md, Fencing). Must exceed
+	// LedgerTimeout. 0 = DefaultSendFence.
+	SendFence time.Duration
 	// ReconnectMin and ReconnectMax bound the reconnect backoff.
 	ReconnectMin, ReconnectMax time.Duration
 	// Heartbeat is the AMQP heartbeat interval.
@@ -281,6 +298,8 @@ func (c Config) WithDefaults() Config {
 	setD(&c.DialTimeout, DefaultDialTimeout)
 	setD(&c.TLSHandshakeTimeout, DefaultTLSHandshakeTimeout)
 	setD(&c.PublishTimeout, DefaultPublishTimeout)
+	setD(&c.LedgerTimeout, DefaultLedgerTimeout)
+	setD(&c.SendFence, DefaultSendFence)
 	setD(&c.LedgerRetention, DefaultLedgerRetention)
 	setD(&c.ReconnectMin, DefaultReconnectMin)
 	setD(&c.ReconnectMax, DefaultReconnectMax)
@@ -371,10 +390,14 @@ func (c Config) Validate() error {
 		"response timeout": c.ResponseTimeout, "dial timeout": c.DialTimeout,
 		"tls handshake timeout": c.TLSHandshakeTimeout, "publish timeout": c.PublishTimeout,
 		"reconnect min": c.ReconnectMin, "reconnect max": c.ReconnectMax,
+		"ledger timeout": c.LedgerTimeout, "send fence": c.SendFence,
 	} {
 		if d <= 0 {
 			bad("%s %v: want > 0", name, d)
 		}
+	}
+	if c.SendFence <= c.LedgerTimeout {
+		bad("send fence %v: want more than the ledger timeout %v (a Begin at its deadline must not be fenced)", c.SendFence, c.LedgerTimeout)
 	}
 	if c.ReconnectMax < c.ReconnectMin {
 		bad("reconnect max %v below reconnect min %v", c.ReconnectMax, c.ReconnectMin)

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func validConfig() Config {
@@ -46,6 +47,9 @@ func TestConfigValidate(t *testing.T) {
 		{"bad amqp url", func(c *Config) { c.AMQPURL = "http://x" }, []string{"amqp url"}},
 		{"zero attempts", func(c *Config) { c.MaxAttempts = -1 }, []string{"max attempts"}},
 		{"negative max messages", func(c *Config) { c.MaxMessages = -1 }, []string{"max messages"}},
+		{"fence not above the ledger timeout", func(c *Config) { c.LedgerTimeout, c.SendFence = 5*time.Second, 5*time.Second }, []string{"send fence 5s", "ledger timeout 5s"}},
+		{"negative ledger timeout", func(c *Config) { c.LedgerTimeout = -time.Second }, []string{"ledger timeout -1s"}},
+		{"longer fence and ledger timeout", func(c *Config) { c.LedgerTimeout, c.SendFence = 3*time.Second, 10*time.Second }, nil},
 		{"two problems at once", func(c *Config) { c.ClientID, c.TLSMax = "", "9" }, []string{"client id", "tls max"}},
 	}
 	for _, tc := range tests {

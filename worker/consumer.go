@@ -65,6 +65,11 @@ func (a genAcker) check(op string, tag uint64) error {
 	return nil
 }
 
+// Live reports whether the delivery's channel generation is still live:
+// the Handler sends nothing for a delivery whose session is lost
+// (docs/deployment.md, Deadlines).
+func (a genAcker) Live() bool { return a.gens.isLive(a.gen) }
+
 func (a genAcker) Ack(tag uint64, multiple bool) error {
 	if err := a.check("ack", tag); err != nil {
 		return err
@@ -177,12 +182,15 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 // session is one broker connection with its consume channel (prefetch =
-// Config.Concurrency) and its publish channel (confirm mode).
+// Config.Concurrency) and its publish path (a confirm channel that
+// sessionPublisher.Repair replaces when the broker closed it). The session
+// is lost when the connection or the consume channel closes; a closed
+// publish channel alone is repaired, not a loss.
 type session struct {
 	gen        uint64
 	conn       *amqp.Connection
-	ch, pubCh  *amqp.Channel
-	pub        *ConfirmPublisher
+	ch         *amqp.Channel
+	pub        *sessionPublisher
 	deliveries <-chan amqp.Delivery
 	tag        string
 	lost       chan struct{} // closed when the connection or a channel closed
@@ -223,19 +231,14 @@ func (c *consumer) open() (s *session, err error) {
 	if err := ch.Qos(c.concurrency(), 0, false); err != nil {
 		return nil, fmt.Errorf("set prefetch: %w", err)
 	}
-	pubCh, err := conn.Channel()
-	if err != nil {
-		return nil, fmt.Errorf("open publish channel: %w", err)
-	}
-	pub, err := NewConfirmPublisher(pubCh)
+	pub, err := newSessionPublisher(conn, c.topology)
 	if err != nil {
 		return nil, err
 	}
-	s = &session{conn: conn, ch: ch, pubCh: pubCh, pub: pub,
+	s = &session{conn: conn, ch: ch, pub: pub,
 		lost: make(chan struct{}), watchDone: make(chan struct{})}
 	connClosed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	pubClosed := pubCh.NotifyClose(make(chan *amqp.Error, 1))
 	s.gen = c.gens.start()
 	s.tag = fmt.Sprintf("notifier-worker-%d", s.gen)
 	s.deliveries, err = ch.Consume(c.topology.Names.Main, s.tag, false, false, false, false, nil)
@@ -249,7 +252,6 @@ func (c *consumer) open() (s *session, err error) {
 		select {
 		case e = <-connClosed:
 		case e = <-chClosed:
-		case e = <-pubClosed:
 		}
 		c.gens.retire(s.gen)
 		c.health.broker.Store(false)
@@ -270,7 +272,7 @@ func (s *session) close() {
 		_ = s.ch.Cancel(s.tag, false)
 	}
 	_ = s.ch.Close()
-	_ = s.pubCh.Close()
+	s.pub.close()
 	_ = s.conn.CloseDeadline(time.Now().Add(5 * time.Second))
 	<-s.watchDone
 }

@@ -267,15 +267,17 @@ func TestMaxMessagesAndRecords(t *testing.T) {
 	}
 }
 
-// failOnce fails its first publish.
+// failOnce fails every attempt of its first copy (DefaultRepublishAttempts
+// publishes) with an error that is not permanent, so that copy's original
+// is requeued.
 type failOnce struct {
 	Publisher
-	failed bool
+	failed int
 }
 
 func (f *failOnce) Publish(ctx context.Context, queue string, p amqp.Publishing) error {
-	if !f.failed {
-		f.failed = true
+	if f.failed < DefaultRepublishAttempts {
+		f.failed++
 		return errors.New("publish not confirmed")
 	}
 	return f.Publisher.Publish(ctx, queue, p)

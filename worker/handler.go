@@ -75,8 +75,20 @@ type HandlerConfig struct {
 	// MaxAttempts is the number of send attempts before a NOT_SENT message
 	// is dead-lettered instead of retried. 0 = DefaultMaxAttempts.
 	MaxAttempts int
-	// PublishTimeout bounds one re-publish. 0 = DefaultPublishTimeout.
+	// PublishTimeout bounds one re-publish, all its attempts included.
+	// 0 = DefaultPublishTimeout.
 	PublishTimeout time.Duration
+	// RepublishAttempts is how many times one copy is published (the
+	// Publisher's path repaired in between, Repairer) before the Handler
+	// gives up on it; 0 = DefaultRepublishAttempts.
+	RepublishAttempts int
+	// LedgerTimeout bounds each ledger Begin and Finish; 0 =
+	// DefaultLedgerTimeout (docs/deployment.md, Deadlines).
+	LedgerTimeout time.Duration
+	// SendFence is the longest, by Clock, between the clock reading taken
+	// before Begin and the start of the send; past it the send is refused
+	// NOT_SENT. 0 = DefaultSendFence (docs/deployment.md, Fencing).
+	SendFence time.Duration
 	// RetryDelay is how long a NOT_SENT message waits in the retry queue
 	// (its per-message expiration) when the vendor sent no Retry-After;
 	// 0 = DefaultRetryDelay. RetryMaxDelay bounds a Retry-After; 0 =
@@ -104,6 +116,15 @@ func NewHandler(c HandlerConfig) *Handler {
 	}
 	if c.PublishTimeout <= 0 {
 		c.PublishTimeout = DefaultPublishTimeout
+	}
+	if c.RepublishAttempts <= 0 {
+		c.RepublishAttempts = DefaultRepublishAttempts
+	}
+	if c.LedgerTimeout <= 0 {
+		c.LedgerTimeout = DefaultLedgerTimeout
+	}
+	if c.SendFence <= 0 {
+		c.SendFence = DefaultSendFence
 	}
 	if c.RetryDelay <= 0 {
 		c.RetryDelay = DefaultRetryDelay
@@ -170,10 +191,10 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	bodyHash := ledger.BodyHash(d.Body)
 	finish := func(state outcome.Outcome, detail string) func() error {
 		return func() error {
-			return h.c.Ledger.Finish(ctx, n.RefKey, bodyHash, state, detail, h.c.Clock.Now())
+			return h.finishLedger(ctx, n.RefKey, bodyHash, state, detail)
 		}
 	}
-	decision, entry, err := h.c.Ledger.Begin(ctx, n.RefKey, bodyHash, now)
+	decision, entry, err := h.beginLedger(ctx, n.RefKey, bodyHash, now)
 	if err != nil {
 		rec.Outcome, rec.Requeued = "", true
 		rec.Error = "ledger begin failed: " + Redact(err.Error(), n.Recipient)
@@ -211,6 +232,11 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 		return rec, fmt.Errorf("begin ledger entry %q: %w: unknown decision %d", n.RefKey, ErrLedger, decision)
 	}
 
+	// The last look before the request: the session, the window and the
+	// fence are read again now that Begin (however slow) is done.
+	if refused, ferr := h.gate(ctx, d, n, &rec, now, entry, finish); refused {
+		return rec, ferr
+	}
 	cpu0 := ProcessCPUMS()
 	res, serr := h.c.Sender.Send(ctx, n)
 	if cpu0 >= 0 {
@@ -239,7 +265,12 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	case outcome.Sent:
 		rec.Outcome = outcome.Sent
 		if err := finish(outcome.Sent, res.MessageKey)(); err != nil {
-			// It was sent: ack it regardless, then stop (the ledger is broken).
+			// It was sent: ack it regardless, then stop (the ledger is
+			// broken). The ledger keeps Attempting, so any copy becomes
+			// UNKNOWN, never a second send; this line and the Record keep
+			// the outcome for the operator (docs/deployment.md, Deadlines).
+			h.c.Logger.Error("sent, but the ledger did not record it; resolve the refkey as sent",
+				"refkey", n.RefKey, "message_key", res.MessageKey, "code", rec.Code, "error", Redact(err.Error(), n.Recipient))
 			h.ack(d, &rec)
 			return rec, fmt.Errorf("finish ledger entry %q: %w", n.RefKey, errors.Join(ErrLedger, err))
 		}
@@ -253,26 +284,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			finish: finish(outcome.Rejected, detail),
 		})
 	case outcome.NotSent:
-		r := route{
-			outcome: outcome.NotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
-			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
-			// Provably not sent: record it even when the re-publish fails,
-			// so the redelivery of the requeued original is sent again.
-			finish: finish(outcome.NotSent, errText), finishOnRequeue: true,
-		}
-		topo := queues.Topology{Names: h.c.Names, MaxAttempts: h.c.MaxAttempts}
-		if q, dead := topo.AfterNotSent(attempts); dead {
-			r.queue = q
-			r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
-		} else {
-			delay := RetryDelay(h.c.RetryDelay, retryAfter, h.c.RetryMaxDelay)
-			r.expiration = queues.Expiration(delay)
-			r.reason = "definitely not sent; retry in " + delay.String()
-			if retryAfter > 0 {
-				r.reason += " (vendor Retry-After " + retryAfter.String() + ")"
-			}
-		}
-		return rec, h.route(ctx, d, &rec, r)
+		return rec, h.routeNotSent(ctx, d, &rec, attempts, errText, retryAfter, finish(outcome.NotSent, errText))
 	default: // outcome.Unknown and anything unexpected: the conservative class.
 		detail := errText
 		return rec, h.route(ctx, d, &rec, route{
@@ -281,106 +293,6 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			finish: finish(outcome.Unknown, detail),
 		})
-	}
-}
-
-// route is where one outcome sends a message.
-type route struct {
-	outcome                      outcome.Outcome
-	queue, reason, errText, code string
-	expiration                   string // per-message TTL in ms (held and retry queues)
-	attempt                      int
-	setAttempt                   bool
-	// finish records the outcome in the ledger after the re-publish was
-	// confirmed (before the ack). A failure stops the worker.
-	finish func() error
-	// finishOnRequeue also runs finish when the re-publish failed.
-	finishOnRequeue bool
-}
-
-// route re-publishes d to r.queue, records the outcome in the ledger, and
-// acks d; when the re-publish fails it nacks d with requeue (rec.Requeued).
-// The ledger outcome of UNKNOWN and REJECTED is written only after the copy
-// was confirmed: if the re-publish fails the ledger keeps Attempting and the
-// redelivery goes to the unknown queue, never nowhere. It returns an error
-// wrapping ErrLedger only when the ledger write failed.
-func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *records.Record, r route) error {
-	rec.Outcome = r.outcome
-	rec.Queue = r.queue
-	p := republish(d, r)
-	pctx, cancel := context.WithTimeout(ctx, h.c.PublishTimeout)
-	err := h.c.Publisher.Publish(pctx, r.queue, p)
-	cancel()
-	if err != nil {
-		rec.Requeued = true
-		rec.PublishError = Redact(err.Error(), "")
-		h.c.Logger.Warn("re-publish failed; original requeued",
-			"refkey", rec.RefKey, "outcome", r.outcome, "queue", r.queue, "error", rec.PublishError)
-		var ferr error
-		if r.finish != nil && r.finishOnRequeue {
-			if err := r.finish(); err != nil {
-				ferr = fmt.Errorf("finish ledger entry %q: %w", rec.RefKey, errors.Join(ErrLedger, err))
-			}
-		}
-		if nerr := d.Nack(false, true); nerr != nil {
-			rec.AckError = nerr.Error()
-		}
-		return ferr
-	}
-	var ferr error
-	if r.finish != nil {
-		if err := r.finish(); err != nil {
-			ferr = fmt.Errorf("finish ledger entry %q: %w", rec.RefKey, errors.Join(ErrLedger, err))
-		}
-	}
-	// The copy is confirmed: the original is acked even when the ledger
-	// write failed (the worker then stops).
-	h.ack(d, rec)
-	return ferr
-}
-
-func (h *Handler) ack(d amqp.Delivery, rec *records.Record) {
-	if err := d.Ack(false); err != nil {
-		rec.AckError = err.Error()
-		h.c.Logger.Warn("ack failed; the broker will redeliver it and the ledger suppresses a second send",
-			"refkey", rec.RefKey, "outcome", rec.Outcome, "error", err)
-	}
-}
-
-// republish copies d's body, headers and properties into a persistent
-// Publishing with the outcome headers added.
-func republish(d amqp.Delivery, r route) amqp.Publishing {
-	h := make(amqp.Table, len(d.Headers)+5)
-	for k, v := range d.Headers {
-		h[k] = v
-	}
-	h[queues.HeaderOutcome] = string(r.outcome) // amqp tables take plain strings only
-	h[queues.HeaderReason] = r.reason
-	if r.errText != "" {
-		h[queues.HeaderError] = r.errText
-	}
-	if r.code != "" {
-		h[queues.HeaderCode] = r.code
-	}
-	if r.setAttempt {
-		h = queues.WithAttempt(h, r.attempt)
-	}
-	body := make([]byte, len(d.Body))
-	copy(body, d.Body)
-	return amqp.Publishing{
-		Headers:         h,
-		ContentType:     d.ContentType,
-		ContentEncoding: d.ContentEncoding,
-		DeliveryMode:    amqp.Persistent,
-		Priority:        d.Priority,
-		CorrelationId:   d.CorrelationId,
-		ReplyTo:         d.ReplyTo,
-		Expiration:      r.expiration,
-		MessageId:       d.MessageId,
-		Timestamp:       d.Timestamp,
-		Type:            d.Type,
-		AppId:           d.AppId,
-		Body:            body,
 	}
 }
 
@@ -409,4 +321,29 @@ func refKeyOf(body []byte) string {
 // not.
 func RetryDelay(def, retryAfter, maxDelay time.Duration) time.Duration {
 	return min(max(def, retryAfter), maxDelay)
+}
+
+// routeNotSent routes a message that provably did not leave the worker: to
+// the retry queue with its attempt count, or to the dead queue once the
+// attempts are exhausted. finish records NOT_SENT even when the re-publish
+// fails, so the redelivery of the requeued original is sent again.
+func (h *Handler) routeNotSent(ctx context.Context, d amqp.Delivery, rec *records.Record, attempts int, errText string, retryAfter time.Duration, finish func() error) error {
+	r := route{
+		outcome: outcome.NotSent, queue: h.c.Names.Retry, reason: "definitely not sent; retry",
+		errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
+		finish: finish, finishOnRequeue: true,
+	}
+	topo := queues.Topology{Names: h.c.Names, MaxAttempts: h.c.MaxAttempts}
+	if q, dead := topo.AfterNotSent(attempts); dead {
+		r.queue = q
+		r.reason = fmt.Sprintf("definitely not sent; attempts exhausted (%d of %d)", attempts, h.c.MaxAttempts)
+	} else {
+		delay := RetryDelay(h.c.RetryDelay, retryAfter, h.c.RetryMaxDelay)
+		r.expiration = queues.Expiration(delay)
+		r.reason = "definitely not sent; retry in " + delay.String()
+		if retryAfter > 0 {
+			r.reason += " (vendor Retry-After " + retryAfter.String() + ")"
+		}
+	}
+	return h.route(ctx, d, rec, r)
 }

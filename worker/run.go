@@ -88,6 +88,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			Names:          topo.Names,
 			MaxAttempts:    cfg.MaxAttempts,
 			PublishTimeout: cfg.PublishTimeout,
+			LedgerTimeout:  cfg.LedgerTimeout,
+			SendFence:      cfg.SendFence,
 			RetryDelay:     cfg.RetryDelay,
 			RetryMaxDelay:  cfg.RetryMaxDelay,
 			Replica:        cfg.WorkerID,

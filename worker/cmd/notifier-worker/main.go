@@ -166,6 +166,8 @@ Usage: notifier-worker [flags]
 	fs.StringVar(&c.WindowZone, "window-zone", worker.DefaultWindowZone, "send window time zone (IANA name)")
 	fs.StringVar(&clockStart, "clock-start", "", "start the worker's clock at this RFC 3339 `time` (then it runs at real speed); empty = host clock")
 	fs.DurationVar(&c.PublishTimeout, "publish-timeout", worker.DefaultPublishTimeout, "one re-publish including its broker confirm")
+	fs.DurationVar(&c.LedgerTimeout, "ledger-timeout", worker.DefaultLedgerTimeout, "deadline of each ledger Begin and Finish; a Begin past it sends nothing (docs/deployment.md)")
+	fs.DurationVar(&c.SendFence, "send-fence", worker.DefaultSendFence, "refuse a send (NOT_SENT) that would start longer than this after its Begin: a frozen worker; must exceed -ledger-timeout (docs/deployment.md)")
 	fs.DurationVar(&c.ReconnectMax, "reconnect-max", worker.DefaultReconnectMax, "broker reconnect backoff interval cap (doubles from 250ms; each delay within ±50%)")
 	fs.IntVar(&c.SummaryEvery, "summary-every", worker.DefaultSummaryEvery, "log an info summary line every N handled messages")
 	fs.StringVar(&c.LogLevel, "log-level", env("LOG_LEVEL", worker.DefaultLogLevel), "debug | info | warn | error (debug logs one line per message) [env LOG_LEVEL]")
