@@ -119,16 +119,20 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 	return dec, entry, nil
 }
 
-// Finish records state for refkey in one synced write transaction (see
-// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, ErrClosed, a failed
-// commit.
-func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
-	if err := CheckFinish(refkey, state); err != nil {
+// Finish records state as the outcome of attempt in one synced write
+// transaction that first checks the entry (CheckAttempt; see
+// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, *StaleAttemptError
+// (ErrStaleAttempt), ErrClosed, a failed commit.
+func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
 	err := l.update(func(b *bolt.Bucket) error {
 		e, found, err := get(b, refkey)
 		if err != nil {
+			return err
+		}
+		if err := CheckAttempt(refkey, e, found, attempt, state); err != nil {
 			return err
 		}
 		if !found {
@@ -142,6 +146,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, state outc
 		}
 		return put(b, e)
 	})
+	if _, stale := errors.AsType[*StaleAttemptError](err); stale {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}

@@ -8,9 +8,10 @@
 //	               │ known with another body -> Conflict: never sent,   │
 //	               │   dead-lettered REFKEY_CONFLICT, nothing written   │
 //	               │ no entry / NOT_SENT / OUTSIDE_SEND_WINDOW          │
-//	               │   -> write ATTEMPTING, Attempts++ : Proceed ──> send ──> Finish(outcome)
-//	               │ ATTEMPTING (crash or lost channel mid-send)
-//	               │   -> Unresolved: do not send, outcome UNKNOWN
+//	               │   -> write ATTEMPTING, Attempts++ : Proceed ──> send ──> Finish(Attempts, outcome)
+//	               │ ATTEMPTING (crash or lost channel mid-send, or an
+//	               │   attempt still in flight elsewhere)
+//	               │   -> Unresolved: do not send, outcome UNKNOWN, write nothing
 //	               │ SENT / REJECTED / UNKNOWN / INVALID
 //	               │   -> Duplicate: do not send, ack as suppressed duplicate
 //
@@ -26,6 +27,12 @@
 //     under its primary key. Begin is one INSERT ... ON CONFLICT DO UPDATE
 //     ... WHERE statement, so two replicas racing on a refkey never both
 //     proceed; the session sets synchronous_commit=on.
+//
+// Finish closes one attempt: it lands only while the entry is ATTEMPTING
+// with the attempt number Begin returned (CheckAttempt), else it writes
+// nothing and returns a *StaleAttemptError (ErrStaleAttempt). A late
+// writer (a redelivery, a frozen replica) can therefore never overwrite the
+// outcome of a live attempt or an operator's verdict.
 //
 // OUTSIDE_SEND_WINDOW counts as resendable although it is an outcome: the
 // held message comes back to the main queue when the window opens and must

@@ -56,10 +56,10 @@ func TestReopenKeepsEveryState(t *testing.T) {
 	mustBegin(l, "crash-1")
 	mustBegin(l, "done-1")
 	mustBegin(l, "retry-1")
-	if err := l.Finish(ctx, "done-1", h, outcome.Sent, "", t0); err != nil {
+	if err := l.Finish(ctx, "done-1", h, 1, outcome.Sent, "", t0); err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Finish(ctx, "retry-1", h, outcome.NotSent, "dial refused", t0); err != nil {
+	if err := l.Finish(ctx, "retry-1", h, 1, outcome.NotSent, "dial refused", t0); err != nil {
 		t.Fatal(err)
 	}
 	if err := l.Close(); err != nil {
@@ -104,7 +104,7 @@ func TestReadsEntriesWithoutNewFields(t *testing.T) {
 	ctx := context.Background()
 	l, _ := openTemp(t)
 	// A Finish with no body hash stands for an old entry.
-	if err := l.Finish(ctx, "old", "", outcome.Sent, "", t0); err != nil {
+	if err := l.Finish(ctx, "old", "", 0, outcome.Sent, "", t0); err != nil {
 		t.Fatal(err)
 	}
 	d, e, err := l.Begin(ctx, "old", ledgertest.HashB, t0)

@@ -151,26 +151,55 @@ func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.
 	return 0, Entry{}, fmt.Errorf("begin attempt %s: no decision after %d tries under contention", refkey, beginRetries)
 }
 
-// Finish upserts state for refkey (see Store.Finish). Errors:
-// ErrEmptyRefKey, ErrBadState, ErrClosed, a failed query.
-func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
-	if err := CheckFinish(refkey, state); err != nil {
+// finishSQL is Finish of an attempt (> 0) as one conditional UPDATE: it
+// lands only on the row Begin left for that attempt (CheckAttempt). $1
+// refkey, $2 state, $3 detail, $4 body hash, $5 now, $6 attempt.
+const finishSQL = `
+UPDATE ` + Table + ` AS l SET
+	state = $2, detail = $3, updated_at = $5,
+	body_hash = CASE WHEN l.body_hash = '' THEN $4 ELSE l.body_hash END
+WHERE l.refkey = $1 AND l.state = 'ATTEMPTING' AND l.attempts = $6`
+
+// finishNoSendSQL is Finish of an outcome decided without a send
+// (attempt 0): it creates the row, or updates one that never had an
+// attempt (CheckAttempt). $1 refkey, $2 state, $3 detail, $4 body hash,
+// $5 now.
+const finishNoSendSQL = `
+INSERT INTO ` + Table + ` AS l (refkey, state, attempts, detail, body_hash, created_at, updated_at)
+VALUES ($1, $2, 0, $3, $4, $5, $5)
+ON CONFLICT (refkey) DO UPDATE SET
+	state = EXCLUDED.state, detail = EXCLUDED.detail, updated_at = EXCLUDED.updated_at,
+	body_hash = CASE WHEN l.body_hash = '' THEN EXCLUDED.body_hash ELSE l.body_hash END
+WHERE l.attempts = 0 AND l.state <> 'ATTEMPTING'`
+
+// Finish records state as the outcome of attempt with one conditional
+// statement (finishSQL, finishNoSendSQL; see Store.Finish). When it wrote
+// nothing, the row is read to build the *StaleAttemptError. Errors:
+// ErrEmptyRefKey, ErrBadState, *StaleAttemptError (ErrStaleAttempt),
+// ErrClosed, a failed query.
+func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
 	if err := p.check(); err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
-	_, err := p.pool.Exec(ctx, `
-INSERT INTO `+Table+` AS l (refkey, state, attempts, detail, body_hash, created_at, updated_at)
-VALUES ($1, $2, 0, $3, $4, $5, $5)
-ON CONFLICT (refkey) DO UPDATE SET
-	state = EXCLUDED.state, detail = EXCLUDED.detail, updated_at = EXCLUDED.updated_at,
-	body_hash = CASE WHEN l.body_hash = '' THEN EXCLUDED.body_hash ELSE l.body_hash END`,
-		refkey, string(state), detail, bodyHash, now.UTC())
+	q, args := finishNoSendSQL, []any{refkey, string(state), detail, bodyHash, now.UTC()}
+	if attempt > 0 {
+		q, args = finishSQL, append(args, attempt)
+	}
+	tag, err := p.pool.Exec(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
-	return nil
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	cur, found, err := p.Get(ctx, refkey)
+	if err != nil {
+		return fmt.Errorf("finish attempt %s: wrote nothing, then: %w", refkey, err)
+	}
+	return &StaleAttemptError{RefKey: refkey, Attempt: attempt, State: state, Current: cur, Found: found}
 }
 
 // Resolve records an operator's verdict in one transaction that locks the

@@ -181,7 +181,7 @@ func TestRacePostgresBegin(t *testing.T) {
 	if got[ledger.Proceed] != 1 || got[ledger.Unresolved] != n-1 {
 		t.Fatalf("new refkey: decisions %v; want 1 proceed and %d unresolved", got, n-1)
 	}
-	if err := a.Finish(context.Background(), "race", ledgertest.HashA, outcome.NotSent, "dial refused", t0); err != nil {
+	if err := a.Finish(context.Background(), "race", ledgertest.HashA, 1, outcome.NotSent, "dial refused", t0); err != nil {
 		t.Fatal(err)
 	}
 	got = raceBegin(t, n, a, b)
@@ -201,7 +201,7 @@ func TestRacePostgresNaiveBeginFails(t *testing.T) {
 	url := freshSchema(t)
 	s := openPostgres(t, url)
 	ctx := context.Background()
-	if err := s.Finish(ctx, "race", ledgertest.HashA, outcome.NotSent, "", t0); err != nil {
+	if err := s.Finish(ctx, "race", ledgertest.HashA, 0, outcome.NotSent, "", t0); err != nil {
 		t.Fatal(err)
 	}
 	conn := func() *pgx.Conn {

@@ -28,11 +28,12 @@ func ledgerFile(t *testing.T) string {
 	t0 := time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
 	for i, st := range []outcome.Outcome{outcome.Unknown, outcome.Sent, ledger.Attempting} {
 		key := "order-" + string(rune('1'+i))
-		if _, _, err := l.Begin(ctx, key, "h", t0.Add(time.Duration(i)*time.Minute)); err != nil {
+		_, e, err := l.Begin(ctx, key, "h", t0.Add(time.Duration(i)*time.Minute))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if st != ledger.Attempting {
-			if err := l.Finish(ctx, key, "h", st, "code=-1", t0.Add(time.Duration(i)*time.Minute)); err != nil {
+			if err := l.Finish(ctx, key, "h", e.Attempts, st, "code=-1", t0.Add(time.Duration(i)*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -77,9 +77,10 @@ func (l *Mem) Begin(_ context.Context, refkey, bodyHash string, now time.Time) (
 	return ledger.Proceed, e, nil
 }
 
-// Finish records state (see ledger.Store.Finish).
-func (l *Mem) Finish(_ context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
-	if err := ledger.CheckFinish(refkey, state); err != nil {
+// Finish records state if attempt is still the entry's (see
+// ledger.Store.Finish).
+func (l *Mem) Finish(_ context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if err := ledger.CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
 	if err := l.lock(); err != nil {
@@ -90,6 +91,9 @@ func (l *Mem) Finish(_ context.Context, refkey, bodyHash string, state outcome.O
 		return l.FinishErr
 	}
 	e, ok := l.m[refkey]
+	if err := ledger.CheckAttempt(refkey, e, ok, attempt, state); err != nil {
+		return err
+	}
 	if !ok {
 		e = ledger.Entry{RefKey: refkey, CreatedAt: now}
 	}
