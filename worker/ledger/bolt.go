@@ -187,8 +187,8 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 	return nil
 }
 
-// Prune deletes every entry but Attempting ones whose UpdatedAt is before
-// cutoff, in one synced write transaction, and returns how many it deleted.
+// Prune deletes the entries CanPrune allows (see Store.Prune) in one synced
+// write transaction and returns how many it deleted.
 func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
 	err := l.update(func(b *bolt.Bucket) error {
@@ -198,7 +198,7 @@ func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("decode entry %q: %w", k, err)
 			}
-			if e.State != Attempting && e.UpdatedAt.Before(cutoff) {
+			if CanPrune(e, cutoff) {
 				old = append(old, bytes.Clone(k))
 			}
 			return nil

@@ -40,7 +40,9 @@
 //
 // Operators resolve an UNKNOWN entry (Resolve) after checking with the
 // vendor: as NOT_SENT, a re-published copy is sent; as SENT, it is
-// suppressed. PruneEvery deletes entries older than the retention.
+// suppressed. PruneEvery deletes entries older than the retention whose
+// copies cannot come back (CanPrune: never ATTEMPTING, UNKNOWN, REJECTED or
+// resolved ones).
 // CheckPlacement refuses a bbolt file that a container would lose.
 //
 // Package ledgertest holds the in-memory fake and the contract cases that

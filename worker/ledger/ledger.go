@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -189,8 +190,10 @@ type Store interface {
 	// Resolution (r.As is set to as; r.At = now when zero).
 	// Errors: ErrNotFound, ErrBadState.
 	Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error
-	// Prune deletes entries whose UpdatedAt is before cutoff and returns
-	// how many were deleted. Attempting entries are never pruned.
+	// Prune deletes the entries CanPrune(e, cutoff) allows (older than
+	// cutoff, in a Prunable state, never resolved) and returns how many it
+	// deleted. ATTEMPTING, UNKNOWN, REJECTED and resolved entries are never
+	// pruned.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// Ping answers nil while the store can be read (for /healthz).
 	Ping(ctx context.Context) error
@@ -238,6 +241,24 @@ func CheckFinish(refkey string, attempt int, state outcome.Outcome) error {
 	}
 	return fmt.Errorf("finish attempt %s: state %q: %w; want one of %s",
 		refkey, state, ErrBadState, outcome.Names(Finishable))
+}
+
+// Prunable lists the states whose entries Prune deletes once they are
+// older than the retention: no copy of their message waits in a queue
+// without expiry (SENT was acked; NOT_SENT comes back from .retry within
+// RetryMaxDelay, or waits in .dead and is then rightly sent; a held
+// OUTSIDE_SEND_WINDOW copy comes back at the window's opening; INVALID was
+// never sent). ATTEMPTING, UNKNOWN and REJECTED are kept: their copies wait
+// in notifications.unknown or .failed until an operator moves them, at any
+// age (docs/deployment.md#retention).
+var Prunable = []outcome.Outcome{outcome.Sent, outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid}
+
+// CanPrune is Prune's rule, shared by every store: e is deleted when it was
+// last updated before cutoff, its state is one of Prunable, and it carries
+// no operator's verdict (a resolved entry's copy may still be moved back
+// from notifications.unknown; the verdict must then still decide it).
+func CanPrune(e Entry, cutoff time.Time) bool {
+	return e.UpdatedAt.Before(cutoff) && e.Resolution == nil && slices.Contains(Prunable, e.State)
 }
 
 // CheckAttempt is Finish's condition, shared by every store: nil when the

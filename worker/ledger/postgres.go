@@ -242,13 +242,16 @@ func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcom
 	return nil
 }
 
-// Prune deletes rows other than Attempting whose updated_at is before
-// cutoff and returns how many it deleted.
+// pruneSQL is CanPrune as one DELETE. $1 cutoff, $2 the Prunable states.
+const pruneSQL = `DELETE FROM ` + Table + ` WHERE updated_at < $1 AND resolution IS NULL AND state = ANY($2)`
+
+// Prune deletes the rows CanPrune allows (pruneSQL; see Store.Prune) and
+// returns how many it deleted.
 func (p *Postgres) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	if err := p.check(); err != nil {
 		return 0, fmt.Errorf("prune ledger: %w", err)
 	}
-	tag, err := p.pool.Exec(ctx, `DELETE FROM `+Table+` WHERE updated_at < $1 AND state <> 'ATTEMPTING'`, cutoff.UTC())
+	tag, err := p.pool.Exec(ctx, pruneSQL, cutoff.UTC(), prunableNames())
 	if err != nil {
 		return 0, fmt.Errorf("prune ledger: %w", err)
 	}
@@ -299,6 +302,15 @@ func (p *Postgres) List(ctx context.Context, state outcome.Outcome, limit int) (
 		return nil, fmt.Errorf("list entries: %w", err)
 	}
 	return out, nil
+}
+
+// prunableNames returns Prunable as strings (pruneSQL's $2).
+func prunableNames() []string {
+	out := make([]string, len(Prunable))
+	for i, s := range Prunable {
+		out[i] = string(s)
+	}
+	return out
 }
 
 // scanEntry reads the columns (after a leading boolean when wrote != nil).

@@ -161,7 +161,7 @@ func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r le
 	return nil
 }
 
-// Prune deletes entries other than Attempting older than cutoff.
+// Prune deletes the entries ledger.CanPrune allows.
 func (l *Mem) Prune(_ context.Context, cutoff time.Time) (int, error) {
 	if err := l.lock(); err != nil {
 		return 0, err
@@ -169,7 +169,7 @@ func (l *Mem) Prune(_ context.Context, cutoff time.Time) (int, error) {
 	defer l.mu.Unlock()
 	n := 0
 	for k, e := range l.m {
-		if e.State != ledger.Attempting && e.UpdatedAt.Before(cutoff) {
+		if ledger.CanPrune(e, cutoff) {
 			delete(l.m, k)
 			n++
 		}
