@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
@@ -130,7 +131,8 @@ func TestCrashMidSendBecomesUnknown(t *testing.T) {
 		t.Fatalf("begin: %v %v", dec, err)
 	}
 	resolve := func() {
-		err := r.led.(ledger.Store).Resolve(context.Background(), "r-crash", outcome.Sent, ledger.Resolution{By: "ops", Why: "vendor journal"})
+		err := r.led.(ledger.Store).Resolve(context.Background(), "r-crash", outcome.Sent,
+			ledger.Resolution{By: "ops", Why: "vendor journal", At: inWindow.Add(time.Hour)}, ledgertest.MinAge)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -156,8 +156,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt in
 }
 
 // Resolve records an operator's verdict (see Store.Resolve). Errors:
-// ErrNotFound, ErrBadState, ErrClosed, a failed commit.
-func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error {
+// ErrNotFound, ErrBadState, ErrAttemptTooRecent, ErrClosed, a failed
+// commit.
+func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error {
 	if refkey == "" {
 		return fmt.Errorf("resolve: %w", ErrEmptyRefKey)
 	}
@@ -173,7 +174,7 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 		if !found {
 			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
 		}
-		if err := CheckResolve(refkey, e.State, as); err != nil {
+		if err := CheckResolve(refkey, e, as, r.At, minAge); err != nil {
 			return err
 		}
 		e.State = as

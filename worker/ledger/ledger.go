@@ -187,9 +187,12 @@ type Store interface {
 	// entry after checking with the vendor: as must be outcome.NotSent
 	// (a re-published copy is then sent) or outcome.Sent (it is then
 	// suppressed as a duplicate). The entry keeps who, when and why in
-	// Resolution (r.As is set to as; r.At = now when zero).
-	// Errors: ErrNotFound, ErrBadState.
-	Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error
+	// Resolution (r.As is set to as; r.At = now when zero). An Attempting
+	// entry last updated less than minAge before r.At is refused: its
+	// attempt may still be sending (CheckResolve; minAge is the worst-case
+	// send time, docs/deployment.md#resolving-unknown).
+	// Errors: ErrNotFound, ErrBadState, ErrAttemptTooRecent.
+	Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error
 	// Prune deletes the entries CanPrune(e, cutoff) allows (older than
 	// cutoff, in a Prunable state, never resolved) and returns how many it
 	// deleted. ATTEMPTING, UNKNOWN, REJECTED and resolved entries are never
@@ -274,15 +277,24 @@ func CheckAttempt(refkey string, cur Entry, found bool, attempt int, state outco
 	return &StaleAttemptError{RefKey: refkey, Attempt: attempt, State: state, Current: cur, Found: found}
 }
 
-// CheckResolve returns nil when an entry in state cur may be resolved as
-// as, else an error wrapping ErrBadState naming what is allowed.
-func CheckResolve(refkey string, cur, as outcome.Outcome) error {
+// CheckResolve is Resolve's rule, shared by every store: nil when entry cur
+// may be resolved as as at time at, else an error wrapping ErrBadState
+// (a verdict other than NOT_SENT or SENT, an entry neither UNKNOWN nor
+// ATTEMPTING) or ErrAttemptTooRecent (an ATTEMPTING entry updated less
+// than minAge before at: its request may still be on its way), naming what
+// is allowed.
+func CheckResolve(refkey string, cur Entry, as outcome.Outcome, at time.Time, minAge time.Duration) error {
 	if as != outcome.NotSent && as != outcome.Sent {
 		return fmt.Errorf("resolve %s as %q: %w; want %s or %s", refkey, as, ErrBadState, outcome.NotSent, outcome.Sent)
 	}
-	if cur != outcome.Unknown && cur != Attempting {
+	if cur.State != outcome.Unknown && cur.State != Attempting {
 		return fmt.Errorf("resolve %s: entry is %s: %w; only %s or %s entries are resolved",
-			refkey, cur, ErrBadState, outcome.Unknown, Attempting)
+			refkey, cur.State, ErrBadState, outcome.Unknown, Attempting)
+	}
+	if age := at.Sub(cur.UpdatedAt); cur.State == Attempting && age < minAge {
+		return fmt.Errorf("resolve %s: entry is %s since %s, %s before the verdict: %w: "+
+			"an attempt younger than the worst-case send time (%s) may still be sending; wait and check again",
+			refkey, Attempting, cur.UpdatedAt.UTC().Format(time.RFC3339), age.Round(time.Second), ErrAttemptTooRecent, minAge)
 	}
 	return nil
 }

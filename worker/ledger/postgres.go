@@ -203,9 +203,9 @@ func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt 
 }
 
 // Resolve records an operator's verdict in one transaction that locks the
-// row (see Store.Resolve). Errors: ErrNotFound, ErrBadState, ErrClosed, a
-// failed query.
-func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error {
+// row (see Store.Resolve). Errors: ErrNotFound, ErrBadState,
+// ErrAttemptTooRecent, ErrClosed, a failed query.
+func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error {
 	if refkey == "" {
 		return fmt.Errorf("resolve: %w", ErrEmptyRefKey)
 	}
@@ -221,15 +221,14 @@ func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcom
 		return fmt.Errorf("resolve %s: %w", refkey, err)
 	}
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var cur string
-		err := tx.QueryRow(ctx, `SELECT state FROM `+Table+` WHERE refkey = $1 FOR UPDATE`, refkey).Scan(&cur)
+		cur, err := scanEntry(tx.QueryRow(ctx, `SELECT `+columns+` FROM `+Table+` WHERE refkey = $1 FOR UPDATE`, refkey), nil)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		if err := CheckResolve(refkey, outcome.Outcome(cur), as); err != nil {
+		if err := CheckResolve(refkey, cur, as, r.At, minAge); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE `+Table+` SET state = $2, updated_at = $3, resolution = $4 WHERE refkey = $1`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ var (
 	HashA = ledger.BodyHash([]byte(`{"refkey":"order-1","text":"your order shipped"}`))
 	HashB = ledger.BodyHash([]byte(`{"refkey":"order-1","text":"another notification"}`))
 )
+
+// MinAge is the minimum age of an ATTEMPTING entry the cases give
+// Resolve (the worker's default worst-case send time, 55 s).
+const MinAge = 55 * time.Second
 
 // Case is one contract case: Run gets a fresh, empty store.
 type Case struct {
@@ -114,7 +119,7 @@ func Cases() []Case {
 			begin(t, s, key, HashA, T0)
 			finish(t, s, key, HashA, 1, outcome.Unknown, T0)
 			r := ledger.Resolution{By: "ops-1", Why: "vendor support: not received", At: T0.Add(time.Hour)}
-			if err := s.Resolve(context.Background(), key, outcome.NotSent, r); err != nil {
+			if err := s.Resolve(context.Background(), key, outcome.NotSent, r, MinAge); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
 			r.As = outcome.NotSent
@@ -127,7 +132,7 @@ func Cases() []Case {
 		{"resolve ATTEMPTING as sent: the next copy is a duplicate", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
 			r := ledger.Resolution{By: "ops-1", Why: "vendor journal shows it", At: T0.Add(time.Hour)}
-			if err := s.Resolve(context.Background(), key, outcome.Sent, r); err != nil {
+			if err := s.Resolve(context.Background(), key, outcome.Sent, r, MinAge); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
 			r.As = outcome.Sent
@@ -137,20 +142,42 @@ func Cases() []Case {
 		{"resolve refuses a missing entry, a final entry and a bad verdict", func(t *testing.T, s ledger.Store) {
 			ctx := context.Background()
 			r := ledger.Resolution{By: "ops-1", Why: "test", At: T0}
-			if err := s.Resolve(ctx, "nope", outcome.NotSent, r); !errors.Is(err, ledger.ErrNotFound) {
+			if err := s.Resolve(ctx, "nope", outcome.NotSent, r, MinAge); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("Resolve(missing) = %v; want ErrNotFound", err)
 			}
 			begin(t, s, key, HashA, T0)
 			finish(t, s, key, HashA, 1, outcome.Unknown, T0)
-			if err := s.Resolve(ctx, key, outcome.Rejected, r); !errors.Is(err, ledger.ErrBadState) {
+			if err := s.Resolve(ctx, key, outcome.Rejected, r, MinAge); !errors.Is(err, ledger.ErrBadState) {
 				t.Errorf("Resolve(as REJECTED) = %v; want ErrBadState", err)
 			}
 			finish(t, s, "k-sent", HashA, 0, outcome.Sent, T0)
-			if err := s.Resolve(ctx, "k-sent", outcome.NotSent, r); !errors.Is(err, ledger.ErrBadState) {
+			if err := s.Resolve(ctx, "k-sent", outcome.NotSent, r, MinAge); !errors.Is(err, ledger.ErrBadState) {
 				t.Errorf("Resolve(SENT entry) = %v; want ErrBadState", err)
 			}
 			if e, _, _ := s.Get(ctx, key); e.State != outcome.Unknown || e.Resolution != nil {
 				t.Errorf("a refused Resolve wrote %+v", e)
+			}
+		}},
+		{"resolve refuses an ATTEMPTING entry younger than the minimum age", func(t *testing.T, s ledger.Store) {
+			ctx := context.Background()
+			begin(t, s, key, HashA, T0)
+			r := ledger.Resolution{By: "ops-1", Why: "vendor: not received", At: T0.Add(MinAge - time.Second)}
+			err := s.Resolve(ctx, key, outcome.NotSent, r, MinAge)
+			if !errors.Is(err, ledger.ErrAttemptTooRecent) || !strings.Contains(err.Error(), MinAge.String()) {
+				t.Fatalf("Resolve of a %s-old attempt = %v; want ErrAttemptTooRecent naming %s", MinAge-time.Second, err, MinAge)
+			}
+			want := ledger.Entry{RefKey: key, State: ledger.Attempting, Attempts: 1, BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0}
+			expectGet(t, s, key, want)
+			r.At = T0.Add(MinAge)
+			if err := s.Resolve(ctx, key, outcome.NotSent, r, MinAge); err != nil {
+				t.Fatalf("Resolve of a %s-old attempt: %v", MinAge, err)
+			}
+			// UNKNOWN has its outcome already: no attempt is in flight.
+			k := "unknown-1"
+			finish(t, s, k, HashA, begin(t, s, k, HashA, T0), outcome.Unknown, T0)
+			r.At = T0.Add(time.Second)
+			if err := s.Resolve(ctx, k, outcome.Sent, r, MinAge); err != nil {
+				t.Fatalf("Resolve of a young UNKNOWN entry: %v", err)
 			}
 		}},
 		{"prune deletes old entries whose copies cannot come back", func(t *testing.T, s ledger.Store) {
@@ -167,7 +194,7 @@ func Cases() []Case {
 			a := begin(t, s, "old-resolved", HashA, T0)
 			finish(t, s, "old-resolved", HashA, a, outcome.Unknown, T0)
 			r := ledger.Resolution{By: "ops-1", Why: "vendor journal shows it", At: T0.Add(time.Hour)}
-			if err := s.Resolve(context.Background(), "old-resolved", outcome.Sent, r); err != nil {
+			if err := s.Resolve(context.Background(), "old-resolved", outcome.Sent, r, MinAge); err != nil {
 				t.Fatal(err)
 			}
 			finish(t, s, "new-SENT", HashA, 0, outcome.Sent, T0.Add(48*time.Hour))

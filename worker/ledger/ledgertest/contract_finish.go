@@ -58,7 +58,7 @@ func finishCases() []Case {
 		{"an operator's verdict on ATTEMPTING refuses the attempt's late outcome", func(t *testing.T, s ledger.Store) {
 			a := begin(t, s, key, HashA, T0)
 			r := ledger.Resolution{By: "ops-1", Why: "vendor journal shows it", At: T0.Add(time.Hour)}
-			if err := s.Resolve(context.Background(), key, outcome.Sent, r); err != nil {
+			if err := s.Resolve(context.Background(), key, outcome.Sent, r, MinAge); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
 			expectStale(t, s, key, a, outcome.NotSent, outcome.Sent, 1)

@@ -137,7 +137,7 @@ func (l *Mem) List(_ context.Context, state outcome.Outcome, limit int) ([]ledge
 }
 
 // Resolve records an operator's verdict (see ledger.Store.Resolve).
-func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r ledger.Resolution) error {
+func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r ledger.Resolution, minAge time.Duration) error {
 	if refkey == "" {
 		return fmt.Errorf("resolve: %w", ledger.ErrEmptyRefKey)
 	}
@@ -149,11 +149,11 @@ func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r le
 	if !ok {
 		return fmt.Errorf("resolve %s: %w", refkey, ledger.ErrNotFound)
 	}
-	if err := ledger.CheckResolve(refkey, e.State, as); err != nil {
-		return err
-	}
 	if r.At.IsZero() {
 		r.At = time.Now()
+	}
+	if err := ledger.CheckResolve(refkey, e, as, r.At, minAge); err != nil {
+		return err
 	}
 	r.As = as
 	e.State, e.UpdatedAt, e.Resolution = as, r.At, &r
