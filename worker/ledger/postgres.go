@@ -56,6 +56,20 @@ SELECT true, ` + columns + ` FROM up
 UNION ALL
 SELECT false, ` + columns + ` FROM ` + Table + ` WHERE refkey = $1 AND NOT EXISTS (SELECT 1 FROM up)`
 
+// beginDecision interprets beginSQL's answer: wrote (its first column) and
+// the row it returned. When the upsert wrote, the row is the new ATTEMPTING
+// one: Proceed. Otherwise the row is the existing one and Decide, the rule
+// every store shares, decides; a row Decide would let proceed means the
+// read saw an older, resendable version than the one the upsert found
+// locked: again is true and Begin runs the statement on a fresh snapshot.
+func beginDecision(wrote bool, e Entry, bodyHash string) (d Decision, again bool) {
+	if wrote {
+		return Proceed, false
+	}
+	d = Decide(e, bodyHash)
+	return d, d == Proceed
+}
+
 // beginRetries bounds Begin's re-runs when the statement's snapshot is
 // older than the row a concurrent Begin just committed (then the upsert
 // found the row locked-and-changed but the plain read cannot see it yet).
@@ -139,14 +153,9 @@ func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.
 		if err != nil {
 			return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 		}
-		if wrote {
-			return Proceed, e, nil
-		}
-		if d := Decide(e, bodyHash); d != Proceed {
+		if d, again := beginDecision(wrote, e, bodyHash); !again {
 			return d, e, nil
 		}
-		// The read saw an older, resendable version than the one the upsert
-		// found: run again on a fresh snapshot.
 	}
 	return 0, Entry{}, fmt.Errorf("begin attempt %s: no decision after %d tries under contention", refkey, beginRetries)
 }
