@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/testcontainers/testcontainers-go"
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+	"github.com/testcontainers/testcontainers-go/wait"
 	"go.uber.org/goleak"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -24,6 +25,9 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
+
+// pgStartTimeout bounds the PostgreSQL container's start (3 min).
+const pgStartTimeout = 3 * time.Minute
 
 // envImagePostgres names the lab's PostgreSQL image (.lab/images.env,
 // written by vendormock/images/ensure-images.sh).
@@ -60,7 +64,13 @@ func postgresURL(t *testing.T) string {
 		ctx := context.Background()
 		c, err := tcpostgres.Run(ctx, img,
 			tcpostgres.WithDatabase("ledger"), tcpostgres.WithUsername("notifier"), tcpostgres.WithPassword("ledger-test"),
-			tcpostgres.BasicWaitStrategies(), testcontainers.WithCmd("postgres"))
+			// The module's waits (ready logged twice, then the port), with
+			// pgStartTimeout instead of their 60 s: initdb alone takes longer
+			// on a loaded shared host.
+			testcontainers.WithWaitStrategyAndDeadline(pgStartTimeout,
+				wait.ForLog("database system is ready to accept connections").WithOccurrence(2).WithStartupTimeout(pgStartTimeout),
+				wait.ForListeningPort("5432/tcp").WithStartupTimeout(pgStartTimeout)),
+			testcontainers.WithCmd("postgres"))
 		if c != nil {
 			afterAll = append(afterAll, func() { _ = testcontainers.TerminateContainer(c) })
 		}
