@@ -43,9 +43,10 @@ func (h *Handler) beginLedger(ctx context.Context, refkey, bodyHash string, now 
 }
 
 // finishLedger is Ledger.Finish bounded by LedgerTimeout (as beginLedger).
-func (h *Handler) finishLedger(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string) error {
+// attempt is the Begin's Entry.Attempts this Finish closes (ledger.Store).
+func (h *Handler) finishLedger(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string) error {
 	return h.withLedgerDeadline(ctx, "finish", func(lctx context.Context) error {
-		return h.c.Ledger.Finish(lctx, refkey, bodyHash, state, detail, h.c.Clock.Now())
+		return h.c.Ledger.Finish(lctx, refkey, bodyHash, attempt, state, detail, h.c.Clock.Now())
 	})
 }
 

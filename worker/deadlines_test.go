@@ -49,13 +49,13 @@ func (l hookLedger) Begin(ctx context.Context, refkey, bodyHash string, now time
 	return l.ledgerGetter.Begin(ctx, refkey, bodyHash, now)
 }
 
-func (l hookLedger) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
+func (l hookLedger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
 	if l.beforeFinish != nil {
 		if err := l.beforeFinish(ctx); err != nil {
 			return err
 		}
 	}
-	return l.ledgerGetter.Finish(ctx, refkey, bodyHash, state, detail, now)
+	return l.ledgerGetter.Finish(ctx, refkey, bodyHash, attempt, state, detail, now)
 }
 
 // blackhole waits for ctx's deadline, or for release (closed by the test's

@@ -13,7 +13,7 @@
 //	 Handler: message.Decode --INVALID------------------> dead queue + ack
 //	     |    window (ad only) --OUTSIDE_SEND_WINDOW-----> held queue (TTL to opening) + ack
 //	     |    ledger.Begin --Duplicate-------------------> ack (DUPLICATE, not sent)
-//	     |                 --Unresolved------------------> unknown queue + ack
+//	     |                 --Unresolved------------------> unknown queue + ack (ledger untouched)
 //	     |                 --Conflict (other body)-------> dead queue, INVALID REFKEY_CONFLICT + ack
 //	     |                 --Proceed
 //	     v

@@ -39,10 +39,11 @@ type Sender interface {
 }
 
 // Ledger is the part of ledger.Store the handler uses: Begin before the
-// send, Finish after it. bodyHash is ledger.BodyHash of the delivery body.
+// send, Finish of the attempt Begin started (Entry.Attempts) after it.
+// bodyHash is ledger.BodyHash of the delivery body.
 type Ledger interface {
 	Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error)
-	Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error
+	Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error
 }
 
 // CodeRefKeyConflict is the code and reason of a message whose refkey the
@@ -189,12 +190,14 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	}
 
 	bodyHash := ledger.BodyHash(d.Body)
+	decision, entry, err := h.beginLedger(ctx, n.RefKey, bodyHash, now)
+	// finish closes this delivery's own attempt (entry.Attempts of its
+	// Proceed) and nothing else: the ledger refuses it if the entry moved on.
 	finish := func(state outcome.Outcome, detail string) func() error {
 		return func() error {
-			return h.finishLedger(ctx, n.RefKey, bodyHash, state, detail)
+			return h.finishLedger(ctx, n.RefKey, bodyHash, entry.Attempts, state, detail)
 		}
 	}
-	decision, entry, err := h.beginLedger(ctx, n.RefKey, bodyHash, now)
 	if err != nil {
 		rec.Outcome, rec.Requeued = "", true
 		rec.Error = "ledger begin failed: " + Redact(err.Error(), n.Recipient)
@@ -218,13 +221,13 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			outcome: outcome.Invalid, queue: h.c.Names.Dead, reason: reason, code: CodeRefKeyConflict,
 		})
 	case ledger.Unresolved:
+		// The ATTEMPTING entry may be a live attempt (another delivery of the
+		// refkey in flight here or on another replica), so this delivery
+		// writes nothing: the attempt's own Finish records its outcome; a
+		// crashed attempt stays ATTEMPTING for an operator to resolve.
 		reason := "an earlier attempt has no recorded outcome (ledger " + string(entry.State) + "); may have reached the vendor"
 		rec.Error = reason
-		ferr := h.route(ctx, d, &rec, route{
-			outcome: outcome.Unknown, queue: h.c.Names.Unknown, reason: reason,
-			finish: finish(outcome.Unknown, reason),
-		})
-		return rec, ferr
+		return rec, h.route(ctx, d, &rec, route{outcome: outcome.Unknown, queue: h.c.Names.Unknown, reason: reason})
 	case ledger.Proceed:
 	default:
 		rec.Requeued = true

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
@@ -23,10 +24,11 @@ import (
 // beginFinish records a finished attempt in l.
 func beginFinish(t *testing.T, l Ledger, refkey string, s outcome.Outcome) {
 	t.Helper()
-	if _, _, err := l.Begin(context.Background(), refkey, "", inWindow); err != nil {
+	_, e, err := l.Begin(context.Background(), refkey, "", inWindow)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.Finish(context.Background(), refkey, "", s, "", inWindow); err != nil {
+	if err := l.Finish(context.Background(), refkey, "", e.Attempts, s, "", inWindow); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -118,15 +120,30 @@ func TestRedeliveryOfSentIsNotSentAgain(t *testing.T) {
 }
 
 // TestCrashMidSendBecomesUnknown: the ledger holds Attempting (the worker
-// died, or the channel was lost, mid-send); the redelivery is not sent and
-// goes to the unknown queue; a third delivery is then a duplicate.
+// died, or the channel was lost, mid-send); every redelivery is not sent
+// and goes to the unknown queue, and the entry is left ATTEMPTING (the
+// attempt could be live elsewhere); once an operator resolved it as sent,
+// the next copy is a duplicate.
 func TestCrashMidSendBecomesUnknown(t *testing.T) {
 	r := newRig(t, nil, inWindow)
 	b := body(t, "r-crash", message.Info)
 	if dec, _, err := r.led.Begin(context.Background(), "r-crash", ledger.BodyHash(b), inWindow); err != nil || dec != ledger.Proceed {
 		t.Fatalf("begin: %v %v", dec, err)
 	}
-	for i, want := range []outcome.Outcome{outcome.Unknown, outcome.Duplicate} {
+	resolve := func() {
+		err := r.led.(ledger.Store).Resolve(context.Background(), "r-crash", outcome.Sent,
+			ledger.Resolution{By: "ops", Why: "vendor journal", At: inWindow.Add(time.Hour)}, ledgertest.MinAge)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, want := range []outcome.Outcome{outcome.Unknown, outcome.Unknown, outcome.Duplicate} {
+		if i == 2 {
+			if got := r.state(t, "r-crash"); got != ledger.Attempting {
+				t.Fatalf("ledger %s after two unresolved redeliveries; want ATTEMPTING left as it was", got)
+			}
+			resolve()
+		}
 		ack := &fakeAcker{}
 		d := delivery(ack, uint64(i+1), b, nil)
 		d.Redelivered = true
@@ -141,8 +158,8 @@ func TestCrashMidSendBecomesUnknown(t *testing.T) {
 	if r.send.calls() != 0 {
 		t.Errorf("sent %d times, want 0", r.send.calls())
 	}
-	if len(r.pub.pubs) != 1 || r.pub.pubs[0].queue != names.Unknown {
-		t.Errorf("re-publishes %v, want one to %s", r.pub.pubs, names.Unknown)
+	if len(r.pub.pubs) != 2 || r.pub.pubs[0].queue != names.Unknown || r.pub.pubs[1].queue != names.Unknown {
+		t.Errorf("%d re-publishes, want two to %s", len(r.pub.pubs), names.Unknown)
 	}
 }
 

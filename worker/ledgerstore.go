@@ -16,8 +16,8 @@ const PruneInterval = time.Hour
 
 // openLedgerStore opens cfg.LedgerPath (ledger.OpenStore) after the container
 // placement check, and starts the retention loop (entries older than
-// cfg.LedgerRetention by clock are pruned every PruneInterval). stop ends
-// the loop and waits for it. Errors: ErrConfig wrapping ledger.ErrEphemeral
+// cfg.LedgerRetention by clock that ledger.CanPrune allows are pruned every
+// PruneInterval). stop ends the loop and waits for it. Errors: ErrConfig wrapping ledger.ErrEphemeral
 // (a bbolt ledger on a container's own file system without
 // LEDGER_EPHEMERAL_OK=true), or the store's open error.
 func openLedgerStore(ctx context.Context, cfg Config, clock window.Clock, log *slog.Logger) (led ledger.Store, stop func(), err error) {

@@ -115,7 +115,7 @@ func (l timedLedger) Begin(ctx context.Context, refkey, bodyHash string, now tim
 	return l.Ledger.Begin(ctx, refkey, bodyHash, now)
 }
 
-func (l timedLedger) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
+func (l timedLedger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
 	defer l.m.ledgerOp("finish", time.Now())
-	return l.Ledger.Finish(ctx, refkey, bodyHash, state, detail, now)
+	return l.Ledger.Finish(ctx, refkey, bodyHash, attempt, state, detail, now)
 }

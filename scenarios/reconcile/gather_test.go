@@ -213,7 +213,7 @@ func writeLedger(t *testing.T, path string) {
 			t.Fatalf("Begin %s: %v", k, err)
 		}
 	}
-	if err := l.Finish(context.Background(), "a", "", outcome.Sent, "mk-1", now); err != nil {
+	if err := l.Finish(context.Background(), "a", "", 1, outcome.Sent, "mk-1", now); err != nil {
 		t.Fatalf("Finish: %v", err)
 	}
 	if err := l.Close(); err != nil {

@@ -184,10 +184,11 @@ func TestGatherIntegration(t *testing.T) {
 	}
 	now := time.Now()
 	for k, s := range map[string]outcome.Outcome{"a": outcome.Sent, "b": outcome.Sent, "u1": outcome.Unknown, "f1": outcome.Rejected, "r1": outcome.NotSent} {
-		if _, _, err := l.Begin(context.Background(), k, "", now); err != nil {
+		_, e, err := l.Begin(context.Background(), k, "", now)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Finish(context.Background(), k, "", s, "", now); err != nil {
+		if err := l.Finish(context.Background(), k, "", e.Attempts, s, "", now); err != nil {
 			t.Fatal(err)
 		}
 	}

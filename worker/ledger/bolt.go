@@ -119,16 +119,20 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 	return dec, entry, nil
 }
 
-// Finish records state for refkey in one synced write transaction (see
-// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, ErrClosed, a failed
-// commit.
-func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
-	if err := CheckFinish(refkey, state); err != nil {
+// Finish records state as the outcome of attempt in one synced write
+// transaction that first checks the entry (CheckAttempt; see
+// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, *StaleAttemptError
+// (ErrStaleAttempt), ErrClosed, a failed commit.
+func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
 	err := l.update(func(b *bolt.Bucket) error {
 		e, found, err := get(b, refkey)
 		if err != nil {
+			return err
+		}
+		if err := CheckAttempt(refkey, e, found, attempt, state); err != nil {
 			return err
 		}
 		if !found {
@@ -142,6 +146,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, state outc
 		}
 		return put(b, e)
 	})
+	if _, stale := errors.AsType[*StaleAttemptError](err); stale {
+		return err
+	}
 	if err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
@@ -149,8 +156,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, state outc
 }
 
 // Resolve records an operator's verdict (see Store.Resolve). Errors:
-// ErrNotFound, ErrBadState, ErrClosed, a failed commit.
-func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error {
+// ErrNotFound, ErrBadState, ErrAttemptTooRecent, ErrClosed, a failed
+// commit.
+func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error {
 	if refkey == "" {
 		return fmt.Errorf("resolve: %w", ErrEmptyRefKey)
 	}
@@ -166,7 +174,7 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 		if !found {
 			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
 		}
-		if err := CheckResolve(refkey, e.State, as); err != nil {
+		if err := CheckResolve(refkey, e, as, r.At, minAge); err != nil {
 			return err
 		}
 		e.State = as
@@ -180,8 +188,8 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 	return nil
 }
 
-// Prune deletes every entry but Attempting ones whose UpdatedAt is before
-// cutoff, in one synced write transaction, and returns how many it deleted.
+// Prune deletes the entries CanPrune allows (see Store.Prune) in one synced
+// write transaction and returns how many it deleted.
 func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	n := 0
 	err := l.update(func(b *bolt.Bucket) error {
@@ -191,7 +199,7 @@ func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 			if err := json.Unmarshal(v, &e); err != nil {
 				return fmt.Errorf("decode entry %q: %w", k, err)
 			}
-			if e.State != Attempting && e.UpdatedAt.Before(cutoff) {
+			if CanPrune(e, cutoff) {
 				old = append(old, bytes.Clone(k))
 			}
 			return nil

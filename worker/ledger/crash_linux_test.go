@@ -52,9 +52,9 @@ func TestHelperCrash(t *testing.T) {
 		}
 		fmt.Printf("%s dirty=%d writeback=%d\n", name, dirty, writeback)
 	}
-	_, _, err = l.Begin(ctx, "done-1", h, ledgertest.T0)
+	_, e, err := l.Begin(ctx, "done-1", h, ledgertest.T0)
 	step("begin done-1", err)
-	step("finish done-1", l.Finish(ctx, "done-1", h, outcome.Sent, "code=1000", ledgertest.T0))
+	step("finish done-1", l.Finish(ctx, "done-1", h, e.Attempts, outcome.Sent, "code=1000", ledgertest.T0))
 	_, _, err = l.Begin(ctx, "crash-1", h, ledgertest.T0)
 	step("begin crash-1", err)
 	fmt.Println("begun")

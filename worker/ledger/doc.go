@@ -8,9 +8,10 @@
 //	               │ known with another body -> Conflict: never sent,   │
 //	               │   dead-lettered REFKEY_CONFLICT, nothing written   │
 //	               │ no entry / NOT_SENT / OUTSIDE_SEND_WINDOW          │
-//	               │   -> write ATTEMPTING, Attempts++ : Proceed ──> send ──> Finish(outcome)
-//	               │ ATTEMPTING (crash or lost channel mid-send)
-//	               │   -> Unresolved: do not send, outcome UNKNOWN
+//	               │   -> write ATTEMPTING, Attempts++ : Proceed ──> send ──> Finish(Attempts, outcome)
+//	               │ ATTEMPTING (crash or lost channel mid-send, or an
+//	               │   attempt still in flight elsewhere)
+//	               │   -> Unresolved: do not send, outcome UNKNOWN, write nothing
 //	               │ SENT / REJECTED / UNKNOWN / INVALID
 //	               │   -> Duplicate: do not send, ack as suppressed duplicate
 //
@@ -27,13 +28,21 @@
 //     ... WHERE statement, so two replicas racing on a refkey never both
 //     proceed; the session sets synchronous_commit=on.
 //
+// Finish closes one attempt: it lands only while the entry is ATTEMPTING
+// with the attempt number Begin returned (CheckAttempt), else it writes
+// nothing and returns a *StaleAttemptError (ErrStaleAttempt). A late
+// writer (a redelivery, a frozen replica) can therefore never overwrite the
+// outcome of a live attempt or an operator's verdict.
+//
 // OUTSIDE_SEND_WINDOW counts as resendable although it is an outcome: the
 // held message comes back to the main queue when the window opens and must
 // then be sent, not suppressed as a duplicate (docs/outcomes.md).
 //
 // Operators resolve an UNKNOWN entry (Resolve) after checking with the
 // vendor: as NOT_SENT, a re-published copy is sent; as SENT, it is
-// suppressed. PruneEvery deletes entries older than the retention.
+// suppressed. PruneEvery deletes entries older than the retention whose
+// copies cannot come back (CanPrune: never ATTEMPTING, UNKNOWN, REJECTED or
+// resolved ones).
 // CheckPlacement refuses a bbolt file that a container would lose.
 //
 // Package ledgertest holds the in-memory fake and the contract cases that

@@ -24,12 +24,12 @@ func ExampleLedger_Begin() {
 	now := time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
 	body := []byte(`{"refkey":"order-1001","text":"your order shipped"}`)
 
-	d, _, _ := l.Begin(ctx, "order-1001", ledger.BodyHash(body), now) // first delivery
+	d, e, _ := l.Begin(ctx, "order-1001", ledger.BodyHash(body), now) // first delivery
 	fmt.Println(d)
-	// ... the request goes out, the vendor accepts it ...
-	_ = l.Finish(ctx, "order-1001", ledger.BodyHash(body), outcome.Sent, "code=1000", now)
+	// ... the request goes out, the vendor accepts it: close this attempt ...
+	_ = l.Finish(ctx, "order-1001", ledger.BodyHash(body), e.Attempts, outcome.Sent, "code=1000", now)
 
-	d, e, _ := l.Begin(ctx, "order-1001", ledger.BodyHash(body), now) // a redelivery
+	d, e, _ = l.Begin(ctx, "order-1001", ledger.BodyHash(body), now) // a redelivery
 	fmt.Println(d, e.State, e.Attempts)
 
 	other := []byte(`{"refkey":"order-1001","text":"a different notification"}`)

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -104,7 +105,42 @@ var (
 	ErrNotFound = errors.New("no ledger entry")
 	// ErrBadSpec: OpenStore was given a spec it cannot use.
 	ErrBadSpec = errors.New("bad ledger spec")
+	// ErrStaleAttempt: Finish was given an attempt the entry no longer
+	// holds (another attempt began, an outcome or an operator's verdict was
+	// recorded since); nothing was written. Finish's error is then a
+	// *StaleAttemptError.
+	ErrStaleAttempt = errors.New("stale ledger attempt")
+	// ErrAttemptTooRecent: Resolve was asked about an ATTEMPTING entry
+	// younger than the minimum age it was given (the attempt may still be
+	// sending); nothing was written.
+	ErrAttemptTooRecent = errors.New("attempt may still be in flight")
 )
+
+// StaleAttemptError is Finish's refusal to close an attempt the entry no
+// longer holds. It wraps ErrStaleAttempt.
+type StaleAttemptError struct {
+	RefKey string
+	// Attempt is the attempt Finish was asked to close (0: an outcome
+	// decided without a send), State the outcome it would have written.
+	Attempt int
+	State   outcome.Outcome
+	// Current is the entry as the store found it; Found is false when
+	// there was none.
+	Current Entry
+	Found   bool
+}
+
+// Error names the refkey, the attempt and what the entry holds instead.
+func (e *StaleAttemptError) Error() string {
+	now := "no entry"
+	if e.Found {
+		now = fmt.Sprintf("%s after %d attempt(s)", e.Current.State, e.Current.Attempts)
+	}
+	return fmt.Sprintf("finish attempt %s #%d as %s: entry is %s: %v", e.RefKey, e.Attempt, e.State, now, ErrStaleAttempt)
+}
+
+// Unwrap returns ErrStaleAttempt.
+func (e *StaleAttemptError) Unwrap() error { return ErrStaleAttempt }
 
 // Store is the attempt ledger the worker consults before every send: one
 // entry per refkey, decided atomically and durably (docs/deployment.md).
@@ -128,11 +164,19 @@ type Store interface {
 	// Only Proceed writes. The Entry returned is the one in the store after
 	// the call.
 	Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error)
-	// Finish records the outcome of the attempt (state must be one of
-	// Finishable), durably before it returns. It also creates an entry for
-	// outcomes decided without a send (OUTSIDE_SEND_WINDOW, INVALID) with
-	// Attempts 0; bodyHash is kept when the entry had none.
-	Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error
+	// Finish records state (one of Finishable) as the outcome of attempt,
+	// durably before it returns, only if the entry is still where that
+	// attempt left it (CheckAttempt, atomically with every other write):
+	//   attempt > 0 (Entry.Attempts of Begin's Proceed): the entry is
+	//     ATTEMPTING with exactly that many attempts;
+	//   attempt 0 (an outcome decided without a send, for example
+	//     OUTSIDE_SEND_WINDOW or INVALID): there is no entry, or one that
+	//     never had an attempt; a missing one is created with Attempts 0.
+	// Otherwise nothing is written and the error is a *StaleAttemptError
+	// (errors.Is ErrStaleAttempt). bodyHash is kept when the entry had
+	// none. Errors also: ErrEmptyRefKey, ErrBadState (state not
+	// Finishable, attempt < 0).
+	Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error
 	// Get returns the entry for refkey and whether it exists.
 	Get(ctx context.Context, refkey string) (Entry, bool, error)
 	// List returns the entries in state (every entry when state is ""),
@@ -143,11 +187,16 @@ type Store interface {
 	// entry after checking with the vendor: as must be outcome.NotSent
 	// (a re-published copy is then sent) or outcome.Sent (it is then
 	// suppressed as a duplicate). The entry keeps who, when and why in
-	// Resolution (r.As is set to as; r.At = now when zero).
-	// Errors: ErrNotFound, ErrBadState.
-	Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error
-	// Prune deletes entries whose UpdatedAt is before cutoff and returns
-	// how many were deleted. Attempting entries are never pruned.
+	// Resolution (r.As is set to as; r.At = now when zero). An Attempting
+	// entry last updated less than minAge before r.At is refused: its
+	// attempt may still be sending (CheckResolve; minAge is the worst-case
+	// send time, docs/deployment.md#resolving-unknown).
+	// Errors: ErrNotFound, ErrBadState, ErrAttemptTooRecent.
+	Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error
+	// Prune deletes the entries CanPrune(e, cutoff) allows (older than
+	// cutoff, in a Prunable state, never resolved) and returns how many it
+	// deleted. ATTEMPTING, UNKNOWN, REJECTED and resolved entries are never
+	// pruned.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// Ping answers nil while the store can be read (for /healthz).
 	Ping(ctx context.Context) error
@@ -178,11 +227,15 @@ func Decide(e Entry, bodyHash string) Decision {
 	return Duplicate
 }
 
-// CheckFinish returns nil when Finish accepts refkey and state, else an
-// error wrapping ErrEmptyRefKey or ErrBadState naming the allowed states.
-func CheckFinish(refkey string, state outcome.Outcome) error {
+// CheckFinish returns nil when Finish accepts refkey, attempt and state,
+// else an error wrapping ErrEmptyRefKey or ErrBadState naming what is
+// allowed.
+func CheckFinish(refkey string, attempt int, state outcome.Outcome) error {
 	if refkey == "" {
 		return fmt.Errorf("finish attempt: %w", ErrEmptyRefKey)
+	}
+	if attempt < 0 {
+		return fmt.Errorf("finish attempt %s: attempt %d: %w; want 0 (no send) or Begin's Entry.Attempts", refkey, attempt, ErrBadState)
 	}
 	for _, s := range Finishable {
 		if s == state {
@@ -193,15 +246,55 @@ func CheckFinish(refkey string, state outcome.Outcome) error {
 		refkey, state, ErrBadState, outcome.Names(Finishable))
 }
 
-// CheckResolve returns nil when an entry in state cur may be resolved as
-// as, else an error wrapping ErrBadState naming what is allowed.
-func CheckResolve(refkey string, cur, as outcome.Outcome) error {
+// Prunable lists the states whose entries Prune deletes once they are
+// older than the retention: no copy of their message waits in a queue
+// without expiry (SENT was acked; NOT_SENT comes back from .retry within
+// RetryMaxDelay, or waits in .dead and is then rightly sent; a held
+// OUTSIDE_SEND_WINDOW copy comes back at the window's opening; INVALID was
+// never sent). ATTEMPTING, UNKNOWN and REJECTED are kept: their copies wait
+// in notifications.unknown or .failed until an operator moves them, at any
+// age (docs/deployment.md#retention).
+var Prunable = []outcome.Outcome{outcome.Sent, outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid}
+
+// CanPrune is Prune's rule, shared by every store: e is deleted when it was
+// last updated before cutoff, its state is one of Prunable, and it carries
+// no operator's verdict (a resolved entry's copy may still be moved back
+// from notifications.unknown; the verdict must then still decide it).
+func CanPrune(e Entry, cutoff time.Time) bool {
+	return e.UpdatedAt.Before(cutoff) && e.Resolution == nil && slices.Contains(Prunable, e.State)
+}
+
+// CheckAttempt is Finish's condition, shared by every store: nil when the
+// entry (cur; found false when there is none) is still where attempt left
+// it (see Store.Finish), else a *StaleAttemptError for state.
+func CheckAttempt(refkey string, cur Entry, found bool, attempt int, state outcome.Outcome) error {
+	switch {
+	case attempt == 0 && (!found || cur.Attempts == 0 && cur.State != Attempting):
+		return nil
+	case attempt > 0 && found && cur.State == Attempting && cur.Attempts == attempt:
+		return nil
+	}
+	return &StaleAttemptError{RefKey: refkey, Attempt: attempt, State: state, Current: cur, Found: found}
+}
+
+// CheckResolve is Resolve's rule, shared by every store: nil when entry cur
+// may be resolved as as at time at, else an error wrapping ErrBadState
+// (a verdict other than NOT_SENT or SENT, an entry neither UNKNOWN nor
+// ATTEMPTING) or ErrAttemptTooRecent (an ATTEMPTING entry updated less
+// than minAge before at: its request may still be on its way), naming what
+// is allowed.
+func CheckResolve(refkey string, cur Entry, as outcome.Outcome, at time.Time, minAge time.Duration) error {
 	if as != outcome.NotSent && as != outcome.Sent {
 		return fmt.Errorf("resolve %s as %q: %w; want %s or %s", refkey, as, ErrBadState, outcome.NotSent, outcome.Sent)
 	}
-	if cur != outcome.Unknown && cur != Attempting {
+	if cur.State != outcome.Unknown && cur.State != Attempting {
 		return fmt.Errorf("resolve %s: entry is %s: %w; only %s or %s entries are resolved",
-			refkey, cur, ErrBadState, outcome.Unknown, Attempting)
+			refkey, cur.State, ErrBadState, outcome.Unknown, Attempting)
+	}
+	if age := at.Sub(cur.UpdatedAt); cur.State == Attempting && age < minAge {
+		return fmt.Errorf("resolve %s: entry is %s since %s, %s before the verdict: %w: "+
+			"an attempt younger than the worst-case send time (%s) may still be sending; wait and check again",
+			refkey, Attempting, cur.UpdatedAt.UTC().Format(time.RFC3339), age.Round(time.Second), ErrAttemptTooRecent, minAge)
 	}
 	return nil
 }

@@ -97,7 +97,7 @@ func TestPruneEvery(t *testing.T) {
 	s := ledgertest.NewMem()
 	now := ledgertest.T0.Add(30 * 24 * time.Hour)
 	for i, age := range []time.Duration{8 * 24 * time.Hour, 9 * 24 * time.Hour, time.Hour} {
-		if err := s.Finish(ctx, string(rune('a'+i)), "", outcome.Sent, "", now.Add(-age)); err != nil {
+		if err := s.Finish(ctx, string(rune('a'+i)), "", 0, outcome.Sent, "", now.Add(-age)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -56,6 +56,20 @@ SELECT true, ` + columns + ` FROM up
 UNION ALL
 SELECT false, ` + columns + ` FROM ` + Table + ` WHERE refkey = $1 AND NOT EXISTS (SELECT 1 FROM up)`
 
+// beginDecision interprets beginSQL's answer: wrote (its first column) and
+// the row it returned. When the upsert wrote, the row is the new ATTEMPTING
+// one: Proceed. Otherwise the row is the existing one and Decide, the rule
+// every store shares, decides; a row Decide would let proceed means the
+// read saw an older, resendable version than the one the upsert found
+// locked: again is true and Begin runs the statement on a fresh snapshot.
+func beginDecision(wrote bool, e Entry, bodyHash string) (d Decision, again bool) {
+	if wrote {
+		return Proceed, false
+	}
+	d = Decide(e, bodyHash)
+	return d, d == Proceed
+}
+
 // beginRetries bounds Begin's re-runs when the statement's snapshot is
 // older than the row a concurrent Begin just committed (then the upsert
 // found the row locked-and-changed but the plain read cannot see it yet).
@@ -139,44 +153,68 @@ func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.
 		if err != nil {
 			return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 		}
-		if wrote {
-			return Proceed, e, nil
-		}
-		if d := Decide(e, bodyHash); d != Proceed {
+		if d, again := beginDecision(wrote, e, bodyHash); !again {
 			return d, e, nil
 		}
-		// The read saw an older, resendable version than the one the upsert
-		// found: run again on a fresh snapshot.
 	}
 	return 0, Entry{}, fmt.Errorf("begin attempt %s: no decision after %d tries under contention", refkey, beginRetries)
 }
 
-// Finish upserts state for refkey (see Store.Finish). Errors:
-// ErrEmptyRefKey, ErrBadState, ErrClosed, a failed query.
-func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
-	if err := CheckFinish(refkey, state); err != nil {
+// finishSQL is Finish of an attempt (> 0) as one conditional UPDATE: it
+// lands only on the row Begin left for that attempt (CheckAttempt). $1
+// refkey, $2 state, $3 detail, $4 body hash, $5 now, $6 attempt.
+const finishSQL = `
+UPDATE ` + Table + ` AS l SET
+	state = $2, detail = $3, updated_at = $5,
+	body_hash = CASE WHEN l.body_hash = '' THEN $4 ELSE l.body_hash END
+WHERE l.refkey = $1 AND l.state = 'ATTEMPTING' AND l.attempts = $6`
+
+// finishNoSendSQL is Finish of an outcome decided without a send
+// (attempt 0): it creates the row, or updates one that never had an
+// attempt (CheckAttempt). $1 refkey, $2 state, $3 detail, $4 body hash,
+// $5 now.
+const finishNoSendSQL = `
+INSERT INTO ` + Table + ` AS l (refkey, state, attempts, detail, body_hash, created_at, updated_at)
+VALUES ($1, $2, 0, $3, $4, $5, $5)
+ON CONFLICT (refkey) DO UPDATE SET
+	state = EXCLUDED.state, detail = EXCLUDED.detail, updated_at = EXCLUDED.updated_at,
+	body_hash = CASE WHEN l.body_hash = '' THEN EXCLUDED.body_hash ELSE l.body_hash END
+WHERE l.attempts = 0 AND l.state <> 'ATTEMPTING'`
+
+// Finish records state as the outcome of attempt with one conditional
+// statement (finishSQL, finishNoSendSQL; see Store.Finish). When it wrote
+// nothing, the row is read to build the *StaleAttemptError. Errors:
+// ErrEmptyRefKey, ErrBadState, *StaleAttemptError (ErrStaleAttempt),
+// ErrClosed, a failed query.
+func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
 	if err := p.check(); err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
-	_, err := p.pool.Exec(ctx, `
-INSERT INTO `+Table+` AS l (refkey, state, attempts, detail, body_hash, created_at, updated_at)
-VALUES ($1, $2, 0, $3, $4, $5, $5)
-ON CONFLICT (refkey) DO UPDATE SET
-	state = EXCLUDED.state, detail = EXCLUDED.detail, updated_at = EXCLUDED.updated_at,
-	body_hash = CASE WHEN l.body_hash = '' THEN EXCLUDED.body_hash ELSE l.body_hash END`,
-		refkey, string(state), detail, bodyHash, now.UTC())
+	q, args := finishNoSendSQL, []any{refkey, string(state), detail, bodyHash, now.UTC()}
+	if attempt > 0 {
+		q, args = finishSQL, append(args, attempt)
+	}
+	tag, err := p.pool.Exec(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
-	return nil
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	cur, found, err := p.Get(ctx, refkey)
+	if err != nil {
+		return fmt.Errorf("finish attempt %s: wrote nothing, then: %w", refkey, err)
+	}
+	return &StaleAttemptError{RefKey: refkey, Attempt: attempt, State: state, Current: cur, Found: found}
 }
 
 // Resolve records an operator's verdict in one transaction that locks the
-// row (see Store.Resolve). Errors: ErrNotFound, ErrBadState, ErrClosed, a
-// failed query.
-func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution) error {
+// row (see Store.Resolve). Errors: ErrNotFound, ErrBadState,
+// ErrAttemptTooRecent, ErrClosed, a failed query.
+func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error {
 	if refkey == "" {
 		return fmt.Errorf("resolve: %w", ErrEmptyRefKey)
 	}
@@ -192,15 +230,14 @@ func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcom
 		return fmt.Errorf("resolve %s: %w", refkey, err)
 	}
 	err = pgx.BeginFunc(ctx, p.pool, func(tx pgx.Tx) error {
-		var cur string
-		err := tx.QueryRow(ctx, `SELECT state FROM `+Table+` WHERE refkey = $1 FOR UPDATE`, refkey).Scan(&cur)
+		cur, err := scanEntry(tx.QueryRow(ctx, `SELECT `+columns+` FROM `+Table+` WHERE refkey = $1 FOR UPDATE`, refkey), nil)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
 		}
 		if err != nil {
 			return err
 		}
-		if err := CheckResolve(refkey, outcome.Outcome(cur), as); err != nil {
+		if err := CheckResolve(refkey, cur, as, r.At, minAge); err != nil {
 			return err
 		}
 		_, err = tx.Exec(ctx, `UPDATE `+Table+` SET state = $2, updated_at = $3, resolution = $4 WHERE refkey = $1`,
@@ -213,13 +250,16 @@ func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcom
 	return nil
 }
 
-// Prune deletes rows other than Attempting whose updated_at is before
-// cutoff and returns how many it deleted.
+// pruneSQL is CanPrune as one DELETE. $1 cutoff, $2 the Prunable states.
+const pruneSQL = `DELETE FROM ` + Table + ` WHERE updated_at < $1 AND resolution IS NULL AND state = ANY($2)`
+
+// Prune deletes the rows CanPrune allows (pruneSQL; see Store.Prune) and
+// returns how many it deleted.
 func (p *Postgres) Prune(ctx context.Context, cutoff time.Time) (int, error) {
 	if err := p.check(); err != nil {
 		return 0, fmt.Errorf("prune ledger: %w", err)
 	}
-	tag, err := p.pool.Exec(ctx, `DELETE FROM `+Table+` WHERE updated_at < $1 AND state <> 'ATTEMPTING'`, cutoff.UTC())
+	tag, err := p.pool.Exec(ctx, pruneSQL, cutoff.UTC(), prunableNames())
 	if err != nil {
 		return 0, fmt.Errorf("prune ledger: %w", err)
 	}
@@ -270,6 +310,15 @@ func (p *Postgres) List(ctx context.Context, state outcome.Outcome, limit int) (
 		return nil, fmt.Errorf("list entries: %w", err)
 	}
 	return out, nil
+}
+
+// prunableNames returns Prunable as strings (pruneSQL's $2).
+func prunableNames() []string {
+	out := make([]string, len(Prunable))
+	for i, s := range Prunable {
+		out[i] = string(s)
+	}
+	return out
 }
 
 // scanEntry reads the columns (after a leading boolean when wrote != nil).

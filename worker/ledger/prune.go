@@ -6,8 +6,9 @@ import (
 	"time"
 )
 
-// PruneEvery is the ledger's retention loop: it deletes entries whose last
-// update is older than retention (Store.Prune with cutoff now()-retention)
+// PruneEvery is the ledger's retention loop: it deletes the entries whose
+// last update is older than retention and that CanPrune allows
+// (Store.Prune with cutoff now()-retention)
 // once at start and then every interval, until ctx is done. Each run is
 // logged at info level with how many entries it deleted, a failed run at
 // warn level (the next run tries again). now is the clock the entries were

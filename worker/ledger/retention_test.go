@@ -31,10 +31,11 @@ func TestRetentionKeepsFileBounded(t *testing.T) {
 			now := t0.Add(time.Duration(day) * 24 * time.Hour)
 			for i := range perDay {
 				ref := fmt.Sprintf("d%02d-%04d", day, i)
-				if _, _, err := l.Begin(ctx, ref, "h", now); err != nil {
+				_, e, err := l.Begin(ctx, ref, "h", now)
+				if err != nil {
 					t.Fatal(err)
 				}
-				if err := l.Finish(ctx, ref, "h", outcome.Sent, "mk", now); err != nil {
+				if err := l.Finish(ctx, ref, "h", e.Attempts, outcome.Sent, "mk", now); err != nil {
 					t.Fatal(err)
 				}
 			}

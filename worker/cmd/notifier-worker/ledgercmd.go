@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,14 +25,17 @@ verdict on an UNKNOWN message (docs/deployment.md).
 Usage:
   notifier-worker ledger list [-state STATE] [-limit N]
   notifier-worker ledger show REFKEY
-  notifier-worker ledger resolve REFKEY -as not-sent|sent -by WHO -why TEXT
+  notifier-worker ledger resolve REFKEY -as not-sent|sent -by WHO -why TEXT [-min-age D]
 
   list     entries oldest first: refkey, state, attempts, last update, detail
   show     one entry as JSON (with its resolution, if any)
   resolve  an UNKNOWN (or ATTEMPTING) entry after checking with the vendor:
            not-sent  a re-published copy of the message is then sent
            sent      a re-published copy is then suppressed as a duplicate
-           who, when and why are kept in the entry
+           who, when and why are kept in the entry; an ATTEMPTING entry
+           younger than the worker's worst-case send time (-min-age,
+           default the shutdown grace of $CONCURRENCY with the default
+           timeouts: 55s at 1) is refused, its request may still be sent
 
 Every subcommand takes -ledger SPEC (default $LEDGER, else %s):
 a bbolt file path or a postgres:// URL. A bbolt file is locked by a running
@@ -76,6 +80,7 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 	var (
 		state, as, by, why string
 		limit              int
+		minAge             time.Duration
 	)
 	switch sub {
 	case "list":
@@ -86,6 +91,7 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 		fs.StringVar(&as, "as", "", "the verdict: not-sent | sent")
 		fs.StringVar(&by, "by", "", "who decided (a login or a name)")
 		fs.StringVar(&why, "why", "", "why, for example \"vendor support: not received\"")
+		fs.DurationVar(&minAge, "min-age", worstCaseSend(getenv), "refuse an ATTEMPTING entry younger than this: the worker's worst-case send time (worker.ShutdownGrace of CONCURRENCY and the default timeouts; give it yourself when the worker runs other timeouts)")
 	default:
 		usage()
 		return fmt.Errorf("%w: unknown subcommand %q: want list, show or resolve", errUsage, sub)
@@ -127,6 +133,9 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 		}
 		if strings.TrimSpace(by) == "" || strings.TrimSpace(why) == "" {
 			return fmt.Errorf("%w: resolve needs -by WHO and -why TEXT (both are kept in the entry)", errUsage)
+		}
+		if minAge < 0 {
+			return fmt.Errorf("%w: -min-age %s: want 0 or more", errUsage, minAge)
 		}
 	}
 	kind, err := ledger.SpecKind(spec)
@@ -171,7 +180,10 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 		return enc.Encode(e)
 	}
 	r := ledger.Resolution{By: by, Why: why, At: time.Now().UTC()}
-	if err := store.Resolve(ctx, pos[0], verdict, r); err != nil {
+	if err := store.Resolve(ctx, pos[0], verdict, r, minAge); err != nil {
+		if errors.Is(err, ledger.ErrAttemptTooRecent) {
+			return fmt.Errorf("%w (-min-age %s; docs/deployment.md#resolving-unknown)", err, minAge)
+		}
 		return err
 	}
 	fmt.Fprintf(stdout, "resolved %s as %s by %s\n", pos[0], verdict, by)
@@ -186,6 +198,18 @@ func stateNames() []string {
 		names = append(names, string(o))
 	}
 	return names
+}
+
+// worstCaseSend is resolve's default -min-age: how long a worker with
+// CONCURRENCY from the environment (1 when unset or not a number) and the
+// default timeouts may still be sending a message it began,
+// worker.ShutdownGrace (55 s at 1).
+func worstCaseSend(getenv func(string) string) time.Duration {
+	n, err := strconv.Atoi(getenv("CONCURRENCY"))
+	if err != nil || n < 1 {
+		n = 1
+	}
+	return worker.ShutdownGrace(worker.Config{Concurrency: n})
 }
 
 // envDuration returns the duration in the environment variable key, or def

@@ -28,11 +28,12 @@ func ledgerFile(t *testing.T) string {
 	t0 := time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC)
 	for i, st := range []outcome.Outcome{outcome.Unknown, outcome.Sent, ledger.Attempting} {
 		key := "order-" + string(rune('1'+i))
-		if _, _, err := l.Begin(ctx, key, "h", t0.Add(time.Duration(i)*time.Minute)); err != nil {
+		_, e, err := l.Begin(ctx, key, "h", t0.Add(time.Duration(i)*time.Minute))
+		if err != nil {
 			t.Fatal(err)
 		}
 		if st != ledger.Attempting {
-			if err := l.Finish(ctx, key, "h", st, "code=-1", t0.Add(time.Duration(i)*time.Minute)); err != nil {
+			if err := l.Finish(ctx, key, "h", e.Attempts, st, "code=-1", t0.Add(time.Duration(i)*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -180,5 +181,48 @@ func TestLedgerMissingFile(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the command created %s (stat: %v)", path, err)
+	}
+}
+
+// TestLedgerResolveRefusesYoungAttempt: an ATTEMPTING entry younger than
+// the worker's worst-case send time (worker.ShutdownGrace: 55 s at
+// CONCURRENCY 1, 95 s at 3) may still be sending and is refused with the
+// rule named; an older one, or -min-age 0, is resolved.
+func TestLedgerResolveRefusesYoungAttempt(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "ledger.db")
+	l, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	for key, age := range map[string]time.Duration{"fresh": 0, "old": 70 * time.Second, "mid": 70 * time.Second} {
+		if _, _, err := l.Begin(context.Background(), key, "h", now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	resolve := func(env map[string]string, key string, extra ...string) (int, string) {
+		t.Helper()
+		args := append([]string{"resolve", key, "-ledger", path, "-as", "not-sent", "-by", "ops-kim", "-why", "vendor: not received"}, extra...)
+		code, _, errs := runLedger(t, env, args...)
+		return code, errs
+	}
+	code, errs := resolve(nil, "fresh")
+	if code != 1 || !strings.Contains(errs, "younger than the worst-case send time (55s)") || !strings.Contains(errs, "-min-age 55s") {
+		t.Errorf("fresh attempt: exit %d err %q; want 1 naming the worst-case send time 55s and -min-age", code, errs)
+	}
+	if code, errs := resolve(map[string]string{"CONCURRENCY": "3"}, "mid"); code != 1 || !strings.Contains(errs, "(1m35s)") {
+		t.Errorf("70s-old attempt at CONCURRENCY 3: exit %d err %q; want refused under 95s", code, errs)
+	}
+	if code, errs := resolve(nil, "old"); code != 0 {
+		t.Errorf("70s-old attempt: exit %d err %q; want resolved", code, errs)
+	}
+	if code, errs := resolve(nil, "fresh", "-min-age", "0s"); code != 0 {
+		t.Errorf("fresh attempt with -min-age 0s: exit %d err %q; want resolved", code, errs)
+	}
+	if code, errs := resolve(nil, "mid", "-min-age", "-1s"); code != 2 || !strings.Contains(errs, "-min-age -1s") {
+		t.Errorf("negative -min-age: exit %d err %q; want a usage error", code, errs)
 	}
 }

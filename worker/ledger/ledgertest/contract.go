@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,6 +21,10 @@ var (
 	HashA = ledger.BodyHash([]byte(`{"refkey":"order-1","text":"your order shipped"}`))
 	HashB = ledger.BodyHash([]byte(`{"refkey":"order-1","text":"another notification"}`))
 )
+
+// MinAge is the minimum age of an ATTEMPTING entry the cases give
+// Resolve (the worker's default worst-case send time, 55 s).
+const MinAge = 55 * time.Second
 
 // Case is one contract case: Run gets a fresh, empty store.
 type Case struct {
@@ -48,14 +53,14 @@ func Cases() []Case {
 		}},
 		{"NOT_SENT with the same body proceeds again", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashA, outcome.NotSent, T0.Add(time.Second))
+			finish(t, s, key, HashA, 1, outcome.NotSent, T0.Add(time.Second))
 			now := T0.Add(time.Minute)
 			want := ledger.Entry{RefKey: key, State: ledger.Attempting, Attempts: 2, BodyHash: HashA, CreatedAt: T0, UpdatedAt: now}
 			expectBegin(t, s, key, HashA, now, ledger.Proceed, want)
 			expectGet(t, s, key, want)
 		}},
 		{"OUTSIDE_SEND_WINDOW is resendable, not a duplicate", func(t *testing.T, s ledger.Store) {
-			finish(t, s, key, HashA, outcome.OutsideSendWindow, T0)
+			finish(t, s, key, HashA, 0, outcome.OutsideSendWindow, T0)
 			now := T0.Add(time.Hour)
 			want := ledger.Entry{RefKey: key, State: ledger.Attempting, Attempts: 1, BodyHash: HashA, CreatedAt: T0, UpdatedAt: now}
 			expectBegin(t, s, key, HashA, now, ledger.Proceed, want)
@@ -68,7 +73,7 @@ func Cases() []Case {
 		}},
 		{"a resendable entry with another body is a conflict", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashA, outcome.NotSent, T0)
+			finish(t, s, key, HashA, 1, outcome.NotSent, T0)
 			want := ledger.Entry{RefKey: key, State: outcome.NotSent, Attempts: 1, Detail: "detail", BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0}
 			expectBegin(t, s, key, HashB, T0.Add(time.Minute), ledger.Conflict, want)
 			expectGet(t, s, key, want)
@@ -79,27 +84,30 @@ func Cases() []Case {
 			expectBegin(t, s, key, HashB, T0.Add(time.Minute), ledger.Conflict, want)
 		}},
 		{"an entry without a body hash takes the first one", func(t *testing.T, s ledger.Store) {
-			finish(t, s, key, "", outcome.NotSent, T0)
+			finish(t, s, key, "", 0, outcome.NotSent, T0)
 			want := ledger.Entry{RefKey: key, State: ledger.Attempting, Attempts: 1, BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0.Add(time.Second)}
 			expectBegin(t, s, key, HashA, T0.Add(time.Second), ledger.Proceed, want)
 		}},
 		{"Finish without Begin creates the entry with 0 attempts", func(t *testing.T, s ledger.Store) {
-			finish(t, s, key, HashA, outcome.Invalid, T0)
+			finish(t, s, key, HashA, 0, outcome.Invalid, T0)
 			expectGet(t, s, key, ledger.Entry{RefKey: key, State: outcome.Invalid, Detail: "detail", BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0})
 		}},
 		{"Finish keeps the first body hash and the creation time", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashB, outcome.Sent, T0.Add(time.Second))
+			finish(t, s, key, HashB, 1, outcome.Sent, T0.Add(time.Second))
 			expectGet(t, s, key, ledger.Entry{RefKey: key, State: outcome.Sent, Attempts: 1, Detail: "detail", BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0.Add(time.Second)})
 		}},
 		{"Finish refuses what is not an outcome of a refkey", func(t *testing.T, s ledger.Store) {
 			ctx := context.Background()
 			for _, st := range []outcome.Outcome{ledger.Attempting, outcome.Duplicate, "DELIVERED", ""} {
-				if err := s.Finish(ctx, key, HashA, st, "", T0); !errors.Is(err, ledger.ErrBadState) {
+				if err := s.Finish(ctx, key, HashA, 0, st, "", T0); !errors.Is(err, ledger.ErrBadState) {
 					t.Errorf("Finish(%q) = %v; want ErrBadState", st, err)
 				}
 			}
-			if err := s.Finish(ctx, "", HashA, outcome.Sent, "", T0); !errors.Is(err, ledger.ErrEmptyRefKey) {
+			if err := s.Finish(ctx, key, HashA, -1, outcome.Sent, "", T0); !errors.Is(err, ledger.ErrBadState) {
+				t.Errorf("Finish(attempt -1) = %v; want ErrBadState", err)
+			}
+			if err := s.Finish(ctx, "", HashA, 0, outcome.Sent, "", T0); !errors.Is(err, ledger.ErrEmptyRefKey) {
 				t.Errorf("Finish(empty refkey) = %v; want ErrEmptyRefKey", err)
 			}
 			if _, _, err := s.Begin(ctx, "", HashA, T0); !errors.Is(err, ledger.ErrEmptyRefKey) {
@@ -109,9 +117,9 @@ func Cases() []Case {
 		}},
 		{"resolve UNKNOWN as not sent: the next copy is sent", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashA, outcome.Unknown, T0)
+			finish(t, s, key, HashA, 1, outcome.Unknown, T0)
 			r := ledger.Resolution{By: "ops-1", Why: "vendor support: not received", At: T0.Add(time.Hour)}
-			if err := s.Resolve(context.Background(), key, outcome.NotSent, r); err != nil {
+			if err := s.Resolve(context.Background(), key, outcome.NotSent, r, MinAge); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
 			r.As = outcome.NotSent
@@ -124,7 +132,7 @@ func Cases() []Case {
 		{"resolve ATTEMPTING as sent: the next copy is a duplicate", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
 			r := ledger.Resolution{By: "ops-1", Why: "vendor journal shows it", At: T0.Add(time.Hour)}
-			if err := s.Resolve(context.Background(), key, outcome.Sent, r); err != nil {
+			if err := s.Resolve(context.Background(), key, outcome.Sent, r, MinAge); err != nil {
 				t.Fatalf("Resolve: %v", err)
 			}
 			r.As = outcome.Sent
@@ -134,40 +142,73 @@ func Cases() []Case {
 		{"resolve refuses a missing entry, a final entry and a bad verdict", func(t *testing.T, s ledger.Store) {
 			ctx := context.Background()
 			r := ledger.Resolution{By: "ops-1", Why: "test", At: T0}
-			if err := s.Resolve(ctx, "nope", outcome.NotSent, r); !errors.Is(err, ledger.ErrNotFound) {
+			if err := s.Resolve(ctx, "nope", outcome.NotSent, r, MinAge); !errors.Is(err, ledger.ErrNotFound) {
 				t.Errorf("Resolve(missing) = %v; want ErrNotFound", err)
 			}
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashA, outcome.Unknown, T0)
-			if err := s.Resolve(ctx, key, outcome.Rejected, r); !errors.Is(err, ledger.ErrBadState) {
+			finish(t, s, key, HashA, 1, outcome.Unknown, T0)
+			if err := s.Resolve(ctx, key, outcome.Rejected, r, MinAge); !errors.Is(err, ledger.ErrBadState) {
 				t.Errorf("Resolve(as REJECTED) = %v; want ErrBadState", err)
 			}
-			finish(t, s, "k-sent", HashA, outcome.Sent, T0)
-			if err := s.Resolve(ctx, "k-sent", outcome.NotSent, r); !errors.Is(err, ledger.ErrBadState) {
+			finish(t, s, "k-sent", HashA, 0, outcome.Sent, T0)
+			if err := s.Resolve(ctx, "k-sent", outcome.NotSent, r, MinAge); !errors.Is(err, ledger.ErrBadState) {
 				t.Errorf("Resolve(SENT entry) = %v; want ErrBadState", err)
 			}
 			if e, _, _ := s.Get(ctx, key); e.State != outcome.Unknown || e.Resolution != nil {
 				t.Errorf("a refused Resolve wrote %+v", e)
 			}
 		}},
-		{"prune deletes old entries but never ATTEMPTING", func(t *testing.T, s ledger.Store) {
-			finish(t, s, "old-sent", HashA, outcome.Sent, T0)
-			finish(t, s, "old-unknown", HashA, outcome.Unknown, T0)
-			begin(t, s, "old-attempting", HashA, T0)
-			finish(t, s, "new-sent", HashA, outcome.Sent, T0.Add(48*time.Hour))
-			n, err := s.Prune(context.Background(), T0.Add(24*time.Hour))
-			if err != nil || n != 2 {
-				t.Fatalf("Prune = %d, %v; want 2, nil", n, err)
+		{"resolve refuses an ATTEMPTING entry younger than the minimum age", func(t *testing.T, s ledger.Store) {
+			ctx := context.Background()
+			begin(t, s, key, HashA, T0)
+			r := ledger.Resolution{By: "ops-1", Why: "vendor: not received", At: T0.Add(MinAge - time.Second)}
+			err := s.Resolve(ctx, key, outcome.NotSent, r, MinAge)
+			if !errors.Is(err, ledger.ErrAttemptTooRecent) || !strings.Contains(err.Error(), MinAge.String()) {
+				t.Fatalf("Resolve of a %s-old attempt = %v; want ErrAttemptTooRecent naming %s", MinAge-time.Second, err, MinAge)
 			}
-			expectMissing(t, s, "old-sent")
-			expectMissing(t, s, "old-unknown")
-			expectKeys(t, s, "", 0, "old-attempting", "new-sent")
+			want := ledger.Entry{RefKey: key, State: ledger.Attempting, Attempts: 1, BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0}
+			expectGet(t, s, key, want)
+			r.At = T0.Add(MinAge)
+			if err := s.Resolve(ctx, key, outcome.NotSent, r, MinAge); err != nil {
+				t.Fatalf("Resolve of a %s-old attempt: %v", MinAge, err)
+			}
+			// UNKNOWN has its outcome already: no attempt is in flight.
+			k := "unknown-1"
+			finish(t, s, k, HashA, begin(t, s, k, HashA, T0), outcome.Unknown, T0)
+			r.At = T0.Add(time.Second)
+			if err := s.Resolve(ctx, k, outcome.Sent, r, MinAge); err != nil {
+				t.Fatalf("Resolve of a young UNKNOWN entry: %v", err)
+			}
+		}},
+		{"prune deletes old entries whose copies cannot come back", func(t *testing.T, s ledger.Store) {
+			// Aged out: nothing of these waits in a queue with no expiry.
+			for _, st := range []outcome.Outcome{outcome.Sent, outcome.NotSent, outcome.OutsideSendWindow, outcome.Invalid} {
+				finish(t, s, "old-"+string(st), HashA, begin(t, s, "old-"+string(st), HashA, T0), st, T0)
+			}
+			// Kept: their copies wait in .unknown / .failed until an operator
+			// moves them, at any age (docs/deployment.md#retention).
+			begin(t, s, "old-ATTEMPTING", HashA, T0)
+			for _, st := range []outcome.Outcome{outcome.Unknown, outcome.Rejected} {
+				finish(t, s, "old-"+string(st), HashA, begin(t, s, "old-"+string(st), HashA, T0), st, T0)
+			}
+			a := begin(t, s, "old-resolved", HashA, T0)
+			finish(t, s, "old-resolved", HashA, a, outcome.Unknown, T0)
+			r := ledger.Resolution{By: "ops-1", Why: "vendor journal shows it", At: T0.Add(time.Hour)}
+			if err := s.Resolve(context.Background(), "old-resolved", outcome.Sent, r, MinAge); err != nil {
+				t.Fatal(err)
+			}
+			finish(t, s, "new-SENT", HashA, 0, outcome.Sent, T0.Add(48*time.Hour))
+			n, err := s.Prune(context.Background(), T0.Add(24*time.Hour))
+			if err != nil || n != 4 {
+				t.Errorf("Prune = %d, %v; want 4, nil", n, err)
+			}
+			expectKeys(t, s, "", 0, "old-ATTEMPTING", "old-REJECTED", "old-UNKNOWN", "old-resolved", "new-SENT")
 		}},
 		{"list filters by state, oldest first, with a limit", func(t *testing.T, s ledger.Store) {
-			finish(t, s, "c", HashA, outcome.Unknown, T0.Add(3*time.Second))
-			finish(t, s, "a", HashA, outcome.Unknown, T0.Add(2*time.Second))
-			finish(t, s, "b", HashA, outcome.Sent, T0.Add(1*time.Second))
-			finish(t, s, "d", HashA, outcome.Unknown, T0.Add(2*time.Second))
+			finish(t, s, "c", HashA, 0, outcome.Unknown, T0.Add(3*time.Second))
+			finish(t, s, "a", HashA, 0, outcome.Unknown, T0.Add(2*time.Second))
+			finish(t, s, "b", HashA, 0, outcome.Sent, T0.Add(1*time.Second))
+			finish(t, s, "d", HashA, 0, outcome.Unknown, T0.Add(2*time.Second))
 			expectKeys(t, s, outcome.Unknown, 0, "a", "d", "c")
 			expectKeys(t, s, "", 0, "b", "a", "d", "c")
 			expectKeys(t, s, "", 2, "b", "a")
@@ -192,18 +233,19 @@ func Cases() []Case {
 			}
 		}},
 	}
+	cs = append(cs, finishCases()...)
 	// Every final state with the same body is a duplicate, and not written.
 	for _, st := range []outcome.Outcome{outcome.Sent, outcome.Rejected, outcome.Unknown, outcome.Invalid} {
 		cs = append(cs, Case{st.String() + " with the same body is a duplicate", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashA, st, T0)
+			finish(t, s, key, HashA, 1, st, T0)
 			want := ledger.Entry{RefKey: key, State: st, Attempts: 1, Detail: "detail", BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0}
 			expectBegin(t, s, key, HashA, T0.Add(time.Minute), ledger.Duplicate, want)
 			expectGet(t, s, key, want)
 		}})
 		cs = append(cs, Case{st.String() + " with another body is a conflict", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
-			finish(t, s, key, HashA, st, T0)
+			finish(t, s, key, HashA, 1, st, T0)
 			want := ledger.Entry{RefKey: key, State: st, Attempts: 1, Detail: "detail", BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0}
 			expectBegin(t, s, key, HashB, T0.Add(time.Minute), ledger.Conflict, want)
 		}})
@@ -211,17 +253,37 @@ func Cases() []Case {
 	return cs
 }
 
-func begin(t *testing.T, s ledger.Store, refkey, hash string, now time.Time) {
+// begin wants Proceed and returns the attempt it began (Entry.Attempts).
+func begin(t *testing.T, s ledger.Store, refkey, hash string, now time.Time) int {
 	t.Helper()
-	if d, _, err := s.Begin(context.Background(), refkey, hash, now); err != nil || d != ledger.Proceed {
+	d, e, err := s.Begin(context.Background(), refkey, hash, now)
+	if err != nil || d != ledger.Proceed {
 		t.Fatalf("Begin(%s) = %v, %v; want proceed", refkey, d, err)
+	}
+	return e.Attempts
+}
+
+// finish closes attempt (0: an outcome decided without a send).
+func finish(t *testing.T, s ledger.Store, refkey, hash string, attempt int, st outcome.Outcome, now time.Time) {
+	t.Helper()
+	if err := s.Finish(context.Background(), refkey, hash, attempt, st, "detail", now); err != nil {
+		t.Fatalf("Finish(%s #%d, %s): %v", refkey, attempt, st, err)
 	}
 }
 
-func finish(t *testing.T, s ledger.Store, refkey, hash string, st outcome.Outcome, now time.Time) {
+// expectStale calls Finish(attempt, st) and wants it refused with a
+// *StaleAttemptError naming the entry as found (wantState "" = none).
+func expectStale(t *testing.T, s ledger.Store, refkey string, attempt int, st, wantState outcome.Outcome, wantAttempts int) {
 	t.Helper()
-	if err := s.Finish(context.Background(), refkey, hash, st, "detail", now); err != nil {
-		t.Fatalf("Finish(%s, %s): %v", refkey, st, err)
+	err := s.Finish(context.Background(), refkey, HashA, attempt, st, "late", T0.Add(time.Hour))
+	se, ok := errors.AsType[*ledger.StaleAttemptError](err)
+	if !ok || !errors.Is(err, ledger.ErrStaleAttempt) {
+		t.Fatalf("Finish(%s #%d, %s) = %v; want a *StaleAttemptError (ErrStaleAttempt)", refkey, attempt, st, err)
+	}
+	if se.RefKey != refkey || se.Attempt != attempt || se.State != st || se.Found != (wantState != "") ||
+		se.Current.State != wantState || se.Current.Attempts != wantAttempts {
+		t.Errorf("stale error %+v; want refkey %s attempt %d state %s, entry found %v %s/%d",
+			se, refkey, attempt, st, wantState != "", wantState, wantAttempts)
 	}
 }
 

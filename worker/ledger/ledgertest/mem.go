@@ -77,9 +77,10 @@ func (l *Mem) Begin(_ context.Context, refkey, bodyHash string, now time.Time) (
 	return ledger.Proceed, e, nil
 }
 
-// Finish records state (see ledger.Store.Finish).
-func (l *Mem) Finish(_ context.Context, refkey, bodyHash string, state outcome.Outcome, detail string, now time.Time) error {
-	if err := ledger.CheckFinish(refkey, state); err != nil {
+// Finish records state if attempt is still the entry's (see
+// ledger.Store.Finish).
+func (l *Mem) Finish(_ context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if err := ledger.CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
 	if err := l.lock(); err != nil {
@@ -90,6 +91,9 @@ func (l *Mem) Finish(_ context.Context, refkey, bodyHash string, state outcome.O
 		return l.FinishErr
 	}
 	e, ok := l.m[refkey]
+	if err := ledger.CheckAttempt(refkey, e, ok, attempt, state); err != nil {
+		return err
+	}
 	if !ok {
 		e = ledger.Entry{RefKey: refkey, CreatedAt: now}
 	}
@@ -133,7 +137,7 @@ func (l *Mem) List(_ context.Context, state outcome.Outcome, limit int) ([]ledge
 }
 
 // Resolve records an operator's verdict (see ledger.Store.Resolve).
-func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r ledger.Resolution) error {
+func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r ledger.Resolution, minAge time.Duration) error {
 	if refkey == "" {
 		return fmt.Errorf("resolve: %w", ledger.ErrEmptyRefKey)
 	}
@@ -145,11 +149,11 @@ func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r le
 	if !ok {
 		return fmt.Errorf("resolve %s: %w", refkey, ledger.ErrNotFound)
 	}
-	if err := ledger.CheckResolve(refkey, e.State, as); err != nil {
-		return err
-	}
 	if r.At.IsZero() {
 		r.At = time.Now()
+	}
+	if err := ledger.CheckResolve(refkey, e, as, r.At, minAge); err != nil {
+		return err
 	}
 	r.As = as
 	e.State, e.UpdatedAt, e.Resolution = as, r.At, &r
@@ -157,7 +161,7 @@ func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r le
 	return nil
 }
 
-// Prune deletes entries other than Attempting older than cutoff.
+// Prune deletes the entries ledger.CanPrune allows.
 func (l *Mem) Prune(_ context.Context, cutoff time.Time) (int, error) {
 	if err := l.lock(); err != nil {
 		return 0, err
@@ -165,7 +169,7 @@ func (l *Mem) Prune(_ context.Context, cutoff time.Time) (int, error) {
 	defer l.mu.Unlock()
 	n := 0
 	for k, e := range l.m {
-		if e.State != ledger.Attempting && e.UpdatedAt.Before(cutoff) {
+		if ledger.CanPrune(e, cutoff) {
 			delete(l.m, k)
 			n++
 		}
