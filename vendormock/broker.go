@@ -63,6 +63,9 @@ func (s *Stack) RestartRabbitMQ(ctx context.Context, stopTimeout time.Duration) 
 	}
 	s.mu.Lock()
 	s.AMQPURL = url
+	if len(s.brokers) == 1 {
+		s.brokers[0].AMQPURL = url
+	}
 	s.mu.Unlock()
 	s.logf("rabbitmq restarted in %.1f s", time.Since(t0).Seconds())
 	return nil

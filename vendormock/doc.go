@@ -56,4 +56,21 @@
 // with or without its ledger volume). RestartRabbitMQ restarts the broker
 // in place. Volumes and PostgreSQL carry LabelRun and LabelSession and are
 // removed by Close.
+//
+// # A RabbitMQ cluster
+//
+// Options.BrokerNodes = 3 (the lab's BROKER_NODES) starts three RabbitMQ
+// nodes from the same image instead of one, on the run's network as
+// rabbitmq-1..rabbitmq-3 (host name = alias, node name rabbit@rabbitmq-i;
+// node 1 also answers to rabbitmq), with one Erlang cookie written mode 400
+// before the server starts. Node 1 boots first; the others join it by
+// peer discovery (classic configuration). Quorum queues declared afterwards
+// have a member on every node (RabbitMQ's default initial group size, 3).
+// Brokers lists the nodes with their host and network AMQP URLs;
+// AMQPURLsNetwork is the comma-separated list the worker takes as
+// AMQP_URL. StopBrokerNode, KillBrokerNode and StartBrokerNode stop
+// (SIGTERM), kill (SIGKILL) and start one node, keeping its data, and
+// RabbitMQCtl and RunningBrokerNodes look inside; they work on a single
+// node too. StartBrokers starts only the network and the broker(s), for
+// tests that need no vendor.
 package vendormock

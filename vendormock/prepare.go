@@ -52,6 +52,9 @@ func (s *Stack) prepare(opts Options) error {
 		s.KeepaliveTimeout = p.Nginx.KeepaliveTimeout
 	}
 	s.imageWorker = opts.Images.Worker
+	if opts.BrokerNodes < 0 || opts.BrokerNodes > MaxBrokerNodes {
+		return fmt.Errorf("stack options: broker nodes %d: want 1 to %d", opts.BrokerNodes, MaxBrokerNodes)
+	}
 
 	work := opts.WorkDir
 	if work == "" {

@@ -169,7 +169,7 @@ func (r *Replica) start(ctx context.Context) error {
 	w := r.set
 	s := w.s
 	spec := buildReplica(w.o, r.ID, stackEnv{
-		amqpURL: s.AMQPURLNetwork, vendorURL: s.VendorURL,
+		amqpURL: s.AMQPURLsNetwork, vendorURL: s.VendorURL,
 		clientID: s.ClientID, clientSecret: s.ClientSecret,
 		statusTable: s.Profile.StatusTableJSON, vendorAPI: s.Profile.VendorAPIEnv(),
 	}, w.pgURL)

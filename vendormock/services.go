@@ -46,6 +46,11 @@ func (s *Stack) startRabbitMQ(ctx context.Context, image string, t0 time.Time) e
 	}
 	s.AMQPURL = "amqp://guest:guest@" + addr + "/"
 	s.AMQPURLNetwork = "amqp://guest:guest@" + AliasRabbitMQ + ":5672/"
+	s.AMQPURLsNetwork = s.AMQPURLNetwork
+	s.mu.Lock()
+	s.brokers = []BrokerNode{{Alias: AliasRabbitMQ, Name: "rabbit@" + c.GetContainerID()[:12], key: "rabbitmq",
+		AMQPURL: s.AMQPURL, AMQPURLNetwork: s.AMQPURLNetwork}}
+	s.mu.Unlock()
 	s.markReady("rabbitmq", t0)
 	return nil
 }

@@ -57,6 +57,12 @@ type Options struct {
 	// access log (log/); created. "" = a new temporary dir.
 	WorkDir string
 	Log     io.Writer // progress lines ("rabbitmq ready in 9.8 s"); nil = discard
+	// BrokerNodes is the number of RabbitMQ nodes: 0 or 1 = one node (as
+	// always), 2..MaxBrokerNodes = a cluster of that many from the same
+	// image, each on the run's network by its own alias ("rabbitmq-1",
+	// ...; node 1 also "rabbitmq"); see Stack.Brokers. The lab's
+	// BROKER_NODES.
+	BrokerNodes int
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative
@@ -111,11 +117,15 @@ var ErrNotReady = errors.New("service not ready")
 // the host through 127.0.0.1 published ports; those marked network only from
 // containers on Network.
 type Stack struct {
-	Network          string // Docker network name, unique per run
-	VendorHost       string // e.g. "api.vendor.test": Toxiproxy's alias and the certificate SAN
-	VendorURL        string // network: "https://api.vendor.test" ("http://api.vendor.test:443" for SchemeHTTP)
-	AMQPURL          string // host: amqp://guest:guest@127.0.0.1:PORT/
-	AMQPURLNetwork   string // network: amqp://guest:guest@rabbitmq:5672/
+	Network        string // Docker network name, unique per run
+	VendorHost     string // e.g. "api.vendor.test": Toxiproxy's alias and the certificate SAN
+	VendorURL      string // network: "https://api.vendor.test" ("http://api.vendor.test:443" for SchemeHTTP)
+	AMQPURL        string // host: amqp://guest:guest@127.0.0.1:PORT/
+	AMQPURLNetwork string // network: amqp://guest:guest@rabbitmq:5672/ (node 1 on a cluster)
+	// AMQPURLsNetwork is network: every broker node's AMQP URL,
+	// comma-separated (the worker's AMQP_URL, so it can reach any node);
+	// equal to AMQPURLNetwork on one node.
+	AMQPURLsNetwork  string
 	WireMockURL      string // host: http://127.0.0.1:PORT (admin API at /__admin)
 	ToxiproxyURL     string // host: http://127.0.0.1:PORT (Toxiproxy API)
 	CAFile           string // host path of the lab CA certificate (PEM); no key is written
@@ -159,6 +169,7 @@ type Stack struct {
 	nw          *testcontainers.DockerNetwork
 	mu          sync.Mutex // guards containers, workers, volumes, docker, closed
 	containers  map[string]testcontainers.Container
+	brokers     []BrokerNode // guarded by mu
 	workers     []*Worker
 	volumes     []string                     // named volumes to remove on Close
 	docker      *testcontainers.DockerClient // Kill, volumes, images; nil until used
@@ -226,7 +237,14 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	var wg sync.WaitGroup
 	errs := make([]error, 3)
 	wg.Add(3)
-	go func() { defer wg.Done(); errs[0] = s.startRabbitMQ(ctx, opts.Images.RabbitMQ, t0) }()
+	go func() {
+		defer wg.Done()
+		if opts.BrokerNodes > 1 {
+			errs[0] = s.startRabbitMQCluster(ctx, opts.Images.RabbitMQ, opts.BrokerNodes, t0)
+			return
+		}
+		errs[0] = s.startRabbitMQ(ctx, opts.Images.RabbitMQ, t0)
+	}()
 	go func() {
 		defer wg.Done()
 		if errs[1] = s.startWireMock(ctx, opts.Images.WireMock, t0); errs[1] == nil {

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -114,7 +112,10 @@ var ErrConfig = errors.New("invalid config")
 // never printed: Config.String redacts it, and the command reads it only
 // from the environment (VENDOR_CLIENT_SECRET).
 type Config struct {
-	// AMQPURL is the broker, "amqp://user:pass@host:5672/vhost".
+	// AMQPURL is the broker, "amqp://user:pass@host:5672/vhost", or the
+	// nodes of a cluster as a comma-separated list of such URLs: each
+	// session dials the next one, so the worker reconnects to another node
+	// when its node goes (AMQPURLs).
 	AMQPURL string
 	// Queue is the main queue; retry, unknown, held, failed and dead
 	// queues derive from it (queues.NamesFor).
@@ -321,8 +322,8 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
 	}
-	if _, err := amqp.ParseURI(c.AMQPURL); err != nil {
-		bad("amqp url: %w", err)
+	if err := validAMQPURLs(c.AMQPURL); err != nil {
+		bad("%w", err)
 	}
 	if c.Queue == "" {
 		bad("queue: empty")
@@ -409,7 +410,7 @@ func (c Config) Validate() error {
 // redacted.
 func (c Config) String() string {
 	c.ClientSecret = redactedIfSet(c.ClientSecret)
-	c.AMQPURL = RedactURL(c.AMQPURL)
+	c.AMQPURL = redactAMQPURLs(c.AMQPURL)
 	c.LedgerPath = redactLedger(c.LedgerPath)
 	c.Logger = nil
 	type plain Config // no String method: no recursion
@@ -419,7 +420,7 @@ func (c Config) String() string {
 // LogValue makes slog print the redacted form.
 func (c Config) LogValue() slog.Value {
 	return slog.GroupValue(
-		slog.String("amqp_url", RedactURL(c.AMQPURL)),
+		slog.String("amqp_url", redactAMQPURLs(c.AMQPURL)),
 		slog.String("queue", c.Queue),
 		slog.String("vendor_url", c.VendorURL),
 		slog.String("vendor_addr", c.VendorAddr),

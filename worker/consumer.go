@@ -104,6 +104,9 @@ type consumer struct {
 	metrics  *Metrics // nil = none
 	// now is wall time (tests may replace it).
 	now func() time.Time
+	// addrs picks the broker node each session dials (Config.AMQPURL may
+	// list several).
+	addrs brokerAddrs
 }
 
 // account writes the Record of a handled message (not of a requeued one)
@@ -204,14 +207,15 @@ type session struct {
 func (c *consumer) open() (s *session, err error) {
 	props := amqp.NewConnectionProperties()
 	props.SetClientConnectionName("notifier-worker")
-	conn, err := amqp.DialConfig(c.cfg.AMQPURL, amqp.Config{
+	url, _ := c.addrs.next(c.cfg.AMQPURL)
+	conn, err := amqp.DialConfig(url, amqp.Config{
 		Heartbeat:  c.cfg.Heartbeat,
 		Locale:     "en_US",
 		Dial:       amqp.DefaultDial(c.cfg.DialTimeout),
 		Properties: props,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("dial broker: %w", err)
+		return nil, fmt.Errorf("dial broker %s: %w", RedactURL(url), err)
 	}
 	defer func() {
 		if err != nil {

@@ -75,14 +75,31 @@
 // to Dead, where RabbitMQ's x-death header says reason "delivery_limit"
 // (https://www.rabbitmq.com/docs/quorum-queues#poison-message-handling).
 // RabbitMQ 3.10 added message TTL to quorum queues, so Retry and Held work
-// on both types; quorum queues dead-letter at most once by default.
+// on both types.
+//
+// # Dead-letter hops: at least once on quorum queues
+//
+// Retry -> Main, Held -> Main and Main -> Dead are dead-letter hops. By
+// default RabbitMQ dead-letters at most once: a message expiring (or
+// rejected) while the target queue has no leader, on a cluster where the
+// target's node is down, is dropped. With Type Quorum the three source
+// queues are declared with x-dead-letter-strategy at-least-once and
+// x-overflow reject-publish (which at-least-once requires; no length limit
+// is set, so nothing is ever rejected for it): the source keeps the
+// message until the target confirmed it, and retries, so a hop can
+// deliver a message twice (the ledger makes the second a DUPLICATE) but
+// never drops it. It needs RabbitMQ 3.10 or later with the stream_queue
+// feature flag (on by default since 3.9)
+// (https://www.rabbitmq.com/docs/quorum-queues#dead-lettering). Classic
+// queues always dead-letter at most once (docs/deployment.md).
 //
 // # Changing arguments of an existing queue
 //
 // RabbitMQ refuses to redeclare a queue with other arguments (another type,
-// single active consumer turned on): PRECONDITION_FAILED (406), and the
-// channel is closed. Declare returns a *MismatchError naming the queue, the
-// argument and both values; the worker logs it in one line and exits
-// (status 3). Move the messages to a queue declared with the new arguments
+// single active consumer turned on, or a quorum queue declared before the
+// at-least-once dead-letter arguments existed): PRECONDITION_FAILED (406),
+// and the channel is closed. Declare returns a *MismatchError naming the
+// queue, the argument, both values and every argument the worker declares;
+// the worker logs it in one line and exits (status 3). Move the messages to a queue declared with the new arguments
 // (or delete the old queue when it is empty), then start the worker again.
 package queues

@@ -4,6 +4,7 @@ package queues
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,10 @@ import (
 
 // testMismatch: queues declared classic, then the worker's topology with
 // quorum: the broker's 406 comes back as one *MismatchError naming the
-// main queue, x-queue-type and both values.
+// main queue, the first argument the broker found different (RabbitMQ
+// 3.10.8 checks x-overflow before x-queue-type) with both values, and
+// every argument the worker declares. Quorum queues declared by an older
+// worker (at-most-once dead-lettering) are refused the same way.
 func testMismatch(t *testing.T, url string) {
 	conn, ch := dial(t, url)
 	classic := DefaultTopology("mm")
@@ -30,8 +34,11 @@ func testMismatch(t *testing.T, url string) {
 	if !ok {
 		t.Fatalf("declare quorum over classic = %v, want *MismatchError", err)
 	}
-	if me.Queue != "mm" || me.Argument != ArgQueueType || me.Current != "'classic'" || me.Declared != "'quorum'" {
+	if me.Queue != "mm" || (me.Argument != ArgQueueType && me.Argument != ArgOverflow && me.Argument != ArgDeadLetterStrategy) {
 		t.Fatalf("mismatch %+v", me)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "x-queue-type=quorum") || !strings.Contains(msg, "x-dead-letter-strategy=at-least-once") {
+		t.Errorf("message does not name the declared arguments: %s", msg)
 	}
 	t.Logf("worker would log: %v", err)
 	if !ch2.IsClosed() {
@@ -57,6 +64,33 @@ func testMismatch(t *testing.T, url string) {
 	if me, ok := errors.AsType[*MismatchError](err); !ok || me.Argument != ArgSingleActiveConsumer {
 		t.Fatalf("turn SAC on = %v, want a mismatch on %s", err, ArgSingleActiveConsumer)
 	}
+	// Quorum queues of an older worker: no at-least-once arguments.
+	ch5, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := DefaultTopology("mm-dlx")
+	old.Type, old.DeadLetterAtMostOnce = Quorum, true
+	if err := old.Declare(ch5); err != nil {
+		t.Fatalf("declare old quorum topology: %v", err)
+	}
+	ch6, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := old
+	current.DeadLetterAtMostOnce = false
+	err = current.Declare(ch6)
+	me, ok = errors.AsType[*MismatchError](err)
+	if !ok || me.Queue != "mm-dlx" || (me.Argument != ArgOverflow && me.Argument != ArgDeadLetterStrategy) || me.Current != "none" {
+		t.Fatalf("redeclare with at-least-once = %v, want a mismatch on mm-dlx naming x-overflow or x-dead-letter-strategy", err)
+	}
+	for _, want := range []string{"x-dead-letter-strategy=at-least-once", "x-overflow=reject-publish"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("message lacks %q: %v", want, err)
+		}
+	}
+	t.Logf("worker would log: %v", err)
 }
 
 // consume starts a consumer at prefetch 1 on its own connection.

@@ -3,7 +3,10 @@ package queues
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
+	"strings"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 )
@@ -27,7 +30,10 @@ type MismatchError struct {
 	// Current is the value on the broker, Declared the value sent; both
 	// as RabbitMQ printed them ("'classic'", "none"), "" when not named.
 	Current, Declared string
-	Err               *amqp.Error
+	// Args are all the arguments the worker declared for Queue (what a
+	// migrated queue must be declared with).
+	Args amqp.Table
+	Err  *amqp.Error
 }
 
 // Error is one line: the queue, the argument and both values, and what to
@@ -37,8 +43,27 @@ func (e *MismatchError) Error() string {
 	if e.Argument != "" {
 		what = fmt.Sprintf("argument %s is %s on the broker but the worker declares %s", e.Argument, e.Current, e.Declared)
 	}
-	return fmt.Sprintf("queue %q already exists with other arguments (%s): migrate it (move its messages to a queue declared with the new arguments) or delete it, then start the worker again; broker said: %s",
-		e.Queue, what, e.Err.Reason)
+	return fmt.Sprintf("queue %q already exists with other arguments (%s): migrate it (move its messages to a queue declared with the new arguments: %s) or delete it, then start the worker again (docs/deployment.md); broker said: %s",
+		e.Queue, what, FormatArgs(e.Args), e.Err.Reason)
+}
+
+// FormatArgs renders queue arguments on one line, sorted by key:
+// "x-overflow=reject-publish x-queue-type=quorum" ("none" for no
+// argument), for logs and operators' migration commands.
+func FormatArgs(args amqp.Table) string {
+	if len(args) == 0 {
+		return "none"
+	}
+	keys := slices.Sorted(maps.Keys(args))
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := args[k]
+		if s, ok := v.(string); ok && s == "" {
+			v = `""`
+		}
+		parts[i] = fmt.Sprintf("%s=%v", k, v)
+	}
+	return strings.Join(parts, " ")
 }
 
 // Is makes errors.Is(err, ErrQueueMismatch) true.
@@ -60,7 +85,7 @@ func mismatch(q QueueSpec, err error) *MismatchError {
 	if !ok || ae.Code != amqp.PreconditionFailed {
 		return nil
 	}
-	me := &MismatchError{Queue: q.Name, Err: ae}
+	me := &MismatchError{Queue: q.Name, Args: q.Args, Err: ae}
 	if m := inequivalent.FindStringSubmatch(ae.Reason); m != nil {
 		me.Argument, me.Declared, me.Current = m[1], m[2], m[3]
 	}

@@ -21,6 +21,22 @@ const (
 	ArgDeadLetterRoutingKey = "x-dead-letter-routing-key"
 	ArgSingleActiveConsumer = "x-single-active-consumer"
 	ArgDeliveryLimit        = "x-delivery-limit"
+	// ArgDeadLetterStrategy is a quorum queue's dead-letter strategy:
+	// "at-most-once" (RabbitMQ's default) or DeadLetterAtLeastOnce
+	// (RabbitMQ 3.10+, https://www.rabbitmq.com/docs/quorum-queues#dead-lettering).
+	ArgDeadLetterStrategy = "x-dead-letter-strategy"
+	// ArgOverflow is a queue's length-limit behaviour; at-least-once
+	// dead-lettering needs OverflowRejectPublish (with RabbitMQ's default
+	// drop-head it falls back to at-most-once), also when no length limit
+	// is set.
+	ArgOverflow = "x-overflow"
+)
+
+// Values of ArgDeadLetterStrategy and ArgOverflow the quorum topology
+// declares.
+const (
+	DeadLetterAtLeastOnce = "at-least-once"
+	OverflowRejectPublish = "reject-publish"
 )
 
 // QueueType is the type every queue of a Topology is declared with.
@@ -108,6 +124,13 @@ type Topology struct {
 	// channel closed while it held the message) RabbitMQ dead-letters the
 	// message to Dead, with x-death reason "delivery_limit". 0 = none.
 	DeliveryLimit int
+	// DeadLetterAtMostOnce (quorum only) leaves the three dead-letter hops
+	// (Retry -> Main, Held -> Main, Main -> Dead) on RabbitMQ's default
+	// at-most-once strategy: a message dead-lettered while the target has
+	// no leader is dropped. Off (at-least-once) unless a negative control
+	// needs the loss. Classic queues always dead-letter at most once
+	// (docs/deployment.md).
+	DeadLetterAtMostOnce bool
 }
 
 // Defaults for DefaultTopology.
@@ -223,6 +246,14 @@ type QueueSpec struct {
 //	Dead     plain: INVALID messages, NOT_SENT after MaxAttempts, and
 //	         (quorum) messages over the delivery limit
 //
+// With quorum queues, Main, Retry and Held (the queues that dead-letter)
+// also carry x-dead-letter-strategy at-least-once and x-overflow
+// reject-publish, unless DeadLetterAtMostOnce: the source queue keeps a
+// dead-lettered message until the target confirmed it, so a hop into a
+// queue without a leader waits instead of dropping the message (RabbitMQ
+// 3.10+; https://www.rabbitmq.com/docs/quorum-queues#dead-lettering). No
+// length limit is set, so reject-publish never rejects a publish here.
+//
 // "" is the default exchange, which routes by queue name, so no exchange
 // is declared.
 func (t Topology) Queues() []QueueSpec {
@@ -236,6 +267,10 @@ func (t Topology) Queues() []QueueSpec {
 		a := plain()
 		a[ArgDeadLetterExchange] = ""
 		a[ArgDeadLetterRoutingKey] = target
+		if qt == Quorum && !t.DeadLetterAtMostOnce {
+			a[ArgDeadLetterStrategy] = DeadLetterAtLeastOnce
+			a[ArgOverflow] = OverflowRejectPublish
+		}
 		return a
 	}
 	retryCap := t.RetryMaxDelay

@@ -24,9 +24,11 @@ func TestQueuesQuorum(t *testing.T) {
 		{"classic default", func(*Topology) {}, amqp.Table{ArgQueueType: "classic", ArgDeadLetterExchange: "",
 			ArgDeadLetterRoutingKey: "n.dead", ArgSingleActiveConsumer: true}, "classic"},
 		{"quorum", func(t *Topology) { t.Type = Quorum }, amqp.Table{ArgQueueType: "quorum", ArgDeadLetterExchange: "",
-			ArgDeadLetterRoutingKey: "n.dead", ArgSingleActiveConsumer: true, ArgDeliveryLimit: int64(5)}, "quorum"},
+			ArgDeadLetterRoutingKey: "n.dead", ArgSingleActiveConsumer: true, ArgDeliveryLimit: int64(5),
+			ArgDeadLetterStrategy: "at-least-once", ArgOverflow: "reject-publish"}, "quorum"},
 		{"quorum no limit", func(t *Topology) { t.Type, t.DeliveryLimit = Quorum, 0 }, amqp.Table{ArgQueueType: "quorum",
-			ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n.dead", ArgSingleActiveConsumer: true}, "quorum"},
+			ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n.dead", ArgSingleActiveConsumer: true,
+			ArgDeadLetterStrategy: "at-least-once", ArgOverflow: "reject-publish"}, "quorum"},
 		{"no single active consumer", func(t *Topology) { t.SingleActiveConsumer = false }, amqp.Table{ArgQueueType: "classic",
 			ArgDeadLetterExchange: "", ArgDeadLetterRoutingKey: "n.dead"}, "classic"},
 	}
@@ -121,5 +123,81 @@ func TestMismatchError(t *testing.T) {
 	}
 	if !errors.Is(err, ErrQueueMismatch) {
 		t.Error("not errors.Is ErrQueueMismatch")
+	}
+}
+
+// TestQueuesDeadLetterStrategy: with quorum queues each queue that
+// dead-letters (Main, Retry, Held) declares at-least-once dead-lettering
+// with the reject-publish overflow it requires; the queues that do not
+// dead-letter carry neither; classic queues never carry them (classic
+// queues dead-letter at most once whatever is declared); DeadLetterAtMostOnce
+// is the negative control.
+func TestQueuesDeadLetterStrategy(t *testing.T) {
+	tests := []struct {
+		name        string
+		mutate      func(*Topology)
+		atLeastOnce bool
+	}{
+		{"quorum", func(t *Topology) { t.Type = Quorum }, true},
+		{"quorum at most once", func(t *Topology) { t.Type, t.DeadLetterAtMostOnce = Quorum, true }, false},
+		{"classic", func(*Topology) {}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			top := DefaultTopology("n")
+			tt.mutate(&top)
+			for _, q := range top.Queues() {
+				_, dlx := q.Args[ArgDeadLetterExchange]
+				want := tt.atLeastOnce && dlx
+				gotStrategy, hasStrategy := q.Args[ArgDeadLetterStrategy]
+				gotOverflow, hasOverflow := q.Args[ArgOverflow]
+				if want {
+					if gotStrategy != "at-least-once" || gotOverflow != "reject-publish" {
+						t.Errorf("%s: strategy %v overflow %v, want at-least-once and reject-publish", q.Name, gotStrategy, gotOverflow)
+					}
+					continue
+				}
+				if hasStrategy || hasOverflow {
+					t.Errorf("%s: strategy %v overflow %v, want neither", q.Name, gotStrategy, gotOverflow)
+				}
+			}
+			// The three hops themselves: Main, Retry and Held dead-letter.
+			qs := top.Queues()
+			for _, i := range []int{0, 1, 3} {
+				if _, ok := qs[i].Args[ArgDeadLetterExchange]; !ok {
+					t.Errorf("%s: no dead-letter exchange", qs[i].Name)
+				}
+			}
+		})
+	}
+}
+
+// TestMismatchErrorNamesNewArguments: an old quorum queue declared without
+// the at-least-once arguments is refused with a message that names every
+// argument the worker now declares, so an operator can declare the
+// replacement queue.
+func TestMismatchErrorNamesNewArguments(t *testing.T) {
+	reason := "PRECONDITION_FAILED - inequivalent arg 'x-dead-letter-strategy' for queue 'n.retry' in vhost '/': received the value 'at-least-once' of type 'longstr' but current is none"
+	f := &fakeDeclarer{failOn: "n.retry", err: &amqp.Error{Code: amqp.PreconditionFailed, Reason: reason, Server: true}}
+	top := DefaultTopology("n")
+	top.Type = Quorum
+	err := top.DeclareOn(f)
+	me, ok := errors.AsType[*MismatchError](err)
+	if !ok {
+		t.Fatalf("DeclareOn = %v, want *MismatchError", err)
+	}
+	if me.Argument != "x-dead-letter-strategy" || me.Current != "none" {
+		t.Errorf("MismatchError = %+v", me)
+	}
+	msg := err.Error()
+	for _, want := range []string{`queue "n.retry"`, "x-dead-letter-strategy is none on the broker",
+		"x-dead-letter-strategy=at-least-once", "x-overflow=reject-publish", "x-queue-type=quorum",
+		`x-dead-letter-exchange=""`, "x-dead-letter-routing-key=n", "x-message-ttl=300000"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("message %q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("message is not one line: %q", msg)
 	}
 }

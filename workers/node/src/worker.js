@@ -14,7 +14,9 @@ const { redact } = require('./config');
 // the lab's driver declares (worker/queues).
 function queuesOf(c) {
   const plain = () => ({ 'x-queue-type': c.queueType });
-  const to = (target) => ({ ...plain(), 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': target });
+  // Quorum queues dead-letter at least once (RabbitMQ 3.10+; it needs x-overflow reject-publish).
+  const safe = c.queueType === 'quorum' ? { 'x-dead-letter-strategy': 'at-least-once', 'x-overflow': 'reject-publish' } : {};
+  const to = (target) => ({ ...plain(), 'x-dead-letter-exchange': '', 'x-dead-letter-routing-key': target, ...safe });
   const main = to(c.queue + '.dead');
   if (c.singleActiveConsumer) main['x-single-active-consumer'] = true;
   if (c.queueType === 'quorum') main['x-delivery-limit'] = c.deliveryLimit;

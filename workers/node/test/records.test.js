@@ -71,3 +71,12 @@ test('queues match the topology of worker/queues', () => {
   assert.equal(q['notifications.held']['x-dead-letter-routing-key'], 'notifications');
   assert.deepEqual(Object.keys(q).sort(), ['notifications', 'notifications.dead', 'notifications.failed', 'notifications.held', 'notifications.retry', 'notifications.unknown']);
 });
+
+test('quorum queues dead-letter at least once on every hop', () => {
+  const q = Object.fromEntries(queuesOf({ queue: 'n', queueType: 'quorum', singleActiveConsumer: true, retryMaxDelayMs: 300000, deliveryLimit: 5 }));
+  for (const name of ['n', 'n.retry', 'n.held']) {
+    assert.equal(q[name]['x-dead-letter-strategy'], 'at-least-once', name);
+    assert.equal(q[name]['x-overflow'], 'reject-publish', name);
+  }
+  for (const name of ['n.unknown', 'n.failed', 'n.dead']) assert.deepEqual(q[name], { 'x-queue-type': 'quorum' }, name);
+});

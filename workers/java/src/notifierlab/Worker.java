@@ -64,6 +64,10 @@ public final class Worker {
         Map<String, Object> m = plain(c);
         m.put("x-dead-letter-exchange", "");
         m.put("x-dead-letter-routing-key", target);
+        if (c.queueType.equals("quorum")) { // at-least-once dead-lettering (RabbitMQ 3.10+) needs reject-publish
+            m.put("x-dead-letter-strategy", "at-least-once");
+            m.put("x-overflow", "reject-publish");
+        }
         return m;
     }
 
