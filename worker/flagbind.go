@@ -237,13 +237,13 @@ func (f *Flags) Resolve(getenv func(string) string) error {
 // secret is never rendered (it is read only from the environment), nor are
 // the fields without a flag (ReconnectMin, Heartbeat, Logger). The lab
 // builds a Config and passes Args to a worker container.
-func (c Config) Args() []string { return render(settings, &c) }
+func (c Config) Args() []string { return render(settings, &c, false) }
 
 // Args returns the direct subcommand's command line for c:
-// DirectCommand, o's flags (Count, Warmup, RefKeyPrefix when set), then
-// c.Args().
+// DirectCommand, a flag for each of o's fields (all of them: a zero
+// Warmup means none, while the flag's default is 50), then c.Args().
 func (o DirectOptions) Args(c Config) []string {
-	return append(append([]string{DirectCommand}, render(directSettings, &o)...), c.Args()...)
+	return append(append([]string{DirectCommand}, render(directSettings, &o, true)...), c.Args()...)
 }
 
 // BindDirectFlags defines the direct subcommand's own flags (-count,
@@ -255,11 +255,11 @@ func BindDirectFlags(fs *flag.FlagSet, o *DirectOptions) {
 }
 
 // render returns the "-flag=value" of every setting of set whose field in
-// s is not zero, in set's order.
-func render[S any](set []setting[S], s *S) []string {
+// s is not zero (with all, of every setting), in set's order.
+func render[S any](set []setting[S], s *S, all bool) []string {
 	var args []string
 	for _, st := range set {
-		if v, ok := st.render(s); ok && st.flag != "" {
+		if v, ok := st.render(s); (ok || all) && st.flag != "" {
 			args = append(args, "-"+st.flag+"="+v)
 		}
 	}

@@ -229,6 +229,14 @@ func TestDirectArgsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got != want || c.Strategy != "per-request" || c.TLSMax != "1.2" || c.OpsAddr != "" {
-		t.Errorf("parsed %+v %+v from %q", got, c, args)
+		t.Errorf("parsed %+v, strategy %q, tls max %q, ops addr %q from %q", got, c.Strategy, c.TLSMax, c.OpsAddr, args)
+	}
+	// No warm-up is sent as such: the flag's default is 50.
+	none := DirectOptions{Count: 5}.Args(Config{})
+	fs = flag.NewFlagSet("direct", flag.ContinueOnError)
+	got = DirectOptions{}
+	BindDirectFlags(fs, &got)
+	if err := fs.Parse(none[1:]); err != nil || got.Warmup != 0 || got.Count != 5 {
+		t.Errorf("parsed %+v, %v from %q; want count 5, no warm-up", got, err, none)
 	}
 }
