@@ -109,7 +109,7 @@ func TestReplicas(t *testing.T) {
 
 	// A PostgreSQL image that is not there is refused before anything
 	// starts, naming the variable to set.
-	_, err = s.StartReplicas(ctx, ReplicaOptions{Name: "pg", Count: 1, OutDir: out, Ledger: LedgerPostgres, PostgresImage: "notifier-lab/does-not-exist:0"})
+	_, err = s.StartReplicas(ctx, ReplicaOptions{Name: "pg", Count: 1, OutDir: out, Ledger: LedgerPostgres, PostgresImage: "notifier-lab/does-not-exist:0", Grace: time.Minute})
 	if !errors.Is(err, ErrImagesMissing) || !strings.Contains(err.Error(), EnvPostgresImage) {
 		t.Errorf("StartReplicas with a missing PostgreSQL image: %v, want ErrImagesMissing naming %s", err, EnvPostgresImage)
 	}
