@@ -16,6 +16,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -295,7 +296,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	if err != nil {
 		return Result{}, fail("publish", err)
 	}
-	args, idle, err := b.workerArgs(topo, mode, rtt, n)
+	wcfg, idle, err := b.workerConfig(topo, mode, rtt, n)
 	if err != nil {
 		return Result{}, fail("start worker", err)
 	}
@@ -313,7 +314,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		ledgerPath = "" // the worker's own format (docs/worker-contract.md): not read
 	} else if b.cfg.Replicated() {
 		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %d worker replicas (1 CPU each)", label, lab.MS(selfRTT), n, b.cfg.Workers)
-		if mcheck, err = b.runReplicas(ctx, args, runDir, runName, label, recordsPath, n, rtt); err != nil {
+		if mcheck, err = b.runReplicas(ctx, wcfg, runDir, runName, label, recordsPath, n, rtt); err != nil {
 			return Result{}, fail("replicas", err)
 		}
 		ledgerPath = "" // on the replicas' volumes or in PostgreSQL: not read
@@ -329,10 +330,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		}
 		wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 			Name:   fmt.Sprintf("%s-%dms", mode, rtt),
-			Args:   args,
+			Args:   wcfg.Args(),
 			Env:    env,
 			CPUs:   1,
 			OutDir: runDir,
+			Grace:  worker.ShutdownGrace(wcfg),
 		})
 		if err != nil {
 			return Result{}, fail("start worker", err)

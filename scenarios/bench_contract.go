@@ -105,6 +105,7 @@ func (b *bench) runContract(ctx context.Context, topo queues.Topology, runDir, l
 	env := lab.ContractEnv(b.stack, b.sel, topo, "", n, time.Time{})
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: fmt.Sprintf("%s-%dms", WorkerMode(b.cfg.Worker), rtt), Image: b.sel.Image, Env: env, CPUs: 1, OutDir: runDir,
+		Grace: lab.ContractGrace(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w %s (%s): %w", ErrContractStart, b.sel.Name, b.sel.Image, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
@@ -98,11 +99,12 @@ func checkMetrics(reps []ReplicaMetrics) *MetricsCheck {
 // replicas are stopped (SIGTERM) and removed, and their records are merged
 // into recordsPath (lab.RecordSet.Merged) for the run's metrics and the
 // reconciler. Errors: the replicas' (start, stall, timeout), the merge's.
-func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName, label, recordsPath string, n, rtt int) (_ *MetricsCheck, err error) {
+func (b *bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, runName, label, recordsPath string, n, rtt int) (_ *MetricsCheck, err error) {
 	ws, err := b.stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: runName, Count: b.cfg.Workers, Ledger: b.cfg.Ledger, QueueType: b.cfg.QueueType,
 		PostgresImage: lab.PostgresImage(),
-		Args:          lab.StripFlags(args, "records", "ledger", "max-messages", "cpu-profile"),
+		Args:          lab.ReplicaArgs(wcfg),
+		Grace:         worker.ShutdownGrace(wcfg),
 		Env:           map[string]string{"GOMAXPROCS": "1"},
 		CPUs:          1, OutDir: runDir,
 	})

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -60,51 +61,40 @@ func TestBenchMessageIsValid(t *testing.T) {
 	}
 }
 
-func TestWorkerArgs(t *testing.T) {
+func TestWorkerConfig(t *testing.T) {
 	st := &vendormock.Stack{
 		AMQPURLNetwork: "amqp://guest:guest@rabbitmq:5672/", VendorURL: "https://api.vendor.test",
 		ClientID: "lab-client", ClientSecret: "s3cret-value", KeepaliveTimeout: 75 * time.Second,
 	}
 	b := &bench{cfg: Config{PerRequestTLS: "1.2"}, stack: st}
 	topo := queues.DefaultTopology(queues.DefaultMain)
-	flagValue := func(args []string, name string) (string, bool) {
-		i := slices.Index(args, name)
-		if i < 0 || i+1 >= len(args) {
-			return "", false
-		}
-		return args[i+1], true
+	base := worker.Config{
+		AMQPURL: st.AMQPURLNetwork, Queue: "notifications", RetryDelay: topo.RetryDelay, MaxAttempts: topo.MaxAttempts,
+		VendorURL: st.VendorURL, CAFile: "/lab/ca.pem", ClientID: "lab-client",
+		RecordsPath: "/out/records.jsonl", LedgerPath: "/out/ledger.db", MaxMessages: 1050, Concurrency: 1, HTTPVersion: "1.1",
 	}
+	perRequest, pooled := base, base
+	perRequest.Strategy, perRequest.TLSMax = "per-request", "1.2"
+	pooled.Strategy, pooled.IdleConnTimeout = "pooled", 73990*time.Millisecond
 	tests := []struct {
 		mode     string
 		rtt      int
-		want     map[string]string
-		absent   []string
+		want     worker.Config
 		wantIdle time.Duration
 	}{
-		{"per-request", 10, map[string]string{"-strategy": "per-request", "-tls-max": "1.2", "-max-messages": "1050",
-			"-amqp-url": st.AMQPURLNetwork, "-vendor-url": st.VendorURL, "-ca-file": "/lab/ca.pem", "-client-id": "lab-client",
-			"-records": "/out/records.jsonl", "-ledger": "/out/ledger.db", "-queue": "notifications"},
-			[]string{"-idle-conn-timeout"}, 0},
-		{"pooled", 10, map[string]string{"-strategy": "pooled", "-idle-conn-timeout": "1m13.99s"},
-			[]string{"-tls-max"}, 73990 * time.Millisecond},
+		{"per-request", 10, perRequest, 0},
+		{"pooled", 10, pooled, 73990 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.mode, func(t *testing.T) {
-			args, idle, err := b.workerArgs(topo, tt.mode, tt.rtt, 1050)
+			c, idle, err := b.workerConfig(topo, tt.mode, tt.rtt, 1050)
 			if err != nil {
 				t.Fatal(err)
 			}
-			for k, v := range tt.want {
-				if got, ok := flagValue(args, k); !ok || got != v {
-					t.Errorf("%s = %q; want %q (args %q)", k, got, v, args)
-				}
+			if !reflect.DeepEqual(c, tt.want) {
+				t.Errorf("workerConfig = %+v\nwant %+v", c, tt.want)
 			}
-			for _, k := range tt.absent {
-				if slices.Contains(args, k) {
-					t.Errorf("args carry %s: %q", k, args)
-				}
-			}
-			if strings.Contains(strings.Join(args, " "), st.ClientSecret) {
+			if strings.Contains(strings.Join(c.Args(), " "), st.ClientSecret) {
 				t.Error("the client secret is in the worker's arguments; it must go by environment only")
 			}
 			if idle != tt.wantIdle {
@@ -113,7 +103,7 @@ func TestWorkerArgs(t *testing.T) {
 		})
 	}
 	short := &bench{cfg: Config{}, stack: &vendormock.Stack{KeepaliveTimeout: time.Second}}
-	if _, _, err := short.workerArgs(topo, "pooled", 10, 10); err == nil {
+	if _, _, err := short.workerConfig(topo, "pooled", 10, 10); err == nil {
 		t.Error("pooled with keepalive_timeout 1s: want an error")
 	}
 }

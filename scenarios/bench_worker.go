@@ -3,11 +3,11 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -19,26 +19,27 @@ type waiter interface {
 
 var _ waiter = (*vendormock.Worker)(nil)
 
-// workerArgs returns the notifier-worker flags for one run (flag names of
-// worker/cmd/notifier-worker) and the pooled client's idle timeout.
-func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
-	args := append(lab.WorkerArgs(b.stack, b.stack.AMQPURLNetwork, topo, mode), "-max-messages", strconv.Itoa(n))
-	args = append(args, b.cfg.Transport().WorkerArgs()...)
+// workerConfig returns the worker's config for one run (its command line
+// is its Args) and the pooled client's idle timeout.
+func (b *bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (worker.Config, time.Duration, error) {
+	c := lab.WorkerConfig(b.stack, b.stack.AMQPURLNetwork, topo, mode)
+	c.MaxMessages = n
+	b.cfg.Transport().Configure(&c)
 	if b.cfg.CPUProfile == "on" {
-		args = append(args, "-cpu-profile", vendormock.WorkerOutDir+"/"+cpuProfileFile)
+		c.CPUProfile = vendormock.WorkerOutDir + "/" + cpuProfileFile
 	}
 	var idle time.Duration
 	switch mode {
 	case vendorapi.PerRequestName:
-		args = append(args, "-tls-max", b.cfg.PerRequestTLS)
+		c.TLSMax = b.cfg.PerRequestTLS
 	case vendorapi.PooledName:
 		idle = IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
 		if idle <= 0 {
-			return nil, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)
+			return worker.Config{}, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)
 		}
-		args = append(args, "-idle-conn-timeout", idle.String())
+		c.IdleConnTimeout = idle
 	}
-	return args, idle, nil
+	return c, idle, nil
 }
 
 // waitWorker tails the records file for progress until the worker exits,

@@ -4,12 +4,12 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -32,19 +32,20 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 		return MatrixCell{}, fail("read access log", err)
 	}
 	prefix := newRunID() + "-" + label
-	args := []string{"direct",
-		"-count", strconv.Itoa(m.cfg.Count), "-warmup", strconv.Itoa(m.cfg.Warmup), "-refkey-prefix", prefix,
-		"-vendor-url", m.stack.VendorURL, "-ca-file", vendormock.WorkerCAPath, "-client-id", m.stack.ClientID,
-		"-strategy", spec.mode, "-records", vendormock.WorkerOutDir + "/" + lab.RecordsFile, "-ops-addr", "off",
+	wcfg := worker.Config{
+		VendorURL: m.stack.VendorURL, CAFile: vendormock.WorkerCAPath, ClientID: m.stack.ClientID,
+		Strategy: spec.mode, RecordsPath: vendormock.WorkerOutDir + "/" + lab.RecordsFile, OpsAddr: worker.OpsAddrOff,
 	}
-	args = append(args, m.transport(spec).WorkerArgs()...)
+	m.transport(spec).Configure(&wcfg)
 	if spec.mode == vendorapi.PerRequestName {
-		args = append(args, "-tls-max", m.cfg.PerRequestTLS)
+		wcfg.TLSMax = m.cfg.PerRequestTLS
 	} else {
-		args = append(args, "-idle-conn-timeout", IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS).String())
+		wcfg.IdleConnTimeout = IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS)
 	}
+	args := worker.DirectOptions{Count: m.cfg.Count, Warmup: m.cfg.Warmup, RefKeyPrefix: prefix}.Args(wcfg)
 	wk, err := m.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: label, Args: args, Env: lab.WorkerEnv(m.stack), CPUs: 1, OutDir: runDir,
+		Grace: worker.ShutdownGrace(wcfg),
 	})
 	if err != nil {
 		return MatrixCell{}, fail("start worker", err)

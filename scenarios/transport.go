@@ -3,10 +3,10 @@ package scenarios
 import (
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -40,16 +40,12 @@ func (t Transport) normal() Transport {
 	return t
 }
 
-// WorkerArgs are the notifier-worker flags of the transport:
-// -concurrency, -http-version, and -pool-size when set (the worker's
-// default pool is the concurrency).
-func (t Transport) WorkerArgs() []string {
+// Configure sets the transport's worker settings in c: Concurrency and
+// HTTPVersion (with their defaults filled in), and PoolSize (0 = the
+// worker's default pool, the concurrency).
+func (t Transport) Configure(c *worker.Config) {
 	t = t.normal()
-	args := []string{"-concurrency", strconv.Itoa(t.Concurrency), "-http-version", t.HTTPVersion}
-	if t.PoolSize > 0 {
-		args = append(args, "-pool-size", strconv.Itoa(t.PoolSize))
-	}
-	return args
+	c.Concurrency, c.HTTPVersion, c.PoolSize = t.Concurrency, t.HTTPVersion, max(t.PoolSize, 0)
 }
 
 // PoolFor is the idle pool a client strategy runs with: PoolSize, or the

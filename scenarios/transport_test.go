@@ -6,34 +6,38 @@ import (
 	"testing"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
-func TestTransportWorkerArgsAndPool(t *testing.T) {
+func TestTransportConfigureAndPool(t *testing.T) {
 	tests := []struct {
 		name       string
 		tr         Transport
 		mode       string
-		wantArgs   []string
+		want       worker.Config // Concurrency, HTTPVersion, PoolSize
 		wantPool   int
 		wantSuffix string
 	}{
 		{"zero is the default", Transport{}, vendorapi.PooledName,
-			[]string{"-concurrency", "1", "-http-version", "1.1"}, 1, ""},
+			worker.Config{Concurrency: 1, HTTPVersion: "1.1"}, 1, ""},
 		{"pooled at 8: pool 8", Transport{Scheme: "https", Concurrency: 8}, vendorapi.PooledName,
-			[]string{"-concurrency", "8", "-http-version", "1.1"}, 8, "-https-c8"},
+			worker.Config{Concurrency: 8, HTTPVersion: "1.1"}, 8, "-https-c8"},
 		{"pool size 2 at 8", Transport{Scheme: "https", Concurrency: 8, PoolSize: 2}, vendorapi.PooledName,
-			[]string{"-concurrency", "8", "-http-version", "1.1", "-pool-size", "2"}, 2, "-https-c8-pool2"},
+			worker.Config{Concurrency: 8, HTTPVersion: "1.1", PoolSize: 2}, 2, "-https-c8-pool2"},
 		{"per-request keeps no pool", Transport{Scheme: "mtls", Concurrency: 8, PoolSize: 2, HTTPVersion: "2"}, vendorapi.PerRequestName,
-			[]string{"-concurrency", "8", "-http-version", "2", "-pool-size", "2"}, 0, "-mtls-c8-h2"},
+			worker.Config{Concurrency: 8, HTTPVersion: "2", PoolSize: 2}, 0, "-mtls-c8-h2"},
 		{"pool equal to the concurrency is the default", Transport{Scheme: "http", Concurrency: 4, PoolSize: 4}, vendorapi.PooledName,
-			[]string{"-concurrency", "4", "-http-version", "1.1", "-pool-size", "4"}, 4, "-http-c4"},
+			worker.Config{Concurrency: 4, HTTPVersion: "1.1", PoolSize: 4}, 4, "-http-c4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.tr.WorkerArgs(); !slices.Equal(got, tt.wantArgs) {
-				t.Errorf("WorkerArgs %q; want %q", got, tt.wantArgs)
+			got := worker.Config{Strategy: tt.mode}
+			tt.tr.Configure(&got)
+			if want := tt.want; got.Concurrency != want.Concurrency || got.HTTPVersion != want.HTTPVersion || got.PoolSize != want.PoolSize || got.Strategy != tt.mode {
+				t.Errorf("Configure: concurrency %d, http version %q, pool size %d, strategy %q; want %d, %q, %d, unchanged",
+					got.Concurrency, got.HTTPVersion, got.PoolSize, got.Strategy, want.Concurrency, want.HTTPVersion, want.PoolSize)
 			}
 			if got := tt.tr.PoolFor(tt.mode); got != tt.wantPool {
 				t.Errorf("PoolFor(%s) = %d; want %d", tt.mode, got, tt.wantPool)
@@ -45,21 +49,18 @@ func TestTransportWorkerArgsAndPool(t *testing.T) {
 	}
 }
 
-// TestBenchWorkerArgsCarryTransport: the bench's worker gets the
+// TestBenchWorkerConfigCarriesTransport: the bench's worker gets the
 // config's concurrency, HTTP version and pool size.
-func TestBenchWorkerArgsCarryTransport(t *testing.T) {
+func TestBenchWorkerConfigCarriesTransport(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Concurrency, cfg.HTTPVersion, cfg.PoolSize = 8, "2", 2
 	b := &bench{cfg: cfg, stack: &vendormock.Stack{KeepaliveTimeout: 75e9}}
-	args, _, err := b.workerArgs(queues.DefaultTopology(queues.DefaultMain), vendorapi.PooledName, 3, 10)
+	c, _, err := b.workerConfig(queues.DefaultTopology(queues.DefaultMain), vendorapi.PooledName, 3, 10)
 	if err != nil {
 		t.Fatal(err)
 	}
-	joined := strings.Join(args, " ")
-	for _, want := range []string{"-concurrency 8", "-http-version 2", "-pool-size 2"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("args %q lack %q", joined, want)
-		}
+	if c.Concurrency != 8 || c.HTTPVersion != "2" || c.PoolSize != 2 {
+		t.Errorf("concurrency %d, http version %q, pool size %d; want 8, 2, 2", c.Concurrency, c.HTTPVersion, c.PoolSize)
 	}
 }
 

@@ -50,9 +50,10 @@
 // described in docs/deployment.md.
 //
 // A replica is stopped as Kubernetes or docker stop would (Replica.Stop:
-// SIGTERM, then SIGKILL after ShutdownGrace, the time the worker needs to
-// finish its in-flight message), killed at once (Replica.Kill: SIGKILL, a
-// crash or an OOM kill), or recreated (Replica.Recreate: a new container,
+// SIGTERM, then SIGKILL after ReplicaOptions.Grace, the time the worker
+// needs to finish its in-flight message, which the caller takes from
+// worker.ShutdownGrace: this package reads no worker flag), killed at once
+// (Replica.Kill: SIGKILL, a crash or an OOM kill), or recreated (Replica.Recreate: a new container,
 // with or without its ledger volume). RestartRabbitMQ restarts the broker
 // in place. Volumes and PostgreSQL carry LabelRun and LabelSession and are
 // removed by Close.

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
@@ -26,11 +27,18 @@ func ExampleStack_StartReplicas() {
 	}
 	defer s.Close(context.WithoutCancel(ctx)) // containers, volumes, PostgreSQL
 
-	// The broker, vendor URL, CA and credentials come from the stack.
+	// The broker, vendor URL, CA and credentials come from the stack;
+	// each replica's records and ledger files from StartReplicas.
+	cfg := worker.Config{Queue: "fault.sigkill", Strategy: "pooled"}
 	ws, err := s.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: "sigkill", Count: 2, OutDir: ".lab/example-replicas",
 		Ledger: vendormock.LedgerBbolt, QueueType: vendormock.QueueQuorum,
-		Args: []string{"-queue", "fault.sigkill", "-strategy", "pooled"},
+		Args: func(f vendormock.ReplicaFiles) []string {
+			c := cfg
+			c.RecordsPath, c.LedgerPath = f.RecordsPath, f.LedgerFile
+			return c.Args()
+		},
+		Grace: worker.ShutdownGrace(cfg),
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 // Count the TCP connections that carried sends, as the case did.
@@ -59,13 +60,15 @@ func ExampleStart() {
 	}
 	_ = s.ResetJournal(ctx)
 	from, _ := s.AccessLogSize()
-	// Flags of worker/cmd/notifier-worker; the secret goes by environment.
+	// The worker's command line from its Config; the secret goes by
+	// environment.
+	cfg := worker.Config{AMQPURL: s.AMQPURLNetwork, VendorURL: s.VendorURL, CAFile: vendormock.WorkerCAPath,
+		ClientID: s.ClientID, Strategy: "pooled", RecordsPath: vendormock.WorkerOutDir + "/records.jsonl", MaxMessages: 1050}
 	w, err := s.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: "pooled-10ms", CPUs: 1, OutDir: ".lab/example-out",
-		Args: []string{"-amqp-url", s.AMQPURLNetwork, "-vendor-url", s.VendorURL,
-			"-ca-file", vendormock.WorkerCAPath, "-client-id", s.ClientID, "-strategy", "pooled",
-			"-records", vendormock.WorkerOutDir + "/records.jsonl", "-max-messages", "1050"},
-		Env: map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": s.ClientSecret},
+		Args:  cfg.Args(),
+		Env:   map[string]string{"GOMAXPROCS": "1", "VENDOR_CLIENT_SECRET": s.ClientSecret},
+		Grace: worker.ShutdownGrace(cfg),
 	})
 	if err != nil {
 		fmt.Println(err)

@@ -81,6 +81,13 @@ const (
 	TokenAuthForm  = "form"
 )
 
+// WithDefaults returns a with TokenAuth ("basic") and CodeField ("code")
+// set when the profile leaves them out, as the lab hands them to a worker.
+func (a APISpec) WithDefaults() APISpec {
+	a.TokenAuth, a.CodeField = a.tokenAuth(), a.codeField()
+	return a
+}
+
 // tokenAuth is TokenAuth with its default.
 func (a APISpec) tokenAuth() string {
 	if a.TokenAuth == "" {

@@ -6,9 +6,7 @@ import (
 	"maps"
 	"math"
 	"path"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -53,17 +51,6 @@ const (
 	EnvRecords              = "RECORDS"                // the records file of a contract worker (docs/worker-contract.md)
 )
 
-// Worker defaults the shutdown budget falls back to when the arguments do
-// not set the timeout: they equal worker.DefaultResponseTimeout and
-// worker.DefaultPublishTimeout (a unit test keeps them equal).
-const (
-	workerDefaultResponseTimeout = 10 * time.Second
-	workerDefaultPublishTimeout  = 10 * time.Second
-	// shutdownMargin covers the ledger commit, the records line and the
-	// process exit after the last timeout.
-	shutdownMargin = 5 * time.Second
-)
-
 // ErrReplicaOptions is wrapped by every error ReplicaOptions.Validate
 // returns.
 var ErrReplicaOptions = errors.New("invalid replica options")
@@ -88,13 +75,18 @@ type ReplicaOptions struct {
 	// on the main queue: only for the negative control, where every
 	// replica consumes at once.
 	NoSingleActiveConsumer bool
-	// Args are the worker flags of every replica. The lab adds -records
-	// (and -ledger for bbolt): Args may not set them. The broker, vendor
-	// URL, CA, client id and the profile's vendor API shape default to the
-	// stack's through the worker's environment fallbacks (AMQP_URL,
-	// VENDOR_URL, VENDOR_CA_FILE, VENDOR_CLIENT_ID, Profile.VendorAPIEnv);
-	// a flag here wins.
-	Args []string
+	// Args returns the command line of the replica whose files are f (for
+	// the Go worker, a worker.Config with f's records and ledger files, its
+	// Args); nil = none (a contract worker). The broker, vendor URL, CA,
+	// client id and the profile's vendor API shape reach the worker through
+	// its environment fallbacks (AMQP_URL, VENDOR_URL, VENDOR_CA_FILE,
+	// VENDOR_CLIENT_ID, Profile.VendorAPIEnv); a flag in Args wins.
+	Args func(f ReplicaFiles) []string
+	// Grace is how long Stop lets a replica finish after SIGTERM before
+	// it is killed: the worker's own shutdown budget (for the Go worker
+	// worker.ShutdownGrace of its config, docs/deployment.md), rounded up
+	// to whole seconds (Docker's stop timeout). Required (> 0).
+	Grace time.Duration
 	// Env is added to every replica's environment (GOMAXPROCS defaults to
 	// the CPU limit, VENDOR_CLIENT_SECRET to the stack's). It may not set
 	// the lab's own variables (EnvWorkerID ... EnvOpsAddr).
@@ -111,8 +103,18 @@ type ReplicaOptions struct {
 	Image string
 }
 
-// labFlags are the worker flags the lab sets itself.
-var labFlags = []string{"records", "ledger"}
+// ReplicaFiles are a replica's own files, as paths inside its container,
+// for ReplicaOptions.Args.
+type ReplicaFiles struct {
+	// ID is the replica's ReplicaID, also its WORKER_ID.
+	ID string
+	// RecordsPath is its records file, WorkerOutDir/RecordsFileName(ID).
+	RecordsPath string
+	// LedgerFile is its bbolt ledger on its volume (LedgerBbolt,
+	// WorkerLedgerDir/ledger.db); "" for LedgerPostgres, whose URL the
+	// worker reads from LEDGER (the password stays off the command line).
+	LedgerFile string
+}
 
 // labEnv are the variables the lab sets itself.
 var labEnv = []string{EnvWorkerID, EnvLedger, EnvLedgerEphemeralOK, EnvQueueType, EnvSingleActiveConsumer, EnvOpsAddr, EnvRecords}
@@ -158,89 +160,22 @@ func (o ReplicaOptions) Validate() error {
 	if o.OutDir == "" {
 		bad("out dir: empty (the host dir for the records files)")
 	}
-	for _, f := range labFlags {
-		if _, ok := flagValue(o.Args, f); ok {
-			bad("args set -%s: the lab sets it (records in OutDir, ledger from Ledger)", f)
-		}
-	}
 	for _, k := range labEnv {
 		if _, ok := o.Env[k]; ok {
 			bad("env sets %s: the lab sets it from the options", k)
 		}
 	}
-	if _, err := ShutdownGrace(o.Args); err != nil {
-		bad("%v", err)
+	if o.Grace <= 0 {
+		bad("grace %v: want the worker's shutdown budget (worker.ShutdownGrace), > 0", o.Grace)
 	}
 	return errors.Join(errs...)
 }
 
-// ShutdownGrace returns how long a worker started with args may take to
-// finish its in-flight message after SIGTERM, by the worker's own budget
-// (worker.ShutdownGrace): four vendor calls (token, send, and on a 401 a
-// token refetch and a resend, each bounded by -response-timeout), one
-// re-publish (-publish-timeout) and a 5 s margin for the ledger commit,
-// the records line and the exit; rounded up to whole seconds because
-// Docker's stop timeout is in seconds. Flags absent from args count at the
-// worker's defaults (10 s each, so 55 s). With -concurrency N the budget
-// grows as the worker's does: (N+3) vendor calls and N re-publishes.
-// The shutdown budget is described in docs/deployment.md. Errors: a flag
-// present without a value or with a value time.ParseDuration refuses.
-func ShutdownGrace(args []string) (time.Duration, error) {
-	get := func(name string, def time.Duration) (time.Duration, error) {
-		v, ok := flagValue(args, name)
-		if !ok {
-			return def, nil
-		}
-		d, err := time.ParseDuration(v)
-		if err != nil || d <= 0 {
-			return 0, fmt.Errorf("shutdown grace: -%s %q: want a positive duration like 10s", name, v)
-		}
-		return d, nil
-	}
-	resp, err := get("response-timeout", workerDefaultResponseTimeout)
-	if err != nil {
-		return 0, err
-	}
-	pub, err := get("publish-timeout", workerDefaultPublishTimeout)
-	if err != nil {
-		return 0, err
-	}
-	n := 1
-	if v, ok := flagValue(args, "concurrency"); ok {
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			return 0, fmt.Errorf("shutdown grace: -concurrency %q: want a whole number >= 1", v)
-		}
-	}
-	// N messages in flight: each may need its send (the token calls are
-	// shared) and its re-publish, as the worker's own budget counts them.
-	g := time.Duration(n+3)*resp + time.Duration(n)*pub + shutdownMargin
-	return (g + time.Second - 1).Truncate(time.Second), nil
-}
-
-// flagValue finds flag name in args as Go's flag package reads it: -name v,
-// -name=v, --name v or --name=v; the last one wins. ok is true when the
-// flag is present; v is "" when it has no value.
-func flagValue(args []string, name string) (v string, ok bool) {
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			break
-		}
-		f := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
-		if f == a {
-			continue
-		}
-		if f == name {
-			ok, v = true, ""
-			if i+1 < len(args) {
-				v = args[i+1]
-				i++
-			}
-		} else if val, found := strings.CutPrefix(f, name+"="); found {
-			ok, v = true, val
-		}
-	}
-	return v, ok
+// stopGrace is a shutdown budget rounded up to whole seconds: Docker's
+// stop timeout is in seconds, and a budget cut short could kill a worker
+// between a send and its ledger record.
+func stopGrace(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
 }
 
 // replicaSpec is everything one replica container is started with.
@@ -277,16 +212,19 @@ func buildReplica(o ReplicaOptions, id string, st stackEnv, postgresURL string) 
 	env[EnvQueueType] = o.QueueType
 	env[EnvSingleActiveConsumer] = strconv.FormatBool(!o.NoSingleActiveConsumer)
 	env[EnvOpsAddr] = ":" + strconv.Itoa(WorkerOpsPort)
-	args := slices.Clone(o.Args)
-	args = append(args, "-records", path.Join(WorkerOutDir, RecordsFileName(id)))
-	env[EnvRecords] = path.Join(WorkerOutDir, RecordsFileName(id)) // a contract worker's records path
+	files := ReplicaFiles{ID: id, RecordsPath: path.Join(WorkerOutDir, RecordsFileName(id))}
+	env[EnvRecords] = files.RecordsPath // a contract worker's records path
 	if o.Ledger == LedgerPostgres {
 		env[EnvLedger] = postgresURL
 	} else {
-		// The flag too, so that a worker reading only -ledger puts its
-		// file on the volume as well.
+		// The worker's ledger flag too (files.LedgerFile), so that a worker
+		// reading only the flag puts its file on the volume as well.
 		env[EnvLedger] = path.Join(WorkerLedgerDir, "ledger.db")
-		args = append(args, "-ledger", env[EnvLedger])
+		files.LedgerFile = env[EnvLedger]
+	}
+	var args []string
+	if o.Args != nil {
+		args = o.Args(files)
 	}
 	return replicaSpec{args: args, env: env}
 }

@@ -3,7 +3,6 @@ package vendormock
 import (
 	"errors"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,79 +10,22 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker"
 )
 
-func TestShutdownGrace(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		args []string
-		want time.Duration
-	}{
-		{"worker defaults", nil, 55 * time.Second},
-		{"flag and value", []string{"-response-timeout", "3s", "-publish-timeout", "5s"}, 22 * time.Second},
-		{"equals form", []string{"--response-timeout=3s", "-publish-timeout=5s"}, 22 * time.Second},
-		{"last one wins", []string{"-response-timeout", "1s", "-response-timeout", "4s"}, 31 * time.Second},
-		{"rounded up to seconds", []string{"-response-timeout", "1250ms", "-publish-timeout", "1100ms"}, 12 * time.Second},
-		{"other flags ignored", []string{"-strategy", "pooled", "-queue", "q"}, 55 * time.Second},
-		{"after -- ignored", []string{"--", "-response-timeout", "1s"}, 55 * time.Second},
+// TestStopGrace: the budget is rounded up to Docker's whole seconds,
+// never down (a SIGKILL sooner than the worker's budget could cut a send).
+func TestStopGrace(t *testing.T) {
+	for _, tc := range []struct{ in, want time.Duration }{
+		{worker.ShutdownGrace(worker.Config{}), 55 * time.Second},
+		{worker.ShutdownGrace(worker.Config{ResponseTimeout: 1250 * time.Millisecond, PublishTimeout: 1100 * time.Millisecond}), 12 * time.Second},
+		{200 * time.Millisecond, time.Second},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := ShutdownGrace(tc.args)
-			if err != nil || got != tc.want {
-				t.Fatalf("ShutdownGrace(%q) = %s, %v; want %s", tc.args, got, err, tc.want)
-			}
-		})
-	}
-}
-
-func TestShutdownGraceBadValue(t *testing.T) {
-	for _, args := range [][]string{
-		{"-response-timeout", "soon"},
-		{"-publish-timeout"},
-		{"-publish-timeout=-1s"},
-	} {
-		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			_, err := ShutdownGrace(args)
-			if err == nil || !strings.Contains(err.Error(), "want a positive duration") {
-				t.Fatalf("ShutdownGrace(%q) err %v, want one naming a positive duration", args, err)
-			}
-		})
-	}
-}
-
-// The grace falls back to the worker's own defaults: if they change, the
-// budget must follow.
-func TestShutdownGraceDefaultsMatchWorker(t *testing.T) {
-	if workerDefaultResponseTimeout != worker.DefaultResponseTimeout || workerDefaultPublishTimeout != worker.DefaultPublishTimeout {
-		t.Fatalf("grace defaults %s/%s, worker's %s/%s", workerDefaultResponseTimeout, workerDefaultPublishTimeout,
-			worker.DefaultResponseTimeout, worker.DefaultPublishTimeout)
-	}
-}
-
-// The lab never waits less than the worker's own budget before SIGKILL.
-func TestShutdownGraceAtLeastWorkers(t *testing.T) {
-	for _, tc := range []struct {
-		resp, pub time.Duration
-		n         int
-	}{
-		{0, 0, 0}, {3 * time.Second, 5 * time.Second, 0}, {1250 * time.Millisecond, 1100 * time.Millisecond, 0},
-		{0, 0, 8}, {2 * time.Second, time.Second, 32},
-	} {
-		var args []string
-		if tc.resp > 0 {
-			args = append(args, "-response-timeout", tc.resp.String(), "-publish-timeout", tc.pub.String())
-		}
-		if tc.n > 0 {
-			args = append(args, "-concurrency", strconv.Itoa(tc.n))
-		}
-		got, err := ShutdownGrace(args)
-		want := worker.ShutdownGrace(worker.Config{ResponseTimeout: tc.resp, PublishTimeout: tc.pub, Concurrency: tc.n})
-		if err != nil || got < want {
-			t.Errorf("ShutdownGrace(%q) = %s, %v; the worker needs %s", args, got, err, want)
+		if got := stopGrace(tc.in); got != tc.want || got < tc.in {
+			t.Errorf("stopGrace(%s) = %s; want %s", tc.in, got, tc.want)
 		}
 	}
 }
 
 func TestReplicaOptionsValidate(t *testing.T) {
-	ok := ReplicaOptions{Count: 2, OutDir: "out"}
+	ok := ReplicaOptions{Count: 2, OutDir: "out", Grace: time.Minute}
 	if err := ok.Validate(); err != nil {
 		t.Fatalf("valid options: %v", err)
 	}
@@ -98,10 +40,8 @@ func TestReplicaOptionsValidate(t *testing.T) {
 		{"negative cpus", func(o *ReplicaOptions) { o.CPUs = -1 }, "cpus -1"},
 		{"no out dir", func(o *ReplicaOptions) { o.OutDir = "" }, "out dir: empty"},
 		{"bad name", func(o *ReplicaOptions) { o.Name = "a b" }, `name "a b"`},
-		{"records flag", func(o *ReplicaOptions) { o.Args = []string{"-records", "/out/x"} }, "args set -records"},
-		{"ledger flag", func(o *ReplicaOptions) { o.Args = []string{"--ledger=/x"} }, "args set -ledger"},
 		{"lab env", func(o *ReplicaOptions) { o.Env = map[string]string{EnvLedgerEphemeralOK: "1"} }, "env sets LEDGER_EPHEMERAL_OK"},
-		{"bad timeout", func(o *ReplicaOptions) { o.Args = []string{"-response-timeout", "x"} }, "-response-timeout"},
+		{"no grace", func(o *ReplicaOptions) { o.Grace = 0 }, "grace 0s: want the worker's shutdown budget"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := ok
@@ -114,7 +54,7 @@ func TestReplicaOptionsValidate(t *testing.T) {
 	}
 	// Every problem is reported at once.
 	err := ReplicaOptions{Ledger: "x", QueueType: "y"}.Validate()
-	for _, want := range []string{"count", "ledger", "queue type", "out dir"} {
+	for _, want := range []string{"count", "ledger", "queue type", "out dir", "grace"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("Validate of several problems: %v, want it to name %q", err, want)
 		}
@@ -124,8 +64,13 @@ func TestReplicaOptionsValidate(t *testing.T) {
 func TestBuildReplica(t *testing.T) {
 	st := stackEnv{amqpURL: "amqp://guest:guest@rabbitmq:5672/", vendorURL: "https://api.vendor.test", clientID: "lab-1", clientSecret: "s3"}
 	t.Run("bbolt with single active consumer", func(t *testing.T) {
-		o := ReplicaOptions{Count: 1, OutDir: "out", Args: []string{"-strategy", "pooled"}, Env: map[string]string{"LOG_LEVEL": "debug"}}.withDefaults()
+		var got ReplicaFiles
+		args := func(f ReplicaFiles) []string { got = f; return []string{"A", f.RecordsPath, f.LedgerFile} }
+		o := ReplicaOptions{Count: 1, OutDir: "out", Args: args, Env: map[string]string{"LOG_LEVEL": "debug"}}.withDefaults()
 		sp := buildReplica(o, ReplicaID(2), st, "")
+		if want := (ReplicaFiles{ID: "worker-2", RecordsPath: "/out/records-worker-2.jsonl", LedgerFile: "/ledger/ledger.db"}); got != want {
+			t.Errorf("Args got files %+v, want %+v", got, want)
+		}
 		want := map[string]string{
 			EnvWorkerID: "worker-2", EnvLedger: "/ledger/ledger.db", EnvQueueType: "classic",
 			EnvSingleActiveConsumer: "true", EnvOpsAddr: ":9090", "GOMAXPROCS": "1",
@@ -140,7 +85,7 @@ func TestBuildReplica(t *testing.T) {
 		if _, ok := sp.env[EnvLedgerEphemeralOK]; ok {
 			t.Errorf("env sets %s; the lab mounts a volume instead", EnvLedgerEphemeralOK)
 		}
-		wantArgs := []string{"-strategy", "pooled", "-records", "/out/records-worker-2.jsonl", "-ledger", "/ledger/ledger.db"}
+		wantArgs := []string{"A", "/out/records-worker-2.jsonl", "/ledger/ledger.db"}
 		if !slices.Equal(sp.args, wantArgs) {
 			t.Errorf("args %q, want %q", sp.args, wantArgs)
 		}
@@ -161,8 +106,9 @@ func TestBuildReplica(t *testing.T) {
 		}
 	})
 	t.Run("postgres quorum negative control", func(t *testing.T) {
+		var got ReplicaFiles
 		o := ReplicaOptions{Count: 2, OutDir: "out", Ledger: LedgerPostgres, QueueType: QueueQuorum, NoSingleActiveConsumer: true,
-			CPUs: 1.5, Env: map[string]string{"AMQP_URL": "amqp://guest:guest@toxiproxy:5672/"}}.withDefaults()
+			Args: func(f ReplicaFiles) []string { got = f; return nil }, CPUs: 1.5, Env: map[string]string{"AMQP_URL": "amqp://guest:guest@toxiproxy:5672/"}}.withDefaults()
 		const pg = "postgres://lab:pw@postgres:5432/ledger?sslmode=disable"
 		sp := buildReplica(o, ReplicaID(1), st, pg)
 		for k, v := range map[string]string{
@@ -173,8 +119,8 @@ func TestBuildReplica(t *testing.T) {
 				t.Errorf("env %s = %q, want %q", k, sp.env[k], v)
 			}
 		}
-		if _, ok := flagValue(sp.args, "ledger"); ok {
-			t.Errorf("args %q set -ledger for postgres: the URL goes in the environment only", sp.args)
+		if got.LedgerFile != "" || got.RecordsPath != "/out/records-worker-1.jsonl" {
+			t.Errorf("Args got files %+v for postgres: want no ledger file (the URL goes in the environment only)", got)
 		}
 	})
 }

@@ -74,9 +74,7 @@ func (s *Stack) StartReplicas(ctx context.Context, o ReplicaOptions) (*Workers, 
 	if err := os.MkdirAll(w.outDir, 0o755); err != nil {
 		return nil, fmt.Errorf("start replicas: %w", err)
 	}
-	if w.grace, err = ShutdownGrace(o.Args); err != nil {
-		return nil, fmt.Errorf("start replicas: %w", err)
-	}
+	w.grace = stopGrace(o.Grace)
 	if o.Ledger == LedgerPostgres {
 		pg, err := s.StartPostgres(ctx, o.PostgresImage)
 		if err != nil {
@@ -95,7 +93,7 @@ func (s *Stack) StartReplicas(ctx context.Context, o ReplicaOptions) (*Workers, 
 }
 
 // Grace returns the SIGTERM grace period Stop gives a replica
-// (ShutdownGrace of the options' Args).
+// (ReplicaOptions.Grace rounded up to whole seconds).
 func (w *Workers) Grace() time.Duration { return w.grace }
 
 // Replicas returns the replicas in the order they were started.

@@ -48,15 +48,15 @@ func TestReplicas(t *testing.T) {
 
 	const queue = "replicas.test"
 	out := t.TempDir()
+	cfg := worker.Config{Queue: queue, ResponseTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second}
 	ws, err := s.StartReplicas(ctx, ReplicaOptions{
-		Name: "t", Count: 2, OutDir: out,
-		Args: []string{"-queue", queue, "-response-timeout", "5s", "-publish-timeout", "5s"},
+		Name: "t", Count: 2, OutDir: out, Args: replicaArgs(cfg), Grace: worker.ShutdownGrace(cfg),
 	})
 	if err != nil {
 		t.Fatalf("StartReplicas: %v", err)
 	}
 	// The worker's own budget: 4 vendor calls x 5 s + 5 s re-publish + 5 s.
-	if g, want := ws.Grace(), worker.ShutdownGrace(worker.Config{ResponseTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second}); g != want || g != 30*time.Second {
+	if g, want := ws.Grace(), worker.ShutdownGrace(cfg); g != want || g != 30*time.Second {
 		t.Errorf("Grace() = %s, want the worker's ShutdownGrace %s (4*5s + 5s + 5s = 30s)", g, want)
 	}
 	reps := ws.Replicas()
@@ -109,7 +109,7 @@ func TestReplicas(t *testing.T) {
 
 	// A PostgreSQL image that is not there is refused before anything
 	// starts, naming the variable to set.
-	_, err = s.StartReplicas(ctx, ReplicaOptions{Name: "pg", Count: 1, OutDir: out, Ledger: LedgerPostgres, PostgresImage: "notifier-lab/does-not-exist:0"})
+	_, err = s.StartReplicas(ctx, ReplicaOptions{Name: "pg", Count: 1, OutDir: out, Ledger: LedgerPostgres, PostgresImage: "notifier-lab/does-not-exist:0", Grace: time.Minute})
 	if !errors.Is(err, ErrImagesMissing) || !strings.Contains(err.Error(), EnvPostgresImage) {
 		t.Errorf("StartReplicas with a missing PostgreSQL image: %v, want ErrImagesMissing naming %s", err, EnvPostgresImage)
 	}
@@ -360,7 +360,8 @@ func TestReplicasBrokerRestart(t *testing.T) {
 	defer cancel()
 	s := startStack(t, ctx, Options{ServerDelayMS: 0, Images: im, WorkDir: t.TempDir(), Log: testLog{t}})
 	const queue = "restart.test"
-	ws, err := s.StartReplicas(ctx, ReplicaOptions{Count: 1, OutDir: t.TempDir(), Args: []string{"-queue", queue}})
+	cfg := worker.Config{Queue: queue}
+	ws, err := s.StartReplicas(ctx, ReplicaOptions{Count: 1, OutDir: t.TempDir(), Args: replicaArgs(cfg), Grace: worker.ShutdownGrace(cfg)})
 	if err != nil {
 		t.Fatalf("StartReplicas: %v", err)
 	}
@@ -423,5 +424,15 @@ func TestReplicasBrokerRestart(t *testing.T) {
 		if seen[ref] != 1 {
 			t.Errorf("refkey %s handled %d times, want once", ref, seen[ref])
 		}
+	}
+}
+
+// replicaArgs is ReplicaOptions.Args for cfg: cfg with each replica's
+// records and ledger files, as the lab builds it.
+func replicaArgs(cfg worker.Config) func(ReplicaFiles) []string {
+	return func(f ReplicaFiles) []string {
+		c := cfg
+		c.RecordsPath, c.LedgerPath = f.RecordsPath, f.LedgerFile
+		return c.Args()
 	}
 }

@@ -377,6 +377,7 @@ func TestStackEndToEnd(t *testing.T) {
 		Env:    map[string]string{"GREETING": "vendor-and-broker"},
 		CPUs:   1,
 		OutDir: out,
+		Grace:  time.Second,
 	})
 	if err != nil {
 		t.Fatalf("StartWorker: %v", err)

@@ -33,13 +33,18 @@ var ErrNoWorkerImage = errors.New("no worker image: set LAB_IMAGE_WORKER (./run.
 // WorkerOptions start the worker binary in a container on the stack's network.
 type WorkerOptions struct {
 	Name   string            // container name suffix, e.g. "pooled-10ms"
-	Args   []string          // worker flags
+	Args   []string          // the command line (the Go worker's: worker.Config.Args)
 	Env    map[string]string // e.g. GOMAXPROCS
 	CPUs   float64           // CPU limit (NanoCPUs); 1 in the lab
 	OutDir string            // host dir bind-mounted at /out (records, ledger)
 	// Image is the worker under test's image (WorkerSelection.Image); "" =
 	// the stack's Go worker image (Images.Worker).
 	Image string
+	// Grace is how long Stop lets the worker finish after SIGTERM at
+	// least: its own shutdown budget (for the Go worker worker.ShutdownGrace
+	// of its config, docs/deployment.md), rounded up to whole seconds.
+	// Required (> 0).
+	Grace time.Duration
 }
 
 // Worker is a running worker container.
@@ -48,8 +53,8 @@ type Worker struct {
 	name     string
 	stopOnce sync.Once
 	stopErr  error
-	// grace is the worker's own shutdown budget from its flags
-	// (ShutdownGrace); Stop never kills it sooner.
+	// grace is the worker's own shutdown budget (WorkerOptions.Grace,
+	// rounded up); Stop never kills it sooner.
 	grace time.Duration
 }
 
@@ -71,6 +76,9 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	}
 	if o.CPUs < 0 {
 		return nil, fmt.Errorf("start worker: negative CPUs %g", o.CPUs)
+	}
+	if o.Grace <= 0 {
+		return nil, fmt.Errorf("start worker: grace %v: want the worker's shutdown budget (worker.ShutdownGrace), > 0", o.Grace)
 	}
 	binds := append([]string{s.CAFile + ":" + WorkerCAPath + ":ro"}, s.clientCertBinds()...)
 	env := s.transportEnv(o.Env)
@@ -96,11 +104,7 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 	if err != nil {
 		return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
 	}
-	// A flag ShutdownGrace cannot read would have stopped the worker at
-	// its start; the default budget applies then.
-	if wk.grace, err = ShutdownGrace(o.Args); err != nil {
-		wk.grace, _ = ShutdownGrace(nil)
-	}
+	wk.grace = stopGrace(o.Grace)
 	s.logf("worker %s started (%g CPU, shutdown grace %s)", o.Name, o.CPUs, wk.grace)
 	return wk, nil
 }
@@ -187,7 +191,7 @@ func (w *Worker) Wait(ctx context.Context) (int, error) {
 }
 
 // Stop sends SIGTERM, waits up to timeout (never less than the worker's
-// own shutdown budget, ShutdownGrace of its flags: a SIGKILL sooner could
+// own shutdown budget, WorkerOptions.Grace: a SIGKILL sooner could
 // cut a send between the request and its ledger record), then kills;
 // removes the container. Safe to call twice (the second call returns the
 // first's result). Read Logs before Stop: they go with the container.

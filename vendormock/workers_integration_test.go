@@ -15,6 +15,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/vendormock/journal"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -77,7 +78,8 @@ func runContractWorker(t *testing.T, ctx context.Context, s *Stack, name, queue 
 	for k, v := range extraEnv {
 		env[k] = v
 	}
-	w, err := s.StartWorker(ctx, WorkerOptions{Name: name + "-" + queue, Image: sel.Image, Env: env, CPUs: 1, OutDir: out})
+	w, err := s.StartWorker(ctx, WorkerOptions{Name: name + "-" + queue, Image: sel.Image, Env: env, CPUs: 1, OutDir: out,
+		Grace: worker.ShutdownGrace(worker.Config{})})
 	if err != nil {
 		t.Fatalf("StartWorker %s: %v", name, err)
 	}

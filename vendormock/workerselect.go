@@ -181,18 +181,6 @@ func ReplicaContractEnv(st *Stack, o ContractOptions) map[string]string {
 	return env
 }
 
-// vendorAPIVars pairs each contract variable of the vendor API with the Go
-// worker's flag of the same value (docs/worker-contract.md), in the order
-// VendorAPIArgs gives them.
-var vendorAPIVars = []struct{ env, flag string }{
-	{"VENDOR_TOKEN_PATH", "-vendor-token-path"},
-	{"VENDOR_TOKEN_AUTH", "-vendor-token-auth"},
-	{"VENDOR_SEND_PATH", "-vendor-send-path"},
-	{"VENDOR_REFKEY_FIELD", "-vendor-refkey-field"},
-	{"VENDOR_CODE_FIELD", "-vendor-code-field"},
-	{"VENDOR_CORRELATION_HEADER", "-correlation-header"},
-}
-
 // VendorAPIEnv returns the profile's vendor API as the contract's variables
 // (docs/worker-contract.md#what-the-lab-gives-the-worker): VENDOR_TOKEN_PATH,
 // VENDOR_TOKEN_AUTH ("basic" when the profile says nothing),
@@ -213,18 +201,4 @@ func (p *Profile) VendorAPIEnv() map[string]string {
 		env["VENDOR_CORRELATION_HEADER"] = p.Client.CorrelationHeader
 	}
 	return env
-}
-
-// VendorAPIArgs returns VendorAPIEnv as the Go worker's flags
-// (-vendor-token-path PATH ... -correlation-header NAME), in a fixed order,
-// skipping empty values. A nil p gives none.
-func (p *Profile) VendorAPIArgs() []string {
-	env := p.VendorAPIEnv()
-	var args []string
-	for _, v := range vendorAPIVars {
-		if val := env[v.env]; val != "" {
-			args = append(args, v.flag, val)
-		}
-	}
-	return args
 }

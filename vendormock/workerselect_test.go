@@ -2,7 +2,6 @@ package vendormock
 
 import (
 	"errors"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -88,7 +87,7 @@ func TestContractEnv(t *testing.T) {
 				t.Error("WORKER_ID set without ContractOptions.WorkerID")
 			}
 			rep := ReplicaContractEnv(st, ContractOptions{})
-			o := ReplicaOptions{Count: 1, OutDir: "x", Env: rep}
+			o := ReplicaOptions{Count: 1, OutDir: "x", Env: rep, Grace: time.Minute}
 			if err := o.Validate(); err != nil {
 				t.Errorf("ReplicaContractEnv is refused by ReplicaOptions.Validate: %v", err)
 			}
@@ -96,20 +95,17 @@ func TestContractEnv(t *testing.T) {
 	}
 }
 
-// TestVendorAPIArgs checks the Go worker gets each profile's API shape as
-// flags: the sms profile's differ from alimtalk's in every value, and a nil
-// profile gives none (the worker's defaults, the alimtalk shape).
-func TestVendorAPIArgs(t *testing.T) {
+// TestAPISpecWithDefaults checks the API shape the lab hands the Go
+// worker (as worker.Config.VendorAPI): the sms profile's differs from
+// alimtalk's in every value, and a profile that leaves the token
+// authentication and the code field out gets "basic" and "code".
+func TestAPISpecWithDefaults(t *testing.T) {
 	cases := []struct {
 		dir  string
-		want []string
+		want APISpec
 	}{
-		{DefaultProfileDir, []string{"-vendor-token-path", "/v1/token", "-vendor-token-auth", "basic",
-			"-vendor-send-path", "/v3/message", "-vendor-refkey-field", "refkey", "-vendor-code-field", "code",
-			"-correlation-header", "X-Refkey"}},
-		{"vendormock/profiles/sms", []string{"-vendor-token-path", "/oauth2/token", "-vendor-token-auth", "form",
-			"-vendor-send-path", "/sms/v2/messages", "-vendor-refkey-field", "client_ref", "-vendor-code-field", "result_code",
-			"-correlation-header", "X-Client-Ref"}},
+		{DefaultProfileDir, APISpec{TokenPath: "/v1/token", TokenAuth: "basic", SendPath: "/v3/message", RefKeyField: "refkey", CodeField: "code"}},
+		{"vendormock/profiles/sms", APISpec{TokenPath: "/oauth2/token", TokenAuth: "form", SendPath: "/sms/v2/messages", RefKeyField: "client_ref", CodeField: "result_code"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.dir, func(t *testing.T) {
@@ -117,13 +113,14 @@ func TestVendorAPIArgs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := p.VendorAPIArgs(); !slices.Equal(got, tc.want) {
-				t.Errorf("VendorAPIArgs = %q; want %q", got, tc.want)
+			got := p.API.WithDefaults()
+			got.SuccessCode = "" // not part of the worker's API shape
+			if got != tc.want {
+				t.Errorf("API.WithDefaults() = %+v; want %+v", got, tc.want)
 			}
 		})
 	}
-	var none *Profile
-	if got := none.VendorAPIArgs(); len(got) != 0 {
-		t.Errorf("nil profile: %q; want none", got)
+	if got := (APISpec{TokenPath: "/t"}).WithDefaults(); got != (APISpec{TokenPath: "/t", TokenAuth: "basic", CodeField: "code"}) {
+		t.Errorf("APISpec{TokenPath: /t}.WithDefaults() = %+v; want basic and code added", got)
 	}
 }

@@ -1,111 +1,16 @@
 package worker
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"os"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
-
-// Defaults for Config, reused as the command's flag defaults.
-const (
-	// DefaultAMQPURL is RabbitMQ on the local host with its stock account.
-	DefaultAMQPURL = "amqp://guest:guest@localhost:5672/"
-	// DefaultQueue is the main queue; the others derive from it
-	// (queues.NamesFor).
-	DefaultQueue = queues.DefaultMain
-	// DefaultStrategy is the shared keep-alive client (the case's fix).
-	DefaultStrategy = vendorapi.PooledName
-	// DefaultTLSMax caps the per-request strategy at TLS 1.3, i.e. no cap.
-	// The lab passes "1.2" to reproduce the case's old engine, which could
-	// not speak TLS 1.3 (docs/case.md). The pooled strategy is never capped.
-	DefaultTLSMax = "1.3"
-	// DefaultHTTPVersion is "1.1", the case's engine's.
-	DefaultHTTPVersion = "1.1"
-	// DefaultConcurrency is one message at a time, the case's worker.
-	DefaultConcurrency = 1
-	// MaxConcurrency bounds Config.Concurrency (and the prefetch).
-	MaxConcurrency = 256
-	// DefaultCorrelationHeader carries the refkey on every send so the
-	// proxy's access log can join requests to messages. Not an idempotency
-	// key.
-	DefaultCorrelationHeader = "X-Refkey"
-	// DefaultIdempotencyHeader is "" (none): Go's transport replays a POST
-	// on its own when it carries Idempotency-Key or X-Idempotency-Key, and
-	// the case's vendor does not de-duplicate (docs/vendor-api.md).
-	DefaultIdempotencyHeader = ""
-	// DefaultLedgerPath is the bbolt attempt ledger file.
-	DefaultLedgerPath = "./notifier-ledger.db"
-	// DefaultLedgerRetention is how long a ledger entry is kept after its
-	// last update (7 days): longer than any redelivery or retry horizon
-	// (docs/deployment.md).
-	DefaultLedgerRetention = 7 * 24 * time.Hour
-	// DefaultWindowStart, DefaultWindowEnd and DefaultWindowZone are the
-	// case's send window for advertising messages: 08:00 to 20:50
-	// Asia/Seoul (docs/outcomes.md).
-	DefaultWindowStart = "08:00"
-	DefaultWindowEnd   = "20:50"
-	DefaultWindowZone  = "Asia/Seoul"
-	// DefaultRetryDelay and DefaultMaxAttempts match
-	// queues.DefaultTopology: RabbitMQ refuses a redeclare with other
-	// arguments, so the worker and the lab's driver must agree.
-	DefaultRetryDelay  = queues.DefaultRetryDelay
-	DefaultMaxAttempts = queues.DefaultMaxAttempts
-	// DefaultRetryMaxDelay bounds a retry delay taken from the vendor's
-	// Retry-After; it is also the retry queue's x-message-ttl.
-	DefaultRetryMaxDelay = queues.DefaultRetryMaxDelay
-	// DefaultQueueType is "classic" (queues.Classic explains why).
-	DefaultQueueType = string(queues.Classic)
-	// DefaultDeliveryLimit is the quorum main queue's x-delivery-limit.
-	DefaultDeliveryLimit = queues.DefaultDeliveryLimit
-	// DefaultOpsAddr is where the command serves /healthz and /metrics.
-	// Config.OpsAddr "" serves nothing.
-	DefaultOpsAddr = ":9090"
-	// DefaultPublishTimeout bounds one re-publish including its broker
-	// confirm.
-	DefaultPublishTimeout = 10 * time.Second
-	// DefaultLedgerTimeout bounds one ledger Begin or Finish (2 s): a
-	// ledger that does not answer is given up on instead of hanging for
-	// TCP's retransmission time. Begin and Finish at this deadline fit in
-	// ShutdownMargin (docs/deployment.md, Deadlines).
-	DefaultLedgerTimeout = 2 * time.Second
-	// DefaultSendFence is the longest a send may start after its Begin
-	// (5 s, more than DefaultLedgerTimeout): a worker frozen or slowed
-	// longer does not send (docs/deployment.md, Fencing).
-	DefaultSendFence = 5 * time.Second
-	// DefaultReconnectMin and DefaultReconnectMax bound the broker
-	// reconnect backoff and the pause after requeued deliveries (one
-	// policy, newBackoff: doubling, each delay within ±50%).
-	DefaultReconnectMin = 250 * time.Millisecond
-	DefaultReconnectMax = 30 * time.Second
-	// DefaultHeartbeat is the AMQP heartbeat interval: a dead broker
-	// connection is noticed within about two of them.
-	DefaultHeartbeat = 10 * time.Second
-	// DefaultSummaryEvery is how many handled messages separate two
-	// info-level summary log lines.
-	DefaultSummaryEvery = 100
-	// DefaultLogLevel is "info".
-	DefaultLogLevel = "info"
-)
-
-// Vendor client defaults, re-exported from package vendor for the flags.
-const (
-	DefaultIdleConnTimeout     = vendorapi.DefaultIdleConnTimeout
-	DefaultResponseTimeout     = vendorapi.DefaultResponseTimeout
-	DefaultDialTimeout         = vendorapi.DefaultDialTimeout
-	DefaultTLSHandshakeTimeout = vendorapi.DefaultTLSHandshakeTimeout
-)
-
-// ErrConfig is wrapped by every error Config.Validate returns.
-var ErrConfig = errors.New("invalid config")
 
 // Config is everything the worker is built from. The zero value of a field
 // means its Default*; Validate reports what is still wrong. ClientSecret is
@@ -312,98 +217,6 @@ func (c Config) WithDefaults() Config {
 		c.SummaryEvery = DefaultSummaryEvery
 	}
 	return c
-}
-
-// Validate checks c (after WithDefaults) and returns every problem found,
-// joined, each wrapping ErrConfig. It names the known values for a bad
-// strategy, TLS version or log level. It reads no file and dials nothing.
-func (c Config) Validate() error {
-	var errs []error
-	bad := func(format string, args ...any) {
-		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrConfig}, args...)...))
-	}
-	if err := validAMQPURLs(c.AMQPURL); err != nil {
-		bad("%w", err)
-	}
-	if c.Queue == "" {
-		bad("queue: empty")
-	}
-	u, err := url.Parse(c.VendorURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		bad("vendor url %q: want https://host[:port] (or http:// for the lab's plain-HTTP runs)", c.VendorURL)
-	}
-	if err := c.VendorAPI.Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("%w: %w", ErrConfig, err))
-	}
-	if (c.ClientCertFile == "") != (c.ClientKeyFile == "") {
-		bad("client certificate: cert file %q and key file set=%v: give both or neither", c.ClientCertFile, c.ClientKeyFile != "")
-	}
-	if c.ClientCertFile != "" && err == nil && u.Scheme != "https" {
-		bad("client certificate with vendor url scheme %q: mutual TLS needs https://", u.Scheme)
-	}
-	if _, err := ParseHTTPVersion(c.HTTPVersion); err != nil {
-		bad("http version: %w", err)
-	}
-	if c.Concurrency < 1 || c.Concurrency > MaxConcurrency {
-		bad("concurrency %d: want 1..%d", c.Concurrency, MaxConcurrency)
-	}
-	if c.PoolSize < 0 {
-		bad("pool size %d: want >= 0 (0 = concurrency)", c.PoolSize)
-	}
-	if c.ClientID == "" {
-		bad("client id: empty (flag -client-id or VENDOR_CLIENT_ID)")
-	}
-	if c.ClientSecret == "" {
-		bad("client secret: empty (environment VENDOR_CLIENT_SECRET)")
-	}
-	if known := StrategyNames(); !slices.Contains(known, c.Strategy) {
-		bad("strategy %q: known strategies: %s", c.Strategy, strings.Join(known, ", "))
-	}
-	if _, err := ParseTLSVersion(c.TLSMax); err != nil {
-		bad("tls max: %w", err)
-	}
-	if _, err := ParseLogLevel(c.LogLevel); err != nil {
-		bad("log level: %w", err)
-	}
-	if c.MaxAttempts < 1 {
-		bad("max attempts %d: want >= 1", c.MaxAttempts)
-	}
-	if _, err := queues.ParseQueueType(c.QueueType); err != nil {
-		bad("queue type: %w", err)
-	}
-	if c.DeliveryLimit < 0 {
-		bad("delivery limit %d: want >= 1", c.DeliveryLimit)
-	}
-	if c.RetryDelay > c.RetryMaxDelay {
-		bad("retry delay %v above retry max delay %v", c.RetryDelay, c.RetryMaxDelay)
-	}
-	if c.MaxMessages < 0 {
-		bad("max messages %d: want >= 0", c.MaxMessages)
-	}
-	if _, err := ledger.SpecKind(c.LedgerPath); err != nil {
-		bad("ledger: %v", err)
-	}
-	if c.LedgerRetention <= 0 {
-		bad("ledger retention %v: want > 0, for example 168h", c.LedgerRetention)
-	}
-	for name, d := range map[string]time.Duration{
-		"retry delay": c.RetryDelay, "retry max delay": c.RetryMaxDelay, "idle conn timeout": c.IdleConnTimeout,
-		"response timeout": c.ResponseTimeout, "dial timeout": c.DialTimeout,
-		"tls handshake timeout": c.TLSHandshakeTimeout, "publish timeout": c.PublishTimeout,
-		"reconnect min": c.ReconnectMin, "reconnect max": c.ReconnectMax,
-		"ledger timeout": c.LedgerTimeout, "send fence": c.SendFence,
-	} {
-		if d <= 0 {
-			bad("%s %v: want > 0", name, d)
-		}
-	}
-	if c.SendFence <= c.LedgerTimeout {
-		bad("send fence %v: want more than the ledger timeout %v (a Begin at its deadline must not be fenced)", c.SendFence, c.LedgerTimeout)
-	}
-	if c.ReconnectMax < c.ReconnectMin {
-		bad("reconnect max %v below reconnect min %v", c.ReconnectMax, c.ReconnectMin)
-	}
-	return errors.Join(errs...)
 }
 
 // String prints c for logs with the client secret and the AMQP password

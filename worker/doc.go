@@ -67,5 +67,15 @@
 // the ledger answers, else 503) and /metrics (Prometheus text format, see
 // Metrics), counted from the same Records as the records file.
 //
+// # Command line
+//
+// One table (flagspec.go) declares each setting of the notifier-worker
+// command: its flag, its environment fallback, its default, its help and
+// the Config field it binds. BindFlags reads a command line (and
+// Flags.Resolve the fallbacks) into a Config; Config.Args writes a Config
+// back as a command line, which is how the lab starts a worker container:
+// code outside worker/ builds a Config, never flag strings (a test fails
+// on a worker-flag literal there).
+//
 // Run wires everything from a Config; cmd/notifier-worker is its thin main.
 package worker

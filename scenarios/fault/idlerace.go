@@ -17,6 +17,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -226,19 +227,17 @@ func (l *lane) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer l.pub.close()
-	args := append(lab.WorkerArgs(st, st.AMQPURLNetwork, l.topo, vendorapi.PooledName),
-		"-vendor-addr", st.VendorHost+":"+strconv.Itoa(l.port),
-		"-idle-conn-timeout", l.idle.String(),
-		"-summary-every", "100000",
-	)
+	wcfg := lab.WorkerConfig(st, st.AMQPURLNetwork, l.topo, vendorapi.PooledName)
+	wcfg.VendorAddr = st.VendorHost + ":" + strconv.Itoa(l.port)
+	wcfg.IdleConnTimeout, wcfg.SummaryEvery = l.idle, 100000
 	o := vendormock.WorkerOptions{
-		Name: l.name(), Args: args, CPUs: workerCPUs, OutDir: l.dir,
-		Env: lab.WorkerEnv(st),
+		Name: l.name(), Args: wcfg.Args(), CPUs: workerCPUs, OutDir: l.dir,
+		Env: lab.WorkerEnv(st), Grace: worker.ShutdownGrace(wcfg),
 	}
 	if r.contract() {
 		// The lane's proxy port in the URL: the certificate's SAN is the
 		// host, the port does not matter to it.
-		o.Args, o.Image = nil, r.opts.Worker.Image
+		o.Args, o.Image, o.Grace = nil, r.opts.Worker.Image, lab.ContractGrace()
 		o.Env = lab.ContractEnv(st, r.opts.Worker, l.topo, "", 0, time.Time{})
 		o.Env["VENDOR_URL"] = "https://" + st.VendorHost + ":" + strconv.Itoa(l.port)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 // consumersTimeout bounds the wait for the replicas' consumers.
@@ -27,6 +28,10 @@ var ErrNoActive = errors.New("cannot tell which replica is active")
 // they consume.
 func (s *scenarioRun) startReplicas(ctx context.Context) error {
 	w := s.sc.Workers
+	wcfg, err := s.workerConfig()
+	if err != nil {
+		return err
+	}
 	ws, err := s.r.Stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name:                   "fault-" + s.sc.Name,
 		Count:                  w.Count,
@@ -34,7 +39,8 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
 		PostgresImage:          lab.PostgresImage(),
-		Args:                   lab.StripFlags(s.workerArgs(), "records", "ledger"),
+		Args:                   lab.ReplicaArgs(wcfg),
+		Grace:                  worker.ShutdownGrace(wcfg),
 		CPUs:                   workerCPUs,
 		OutDir:                 s.dir,
 	})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -163,15 +164,17 @@ func (s *scenarioRun) stopWorkers(ctx context.Context) error {
 	return nil
 }
 
-// workerArgs returns the notifier-worker flags of the scenario.
-func (s *scenarioRun) workerArgs() []string {
+// workerConfig returns the worker's config of the scenario (its command
+// line is its Args). Errors: a client.clock_start that is not RFC 3339
+// (Validate reports it first).
+func (s *scenarioRun) workerConfig() (worker.Config, error) {
 	st, c := s.r.Stack, s.sc.Client
 	// The worker reaches the broker through Toxiproxy (BrokerProxy).
 	amqpURL := fmt.Sprintf("amqp://guest:guest@%s:%d/", vendormock.AliasToxiproxy, BrokerPort)
-	args := append(lab.WorkerArgs(st, amqpURL, s.topo, c.Strategy), "-reconnect-max", "1s", "-summary-every", "1000",
-		"-concurrency", strconv.Itoa(max(c.Concurrency, 1)))
+	w := lab.WorkerConfig(st, amqpURL, s.topo, c.Strategy)
+	w.ReconnectMax, w.SummaryEvery, w.Concurrency = time.Second, 1000, max(c.Concurrency, 1)
 	if c.Strategy == vendorapi.PerRequestName {
-		args = append(args, "-tls-max", "1.2")
+		w.TLSMax = "1.2"
 	} else {
 		idle := c.IdleConnTimeout.D()
 		if idle == 0 {
@@ -181,17 +184,18 @@ func (s *scenarioRun) workerArgs() []string {
 			}
 			idle = ka - time.Duration(s.sc.Network.RTTMS)*time.Millisecond - time.Second
 		}
-		args = append(args, "-idle-conn-timeout", idle.String())
+		w.IdleConnTimeout = idle
 	}
-	for flag, d := range map[string]Duration{"-response-timeout": c.ResponseTimeout, "-tls-handshake-timeout": c.TLSHandshakeTimeout, "-dial-timeout": c.DialTimeout} {
-		if d > 0 {
-			args = append(args, flag, d.D().String())
-		}
-	}
+	// Zero (or, never valid, negative) leaves the worker's default.
+	w.ResponseTimeout, w.TLSHandshakeTimeout, w.DialTimeout = max(c.ResponseTimeout.D(), 0), max(c.TLSHandshakeTimeout.D(), 0), max(c.DialTimeout.D(), 0)
 	if c.ClockStart != "" {
-		args = append(args, "-clock-start", c.ClockStart)
+		t, err := time.Parse(time.RFC3339, c.ClockStart)
+		if err != nil {
+			return worker.Config{}, fmt.Errorf("client.clock_start %q: %w", c.ClockStart, err)
+		}
+		w.ClockStart = t
 	}
-	return args
+	return w, nil
 }
 
 // startWorker starts the scenario's worker and waits until it consumes
@@ -201,19 +205,24 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 	if s.restarts > 0 {
 		name += "-" + strconv.Itoa(s.restarts+1)
 	}
+	wcfg, err := s.workerConfig()
+	if err != nil {
+		return err
+	}
 	o := vendormock.WorkerOptions{
 		Name:   name,
-		Args:   s.workerArgs(),
+		Args:   wcfg.Args(),
 		Env:    lab.WorkerEnv(s.r.Stack),
 		CPUs:   workerCPUs,
 		OutDir: s.dir,
+		Grace:  worker.ShutdownGrace(wcfg),
 	}
 	if s.r.contract() {
 		env, err := s.contractEnv()
 		if err != nil {
 			return err
 		}
-		o.Args, o.Env, o.Image = nil, env, s.r.opts.Worker.Image
+		o.Args, o.Env, o.Image, o.Grace = nil, env, s.r.opts.Worker.Image, lab.ContractGrace()
 	}
 	wk, err := s.r.Stack.StartWorker(ctx, o)
 	if err != nil {

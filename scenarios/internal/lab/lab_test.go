@@ -6,14 +6,17 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 func appendFile(t *testing.T, path, text string) {
@@ -72,47 +75,38 @@ func TestRecordsFollowsAGrowingFile(t *testing.T) {
 	}
 }
 
-func TestWorkerArgs(t *testing.T) {
+func TestWorkerConfig(t *testing.T) {
 	st := &vendormock.Stack{VendorURL: "https://api.vendor.test", ClientID: "lab-client", ClientSecret: "s3cret-value"}
 	topo := queues.DefaultTopology("q")
-	args := WorkerArgs(st, "amqp://broker/", topo, "pooled")
-	for flag, want := range map[string]string{
-		"-amqp-url": "amqp://broker/", "-queue": "q", "-vendor-url": st.VendorURL, "-ca-file": vendormock.WorkerCAPath,
-		"-client-id": "lab-client", "-strategy": "pooled", "-records": vendormock.WorkerOutDir + "/" + RecordsFile,
-		"-ledger": vendormock.WorkerOutDir + "/" + LedgerFile,
-	} {
-		i := slices.Index(args, flag)
-		if i < 0 || i+1 >= len(args) || args[i+1] != want {
-			t.Errorf("%s: args %q; want %q", flag, args, want)
-		}
+	c := WorkerConfig(st, "amqp://broker/", topo, "pooled")
+	want := worker.Config{
+		AMQPURL: "amqp://broker/", Queue: "q", RetryDelay: topo.RetryDelay, MaxAttempts: topo.MaxAttempts,
+		VendorURL: st.VendorURL, CAFile: vendormock.WorkerCAPath, ClientID: "lab-client", Strategy: "pooled",
+		RecordsPath: vendormock.WorkerOutDir + "/" + RecordsFile, LedgerPath: vendormock.WorkerOutDir + "/" + LedgerFile,
 	}
-	if strings.Contains(strings.Join(args, " "), st.ClientSecret) {
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("WorkerConfig = %+v; want %+v (no profile: no vendor API shape, the worker's defaults)", c, want)
+	}
+	if strings.Contains(strings.Join(c.Args(), " "), st.ClientSecret) {
 		t.Error("the client secret is in the worker's arguments; it must go by environment only")
 	}
 	if WorkerEnv(st)["VENDOR_CLIENT_SECRET"] != st.ClientSecret {
 		t.Error("WorkerEnv lacks the client secret")
 	}
-	if slices.Contains(args, "-vendor-token-auth") {
-		t.Errorf("args %q: no profile, want no vendor API flags (the worker's defaults)", args)
-	}
 
-	// The second profile's API shape reaches the Go worker as flags and
-	// environment.
+	// The second profile's API shape reaches the Go worker in its Config
+	// and the environment.
 	p, err := vendormock.LoadProfile("vendormock/profiles/sms")
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Profile = p
-	args = WorkerArgs(st, "amqp://broker/", topo, "pooled")
+	c = WorkerConfig(st, "amqp://broker/", topo, "pooled")
 	env := WorkerEnv(st)
-	for flag, want := range map[string]string{
-		"-vendor-token-path": "/oauth2/token", "-vendor-token-auth": "form", "-vendor-send-path": "/sms/v2/messages",
-		"-vendor-refkey-field": "client_ref", "-vendor-code-field": "result_code", "-correlation-header": "X-Client-Ref",
-	} {
-		i := slices.Index(args, flag)
-		if i < 0 || i+1 >= len(args) || args[i+1] != want {
-			t.Errorf("%s: args %q; want %q", flag, args, want)
-		}
+	wantAPI := vendorapi.API{TokenPath: "/oauth2/token", TokenAuth: "form", SendPath: "/sms/v2/messages",
+		RefKeyField: "client_ref", CodeField: "result_code"}
+	if c.VendorAPI != wantAPI || c.CorrelationHeader != "X-Client-Ref" {
+		t.Errorf("vendor API %+v, correlation header %q; want %+v, X-Client-Ref", c.VendorAPI, c.CorrelationHeader, wantAPI)
 	}
 	if env["VENDOR_TOKEN_AUTH"] != "form" || env["VENDOR_REFKEY_FIELD"] != "client_ref" || env[vendormock.EnvStatusTable] == "" {
 		t.Errorf("WorkerEnv lacks the sms profile's API shape or status table; keys %v", slices.Sorted(maps.Keys(env)))
@@ -140,12 +134,20 @@ func TestHelpers(t *testing.T) {
 	}
 }
 
-func TestStripFlags(t *testing.T) {
-	args := []string{"-queue", "q", "-records", "/out/r.jsonl", "--ledger=/out/l.db", "-strategy", "pooled", "-max-messages", "5"}
-	got := StripFlags(args, "records", "ledger", "max-messages")
-	want := []string{"-queue", "q", "-strategy", "pooled"}
+// TestReplicaArgs: each replica gets its own records and ledger files,
+// and neither the single worker's stop count nor its CPU profile.
+func TestReplicaArgs(t *testing.T) {
+	cfg := worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/r.jsonl", LedgerPath: "/out/l.db", MaxMessages: 5, CPUProfile: "/out/cpu.pprof"}
+	args := ReplicaArgs(cfg)
+	got := args(vendormock.ReplicaFiles{ID: "worker-2", RecordsPath: "/out/records-worker-2.jsonl", LedgerFile: "/ledger/ledger.db"})
+	want := worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/records-worker-2.jsonl", LedgerPath: "/ledger/ledger.db"}.Args()
 	if !slices.Equal(got, want) {
-		t.Errorf("StripFlags = %q; want %q", got, want)
+		t.Errorf("bbolt replica: args %q; want %q", got, want)
+	}
+	got = args(vendormock.ReplicaFiles{ID: "worker-1", RecordsPath: "/out/records-worker-1.jsonl"})
+	want = worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/records-worker-1.jsonl"}.Args()
+	if !slices.Equal(got, want) {
+		t.Errorf("postgres replica: args %q; want %q (the ledger URL by environment only)", got, want)
 	}
 }
 

@@ -2,10 +2,10 @@ package lab
 
 import (
 	"os"
-	"slices"
-	"strings"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 // PostgresImage returns the PostgreSQL image of the run, from the images
@@ -16,26 +16,20 @@ func PostgresImage() string {
 	return os.Getenv(vendormock.EnvPostgresImage)
 }
 
-// StripFlags returns args without the flags named (given as -name value,
-// -name=value, --name value or --name=value): WorkerArgs minus what
-// vendormock.StartReplicas sets itself (records, ledger).
-func StripFlags(args []string, names ...string) []string {
-	var out []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		name := strings.TrimLeft(a, "-")
-		if !strings.HasPrefix(a, "-") || name == "" {
-			out = append(out, a)
-			continue
-		}
-		if slices.Contains(names, name) {
-			i++ // and its value
-			continue
-		}
-		if k, _, found := strings.Cut(name, "="); found && slices.Contains(names, k) {
-			continue
-		}
-		out = append(out, a)
+// ReplicaArgs returns vendormock.ReplicaOptions.Args for cfg: each
+// replica's command line is cfg with its own records file and, for a
+// bbolt ledger, its ledger file (vendormock.ReplicaFiles), and no
+// -max-messages or -cpu-profile (the lab stops replicas itself).
+func ReplicaArgs(cfg worker.Config) func(vendormock.ReplicaFiles) []string {
+	return func(f vendormock.ReplicaFiles) []string {
+		c := cfg
+		c.RecordsPath, c.LedgerPath = f.RecordsPath, f.LedgerFile
+		c.MaxMessages, c.CPUProfile = 0, ""
+		return c.Args()
 	}
-	return out
 }
+
+// ContractGrace is the shutdown grace the lab gives a contract worker,
+// whose own budget it does not know: the Go worker's at its defaults
+// (worker.ShutdownGrace of a zero Config, 55 s).
+func ContractGrace() time.Duration { return worker.ShutdownGrace(worker.Config{}) }

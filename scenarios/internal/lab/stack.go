@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Files of a worker's state folder (mounted at vendormock.WorkerOutDir).
@@ -19,32 +20,38 @@ const (
 	LedgerFile  = "ledger.db"
 )
 
-// WorkerArgs returns the notifier-worker flags every lab worker gets (flag
-// names of worker/cmd/notifier-worker): the broker at amqpURL and topo's
-// main queue with its retry delay and attempts, the stack's vendor URL,
-// CA and client id, the profile's vendor API shape and correlation header
-// (vendormock.Profile.VendorAPIArgs; none without a profile), the client
-// strategy, and records and ledger in the state folder. The client secret
-// goes by environment only (WorkerEnv).
-func WorkerArgs(st *vendormock.Stack, amqpURL string, topo queues.Topology, strategy string) []string {
-	args := []string{
-		"-amqp-url", amqpURL,
-		"-queue", topo.Names.Main,
-		"-retry-delay", topo.RetryDelay.String(),
-		"-max-attempts", strconv.Itoa(topo.MaxAttempts),
-		"-vendor-url", st.VendorURL,
-		"-ca-file", vendormock.WorkerCAPath,
-		"-client-id", st.ClientID,
-		"-strategy", strategy,
-		"-records", vendormock.WorkerOutDir + "/" + RecordsFile,
-		"-ledger", vendormock.WorkerOutDir + "/" + LedgerFile,
+// WorkerConfig returns the worker.Config every lab worker starts from
+// (its command line is WorkerConfig(...).Args()): the broker at amqpURL
+// and topo's main queue with its retry delay and attempts, the stack's
+// vendor URL, CA and client id, the profile's vendor API shape and
+// correlation header (none without a profile: the worker's defaults, the
+// alimtalk shape), the client strategy, and records and ledger in the
+// state folder. The client secret goes by environment only (WorkerEnv).
+func WorkerConfig(st *vendormock.Stack, amqpURL string, topo queues.Topology, strategy string) worker.Config {
+	c := worker.Config{
+		AMQPURL:     amqpURL,
+		Queue:       topo.Names.Main,
+		RetryDelay:  topo.RetryDelay,
+		MaxAttempts: topo.MaxAttempts,
+		VendorURL:   st.VendorURL,
+		CAFile:      vendormock.WorkerCAPath,
+		ClientID:    st.ClientID,
+		Strategy:    strategy,
+		RecordsPath: vendormock.WorkerOutDir + "/" + RecordsFile,
+		LedgerPath:  vendormock.WorkerOutDir + "/" + LedgerFile,
 	}
-	return append(args, st.Profile.VendorAPIArgs()...)
+	if p := st.Profile; p != nil {
+		a := p.API.WithDefaults()
+		c.VendorAPI = vendorapi.API{TokenPath: a.TokenPath, TokenAuth: a.TokenAuth, SendPath: a.SendPath,
+			RefKeyField: a.RefKeyField, CodeField: a.CodeField}
+		c.CorrelationHeader = p.Client.CorrelationHeader
+	}
+	return c
 }
 
 // WorkerEnv is the environment of a lab worker: one Go processor, the
 // client secret, the profile's vendor API shape (the contract's variables,
-// for a worker started without WorkerArgs) and status table (when it has
+// for a worker started without WorkerConfig's Args) and status table (when it has
 // one).
 func WorkerEnv(st *vendormock.Stack) map[string]string {
 	env := st.Profile.VendorAPIEnv()

@@ -27,9 +27,7 @@ Usage: notifier-worker direct -count N [-warmup N] [vendor flags]
 func directMain(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
 	var opts worker.DirectOptions
 	cfg, err := parseFlagsWith("notifier-worker direct", args, getenv, stderr, func(fs *flag.FlagSet) {
-		fs.IntVar(&opts.Count, "count", 1000, "measured sends")
-		fs.IntVar(&opts.Warmup, "warmup", 50, "sends made first and not measured")
-		fs.StringVar(&opts.RefKeyPrefix, "refkey-prefix", "direct", "refkeys are PREFIX-N (warm-up PREFIX-wN)")
+		worker.BindDirectFlags(fs, &opts)
 		fs.Usage = func() {
 			fmt.Fprint(fs.Output(), directUsage)
 			fs.PrintDefaults()

@@ -72,11 +72,8 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 	fs := flag.NewFlagSet("notifier-worker ledger "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = usage
-	spec := worker.DefaultLedgerPath
-	if v := getenv("LEDGER"); v != "" {
-		spec = v
-	}
-	fs.StringVar(&spec, "ledger", spec, "ledger `spec`: a bbolt file path or a postgres:// URL [env LEDGER]")
+	var cfg worker.Config // only its LedgerPath: -ledger and LEDGER, as the worker reads them
+	ledgerFlag := worker.BindFlags(fs, &cfg, "ledger")
 	var (
 		state, as, by, why string
 		limit              int
@@ -110,6 +107,10 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 		}
 		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
 	}
+	if err := ledgerFlag.Resolve(getenv); err != nil {
+		return fmt.Errorf("%w: %w", errUsage, err)
+	}
+	spec := cfg.LedgerPath
 	want := map[string]int{"list": 0, "show": 1, "resolve": 1}[sub]
 	if len(pos) != want {
 		return fmt.Errorf("%w: %s takes %d argument(s) (REFKEY), got %q", errUsage, sub, want, pos)
@@ -210,27 +211,4 @@ func worstCaseSend(getenv func(string) string) time.Duration {
 		n = 1
 	}
 	return worker.ShutdownGrace(worker.Config{Concurrency: n})
-}
-
-// envDuration returns the duration in the environment variable key, or def
-// when it is unset or unparsable (checkLedgerEnv reports the latter).
-func envDuration(getenv func(string) string, key string, def time.Duration) time.Duration {
-	if d, err := time.ParseDuration(getenv(key)); err == nil {
-		return d
-	}
-	return def
-}
-
-// checkLedgerEnv reports a LEDGER_RETENTION that is not a Go duration and a
-// LEDGER_EPHEMERAL_OK other than true or false, naming what is allowed.
-func checkLedgerEnv(getenv func(string) string) error {
-	if v := getenv("LEDGER_RETENTION"); v != "" {
-		if _, err := time.ParseDuration(v); err != nil {
-			return fmt.Errorf("%w: LEDGER_RETENTION %q: want a duration, for example 168h", errUsage, v)
-		}
-	}
-	if v := getenv("LEDGER_EPHEMERAL_OK"); v != "" && v != "true" && v != "false" {
-		return fmt.Errorf("%w: LEDGER_EPHEMERAL_OK %q: want true or false", errUsage, v)
-	}
-	return nil
 }
