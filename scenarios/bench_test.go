@@ -63,13 +63,13 @@ func TestBenchMessageIsValid(t *testing.T) {
 
 func TestWorkerConfig(t *testing.T) {
 	st := &vendormock.Stack{
-		AMQPURLNetwork: "amqp://guest:guest@rabbitmq:5672/", VendorURL: "https://api.vendor.test",
+		AMQPURLNetwork: "amqp://guest:guest@rabbitmq:5672/", AMQPURLsNetwork: "amqp://guest:guest@rabbitmq:5672/", VendorURL: "https://api.vendor.test",
 		ClientID: "lab-client", ClientSecret: "s3cret-value", KeepaliveTimeout: 75 * time.Second,
 	}
 	b := &bench{cfg: Config{PerRequestTLS: "1.2"}, stack: st}
 	topo := queues.DefaultTopology(queues.DefaultMain)
 	base := worker.Config{
-		AMQPURL: st.AMQPURLNetwork, Queue: "notifications", RetryDelay: topo.RetryDelay, MaxAttempts: topo.MaxAttempts,
+		AMQPURL: st.AMQPURLsNetwork, Queue: "notifications", RetryDelay: topo.RetryDelay, MaxAttempts: topo.MaxAttempts,
 		VendorURL: st.VendorURL, CAFile: "/lab/ca.pem", ClientID: "lab-client",
 		RecordsPath: "/out/records.jsonl", LedgerPath: "/out/ledger.db", MaxMessages: 1050, Concurrency: 1, HTTPVersion: "1.1",
 	}

@@ -22,7 +22,7 @@ var _ waiter = (*vendormock.Worker)(nil)
 // workerConfig returns the worker's config for one run (its command line
 // is its Args) and the pooled client's idle timeout.
 func (b *bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (worker.Config, time.Duration, error) {
-	c := lab.WorkerConfig(b.stack, b.stack.AMQPURLNetwork, topo, mode)
+	c := lab.WorkerConfig(b.stack, b.stack.AMQPURLsNetwork, topo, mode)
 	c.MaxMessages = n
 	b.cfg.Transport().Configure(&c)
 	if b.cfg.CPUProfile == "on" {
