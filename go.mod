@@ -3,7 +3,7 @@ module github.com/notifier-lab/notifier-lab
 go 1.26.8
 
 require (
-	github.com/Shopify/toxiproxy/v2 v2.5.0
+	github.com/Shopify/toxiproxy/v2 v2.12.0
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/chromedp/cdproto v0.159.0
 	github.com/chromedp/chromedp v0.23.0

@@ -452,10 +452,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 
 // LinkSettle is how long the bench waits between two points before it
 // changes the proxy's toxics: two RTTs of the previous point (a close
-// crosses the latency toxics both ways) and a second. Toxiproxy 2.5.0's
-// server can panic (index out of range in ToxicLink.AddToxic) when a toxic
-// is removed while a connection is still closing through it, which a
-// sweep hit at 380 ms.
+// crosses the latency toxics both ways) and a second. Toxiproxy's server
+// (v2.5.0 to v2.12.0, the newest) panics with an index out of range in
+// ToxicLink.AddToxic when toxics are replaced while a connection is still
+// closing through them, which a sweep hit at 380 ms
+// (docs/environment.md#addtoxic-panic).
 func LinkSettle(prevRTTMS int) time.Duration {
 	return 2*time.Duration(prevRTTMS)*time.Millisecond + time.Second
 }

@@ -20,7 +20,7 @@ const (
 // into 502s).
 var Tools = []string{"toxiproxy", "nginx", "wiremock", "broker", "worker", "clock", "publisher"}
 
-// ToxicTypes are the Toxiproxy v2.5.0 toxics a scenario may add.
+// ToxicTypes are the stock Toxiproxy toxics (v2.12.0) a scenario may add.
 var ToxicTypes = []string{"latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer", "limit_data"}
 
 // Proxies a step may disable or enable: the vendor path

@@ -4,12 +4,15 @@
 //
 // Usage: server [-host 0.0.0.0] [-port 8474] [-config proxies.json]
 // [-proxy-metrics] [-runtime-metrics] [-version]. LOG_LEVEL sets the log
-// level (zerolog names: trace, debug, info, warn, error). SIGTERM exits 0.
+// level (zerolog names: trace, debug, info, warn, error). SIGTERM or SIGINT
+// shuts the API server down and exits 0; a listener that fails (port in
+// use) exits 1.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -44,20 +47,19 @@ func parseFlags() options {
 }
 
 func main() {
-	signals := make(chan os.Signal, 1)
-	signal.Notify(signals, syscall.SIGTERM)
-	go func() {
-		<-signals
-		os.Exit(0)
-	}()
-	run(parseFlags())
+	if err := run(parseFlags()); err != nil {
+		fmt.Fprintf(os.Stderr, "error: %v\n", err)
+		os.Exit(1)
+	}
 }
 
-// run starts the API server; it blocks until the listener fails.
-func run(o options) {
+// run starts the API server and blocks until SIGTERM or SIGINT (then it
+// shuts the server down and returns nil) or until the listener fails (its
+// error), as Toxiproxy's own cmd/server since v2.6.0.
+func run(o options) error {
 	if o.printVersion {
 		fmt.Printf("toxiproxy-server version %s (notifier-lab build, toxics: +handshake)\n", toxiproxy.Version)
-		return
+		return nil
 	}
 	logger := newLogger()
 	log.Logger = logger
@@ -73,7 +75,23 @@ func run(o options) {
 	if o.config != "" {
 		server.PopulateConfig(o.config)
 	}
-	server.Listen(o.host, o.port)
+
+	signals := make(chan os.Signal, 1)
+	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT)
+	listened := make(chan error, 1)
+	go func() { listened <- server.Listen(net.JoinHostPort(o.host, o.port)) }()
+	select {
+	case err := <-listened:
+		if err == nil {
+			return nil
+		}
+		return fmt.Errorf("listen on %s: %w", net.JoinHostPort(o.host, o.port), err)
+	case <-signals:
+		if err := server.Shutdown(); err != nil {
+			logger.Err(err).Msg("shutdown finished with error")
+		}
+		return nil
+	}
 }
 
 // newLogger is Toxiproxy's logger: JSON lines on stdout with UTC timestamps
