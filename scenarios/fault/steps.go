@@ -34,6 +34,7 @@ type scenarioRun struct {
 	restarts  int
 	checks    []Check
 	rng       *rand.Rand
+	undo      undoList // faults to put back when the scenario ends (nemesis.go)
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -66,6 +67,10 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
+		// Thaw and reconnect first: a frozen worker cannot be stopped.
+		if uerr := s.undo.run(cctx, func(f string, a ...any) { r.logf(sc.Name+": "+f, a...) }); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("undo the faults of %s: %w", sc.Name, uerr))
+		}
 		if s.wk != nil {
 			_ = s.wk.Stop(cctx, stopTimeout)
 		}
@@ -101,8 +106,15 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 			return Verdict{}, err
 		}
 	}
-	// Stop the workers (SIGTERM: each finishes the message in flight)
-	// before the reconciler reads the ledger and peeks the queues.
+	if sc.Expect.NoCrash {
+		s.checkNoCrash(ctx)
+	}
+	// Put back what the steps left paused or partitioned, then stop the
+	// workers (SIGTERM: each finishes the message in flight) before the
+	// reconciler reads the ledger and peeks the queues.
+	if err := s.undo.run(ctx, func(f string, a ...any) { r.logf(sc.Name+": "+f, a...) }); err != nil {
+		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
+	}
 	if err := s.stopWorkers(ctx); err != nil {
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
 	}
@@ -122,7 +134,7 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 	if err := r.Stack.SetRTT(ctx, sc.Network.RTTMS); err != nil {
 		return err
 	}
-	if err := r.reloadNginx(ctx, sc.Server.Nginx); err != nil {
+	if err := r.reloadNginx(ctx, sc.Server.Nginx, sc.Client.HTTPVersion == "2"); err != nil {
 		return err
 	}
 	if err := r.setServer(ctx, *sc.Server.DelayMS, sc.Server.Stubs); err != nil {
@@ -191,6 +203,9 @@ func (s *scenarioRun) workerArgs() []string {
 	if c.ClockStart != "" {
 		args = append(args, "-clock-start", c.ClockStart)
 	}
+	if c.HTTPVersion != "" {
+		args = append(args, "-http-version", c.HTTPVersion)
+	}
 	return args
 }
 
@@ -245,7 +260,9 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 	case st.ToxicRemove != "":
 		if err := r.Stack.Proxy().RemoveToxic(st.ToxicRemove); err != nil {
 			if err2 := r.broker.RemoveToxic(st.ToxicRemove); err2 != nil {
-				return fmt.Errorf("remove toxic %s: %w", st.ToxicRemove, err)
+				if err3 := r.ledger.RemoveToxic(st.ToxicRemove); err3 != nil {
+					return fmt.Errorf("remove toxic %s: %w", st.ToxicRemove, err)
+				}
 			}
 		}
 		r.logf("toxic %s removed", st.ToxicRemove)
@@ -261,7 +278,7 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 		if n.KeepaliveTimeout == 0 {
 			n.KeepaliveTimeout = s.sc.Server.Nginx.KeepaliveTimeout
 		}
-		return r.reloadNginx(ctx, n)
+		return r.reloadNginx(ctx, n, s.sc.Client.HTTPVersion == "2")
 	case st.ServerDelayMS != nil:
 		return r.setServer(ctx, *st.ServerDelayMS, s.sc.Server.Stubs)
 	case st.RotateToken:
@@ -286,6 +303,9 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 		return lab.Sleep(ctx, st.Sleep.D())
 	case st.RestartBroker != nil:
 		return s.restartBroker(ctx, st.RestartBroker)
+	}
+	if ok, err := s.nemesisStep(ctx, i, st); ok {
+		return err
 	}
 	if ok, err := s.replicaStep(ctx, st); ok {
 		return err
