@@ -193,10 +193,18 @@ func (s *scenarioRun) target(ctx context.Context, name string) (id, label string
 	return rp.ContainerID(), "replica " + rp.ID, nil
 }
 
-// afterRestore follows a thawed or reconnected target: the runner's own
-// broker connection and the scenario's publisher dial RabbitMQ again
-// (their connection may have died while it was away).
+// afterRestore follows a thawed or reconnected target: after RabbitMQ the
+// runner's own broker connection and the scenario's publisher dial it
+// again (their connection may have died while it was away); after
+// WireMock nginx is reloaded, because it resolved WireMock's address once
+// at start and a reconnected container may have another (Docker here
+// gives back the lowest free address: the same one unless a container
+// joined meanwhile). Toxiproxy resolves its upstreams (nginx, RabbitMQ,
+// PostgreSQL) per connection and the workers resolve per dial.
 func (s *scenarioRun) afterRestore(ctx context.Context, target string) error {
+	if target == vendormock.AliasWireMock {
+		return s.r.reloadNginxNow(ctx)
+	}
 	if target != vendormock.AliasRabbitMQ {
 		return nil
 	}

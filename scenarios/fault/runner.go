@@ -185,6 +185,17 @@ func (r *Runner) reloadNginx(ctx context.Context, n NginxSpec, h2 bool) error {
 	return nil
 }
 
+// reloadNginxNow reloads nginx with the variant in effect (nginx resolves
+// its upstream's name again).
+func (r *Runner) reloadNginxNow(ctx context.Context) error {
+	n := r.curNgx
+	ka := n.KeepaliveTimeout.D()
+	if ka == 0 {
+		ka = r.defaultKeepalive()
+	}
+	return r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: r.curH2})
+}
+
 // defaultKeepalive is the stack's keepalive_timeout at start.
 func (r *Runner) defaultKeepalive() time.Duration {
 	if r.opts.KeepaliveTimeout > 0 {
