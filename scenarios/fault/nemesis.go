@@ -62,14 +62,15 @@ type undoList struct {
 }
 
 type undoItem struct {
-	key  string // "pause <target>", "partition <target>"
-	what string // for the log: "unpause nginx (3f2a..)"
-	fn   func(context.Context) error
+	key    string // "pause <target>", "partition <target>"
+	target string // the step's target
+	what   string // for the log: "unpause nginx"
+	fn     func(context.Context) error
 }
 
-// push records an undo under key.
-func (u *undoList) push(key, what string, fn func(context.Context) error) {
-	u.items = append(u.items, undoItem{key: key, what: what, fn: fn})
+// push records an undo of target under key.
+func (u *undoList) push(key, target, what string, fn func(context.Context) error) {
+	u.items = append(u.items, undoItem{key: key, target: target, what: what, fn: fn})
 }
 
 // has reports whether an undo is pending under key.
@@ -90,10 +91,12 @@ func (u *undoList) take(key string) (undoItem, bool) {
 }
 
 // run undoes every pending entry, newest first, each even when an earlier
-// one failed, and empties the list. logf (may be nil) gets one line each.
+// one failed, and empties the list. It returns the targets put back, in
+// that order without repeats. logf (may be nil) gets one line each.
 // Errors of each undo are joined.
-func (u *undoList) run(ctx context.Context, logf func(string, ...any)) error {
+func (u *undoList) run(ctx context.Context, logf func(string, ...any)) ([]string, error) {
 	var errs []error
+	var done []string
 	for i := len(u.items) - 1; i >= 0; i-- {
 		it := u.items[i]
 		err := it.fn(ctx)
@@ -102,10 +105,23 @@ func (u *undoList) run(ctx context.Context, logf func(string, ...any)) error {
 		}
 		if err != nil {
 			errs = append(errs, fmt.Errorf("undo %s: %w", it.what, err))
+		} else if !slices.Contains(done, it.target) {
+			done = append(done, it.target)
 		}
 	}
 	u.items = nil
-	return errors.Join(errs...)
+	return done, errors.Join(errs...)
+}
+
+// undoAll puts back everything still paused or partitioned, then follows
+// each target put back (afterRestore) once nothing is pending any more.
+func (s *scenarioRun) undoAll(ctx context.Context) error {
+	done, err := s.undo.run(ctx, func(f string, a ...any) { s.r.logf(s.sc.Name+": "+f, a...) })
+	var errs []error
+	for _, t := range done {
+		errs = append(errs, s.afterRestore(ctx, t))
+	}
+	return errors.Join(err, errors.Join(errs...))
 }
 
 // nemesisStep runs pause, unpause, partition, heal or check_healthz; ok
@@ -122,15 +138,14 @@ func (s *scenarioRun) nemesisStep(ctx context.Context, i int, st Step) (ok bool,
 		if err := st0.PauseContainer(ctx, id); err != nil {
 			return true, err
 		}
-		target := st.Pause
-		s.undo.push("pause "+target, "unpause "+label, func(ctx context.Context) error {
+		s.undo.push("pause "+st.Pause, st.Pause, "unpause "+label, func(ctx context.Context) error {
 			if err := st0.UnpauseContainer(ctx, id); err != nil {
 				if paused, perr := st0.ContainerPaused(ctx, id); perr == nil && !paused {
 					return nil // gone or thawed otherwise (a kill_worker): nothing to put back
 				}
 				return err
 			}
-			return s.afterRestore(ctx, target)
+			return nil
 		})
 		return true, nil
 	case st.Unpause != "":
@@ -145,13 +160,7 @@ func (s *scenarioRun) nemesisStep(ctx context.Context, i int, st Step) (ok bool,
 		if err != nil {
 			return true, err
 		}
-		target := st.Partition
-		s.undo.push("partition "+target, "heal "+label, func(ctx context.Context) error {
-			if err := p.Heal(ctx); err != nil {
-				return err
-			}
-			return s.afterRestore(ctx, target)
-		})
+		s.undo.push("partition "+st.Partition, st.Partition, "heal "+label, p.Heal)
 		return true, nil
 	case st.Heal != "":
 		return true, s.undoStep(ctx, "partition "+st.Heal)
@@ -168,7 +177,10 @@ func (s *scenarioRun) undoStep(ctx context.Context, key string) error {
 		return fmt.Errorf("%s: nothing to undo (validation should have refused this)", key)
 	}
 	s.r.logf("%s: %s", s.sc.Name, it.what)
-	return it.fn(ctx)
+	if err := it.fn(ctx); err != nil {
+		return err
+	}
+	return s.afterRestore(ctx, it.target)
 }
 
 // target resolves a Target name to a container id and a label for the log.
@@ -201,8 +213,14 @@ func (s *scenarioRun) target(ctx context.Context, name string) (id, label string
 // gives back the lowest free address: the same one unless a container
 // joined meanwhile). Toxiproxy resolves its upstreams (nginx, RabbitMQ,
 // PostgreSQL) per connection and the workers resolve per dial.
+//
+// nginx cannot reload while it is itself paused or partitioned: then it is
+// reloaded when it is put back.
 func (s *scenarioRun) afterRestore(ctx context.Context, target string) error {
-	if target == vendormock.AliasWireMock {
+	if target == vendormock.AliasWireMock || target == vendormock.AliasNginx {
+		if s.undo.has("pause "+vendormock.AliasNginx) || s.undo.has("partition "+vendormock.AliasNginx) {
+			return nil
+		}
 		return s.r.reloadNginxNow(ctx)
 	}
 	if target != vendormock.AliasRabbitMQ {

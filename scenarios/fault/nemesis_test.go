@@ -102,9 +102,10 @@ func TestUndoList(t *testing.T) {
 			return nil
 		}
 	}
-	u.push("pause nginx", "unpause nginx", mk("unpause nginx", false))
-	u.push("partition worker-1", "heal worker-1", mk("heal worker-1", true))
-	u.push("pause postgres", "unpause postgres", mk("unpause postgres", false))
+	u.push("pause nginx", "nginx", "unpause nginx", mk("unpause nginx", false))
+	u.push("partition worker-1", "worker-1", "heal worker-1", mk("heal worker-1", true))
+	u.push("partition nginx", "nginx", "heal nginx", mk("heal nginx", false))
+	u.push("pause postgres", "postgres", "unpause postgres", mk("unpause postgres", false))
 	if !u.has("pause nginx") || u.has("pause rabbitmq") {
 		t.Fatalf("has: want pause nginx pending and pause rabbitmq not")
 	}
@@ -116,18 +117,21 @@ func TestUndoList(t *testing.T) {
 		t.Error("took pause postgres twice")
 	}
 	var logged []string
-	err := u.run(context.Background(), func(f string, a ...any) { logged = append(logged, f) })
-	if want := []string{"heal worker-1", "unpause nginx"}; !slices.Equal(did, want) {
+	done, err := u.run(context.Background(), func(f string, a ...any) { logged = append(logged, f) })
+	if want := []string{"heal nginx", "heal worker-1", "unpause nginx"}; !slices.Equal(did, want) {
 		t.Errorf("undone %v; want %v (newest first, all of them)", did, want)
+	}
+	if want := []string{"nginx"}; !slices.Equal(done, want) {
+		t.Errorf("put back %v; want %v (once each, not the failed one)", done, want)
 	}
 	if err == nil || !strings.Contains(err.Error(), "heal worker-1 refused") {
 		t.Errorf("run error %v; want the failed heal", err)
 	}
-	if len(logged) != 2 {
-		t.Errorf("logged %d lines; want 2", len(logged))
+	if len(logged) != 3 {
+		t.Errorf("logged %d lines; want 3", len(logged))
 	}
 	did = nil
-	if err := u.run(context.Background(), nil); err != nil || len(did) != 0 {
+	if _, err := u.run(context.Background(), nil); err != nil || len(did) != 0 {
 		t.Errorf("second run: %v, undid %v; want nothing left", err, did)
 	}
 }

@@ -68,7 +68,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
 		// Thaw and reconnect first: a frozen worker cannot be stopped.
-		if uerr := s.undo.run(cctx, func(f string, a ...any) { r.logf(sc.Name+": "+f, a...) }); uerr != nil {
+		if uerr := s.undoAll(cctx); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("undo the faults of %s: %w", sc.Name, uerr))
 		}
 		if s.wk != nil {
@@ -112,7 +112,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 	// Put back what the steps left paused or partitioned, then stop the
 	// workers (SIGTERM: each finishes the message in flight) before the
 	// reconciler reads the ledger and peeks the queues.
-	if err := s.undo.run(ctx, func(f string, a ...any) { r.logf(sc.Name+": "+f, a...) }); err != nil {
+	if err := s.undoAll(ctx); err != nil {
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
 	}
 	if err := s.stopWorkers(ctx); err != nil {
