@@ -10,6 +10,8 @@ import (
 
 	"github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	"github.com/wiremock/go-wiremock"
 )
 
 // The nemesis: a container of the run frozen (docker pause) or cut off
@@ -20,6 +22,11 @@ import (
 // ErrNoService is returned (wrapped) for a service name the stack has not
 // started.
 var ErrNoService = errors.New("no such service")
+
+// ErrNoPartition is returned (wrapped) by PartitionContainer for
+// Toxiproxy: it carries every path of the run (cut one with its proxy),
+// and the clients of its API hold its host port, which a reconnect moves.
+var ErrNoPartition = errors.New("toxiproxy is not partitioned: disable one of its proxies instead")
 
 // Services are the names ServiceContainerID knows: the stack's four
 // services and PostgreSQL (once StartPostgres ran). They equal the
@@ -89,8 +96,12 @@ type Partition struct {
 // there, and its ports published on 127.0.0.1 stop answering. Peers'
 // TCP connections to it get no answer (no RST: the address is gone),
 // until their own timeouts. It remembers the container's aliases for
-// Heal. Errors: the container is not on the network, Docker errors.
+// Heal. Errors: ErrNoPartition for Toxiproxy, the container is not on
+// the network, Docker errors.
 func (s *Stack) PartitionContainer(ctx context.Context, id string) (*Partition, error) {
+	if tp, err := s.ServiceContainerID(AliasToxiproxy); err == nil && tp == id {
+		return nil, fmt.Errorf("partition toxiproxy: %w", ErrNoPartition)
+	}
 	cli, err := s.dockerClient(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("partition %s: %w", shortID(id), err)
@@ -116,8 +127,12 @@ func (s *Stack) PartitionContainer(ctx context.Context, id string) (*Partition, 
 
 // Heal connects the container to the run's network again with the aliases
 // it had, so its names resolve again. Docker may give it another address:
-// connections cut by the partition stay dead, peers dial anew. Errors:
-// Docker errors (for example the container was removed meanwhile).
+// connections cut by the partition stay dead, peers dial anew. Docker
+// publishes its ports again on new ephemeral host ports: Heal updates the
+// stack's host URLs of a service (AMQPURL, WireMockURL, NginxAddrHost,
+// PostgreSQL's URLHost); a worker's ops port is looked up on each use.
+// Errors: Docker errors (for example the container was removed
+// meanwhile), ErrNoPartition for Toxiproxy (see PartitionContainer).
 func (p *Partition) Heal(ctx context.Context) error {
 	cli, err := p.s.dockerClient(ctx)
 	if err != nil {
@@ -126,6 +141,9 @@ func (p *Partition) Heal(ctx context.Context) error {
 	if _, err := cli.NetworkConnect(ctx, p.s.Network, client.NetworkConnectOptions{
 		Container: p.container, EndpointConfig: &network.EndpointSettings{Aliases: p.Aliases},
 	}); err != nil {
+		return fmt.Errorf("heal %s: %w", shortID(p.container), err)
+	}
+	if err := p.s.rebindHostPorts(ctx, p.container); err != nil {
 		return fmt.Errorf("heal %s: %w", shortID(p.container), err)
 	}
 	p.s.logf("container %s connected to network %s again (aliases %s)", shortID(p.container), p.s.Network, strings.Join(p.Aliases, ", "))
@@ -218,4 +236,47 @@ func (r *Replica) Running(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	return wk.Running(ctx)
+}
+
+// rebindHostPorts re-reads the host ports of the stack service whose
+// container is id (a reconnect published them anew) and updates the
+// stack's host URLs; nothing for other containers.
+func (s *Stack) rebindHostPorts(ctx context.Context, id string) error {
+	s.mu.Lock()
+	var name string
+	var c testcontainers.Container
+	for n, x := range s.containers {
+		if x.GetContainerID() == id {
+			name, c = n, x
+		}
+	}
+	s.mu.Unlock()
+	port := map[string]string{AliasRabbitMQ: "5672/tcp", AliasWireMock: "8080/tcp", AliasNginx: "443/tcp", AliasPostgres: "5432/tcp"}[name]
+	if port == "" {
+		return nil
+	}
+	addr, err := hostAddr(ctx, c, port)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	switch name {
+	case AliasRabbitMQ:
+		s.AMQPURL = "amqp://guest:guest@" + addr + "/"
+	case AliasWireMock:
+		s.WireMockURL = "http://" + addr
+		s.wm = wiremock.NewClient(s.WireMockURL)
+	case AliasNginx:
+		s.NginxAddrHost = addr
+	case AliasPostgres:
+		s.pgMu.Lock()
+		if s.pg != nil {
+			if u, err := url.Parse(s.pg.URLHost); err == nil {
+				u.Host = addr
+				s.pg.URLHost = u.String()
+			}
+		}
+		s.pgMu.Unlock()
+	}
+	s.logf("%s published again on %s", name, addr)
+	return nil
 }

@@ -44,6 +44,8 @@ func TestNemesisValidation(t *testing.T) {
 			[]string{`steps[0].unpause: "nginx": no earlier pause step`}},
 		{"pause twice", withSteps("  - pause: nginx\n  - pause: nginx\n"),
 			[]string{`steps[1].pause: "nginx" is paused already`}},
+		{"partition toxiproxy", withSteps("  - partition: toxiproxy\n"),
+			[]string{`steps[0].partition: "toxiproxy" carries every path`, "proxy_disable"}},
 		{"heal without partition", withSteps("  - pause: nginx\n  - heal: nginx\n"),
 			[]string{`steps[1].heal: "nginx": no earlier partition step`}},
 		{"heal twice", withSteps("  - partition: nginx\n  - heal: nginx\n  - heal: nginx\n"),

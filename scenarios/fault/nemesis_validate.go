@@ -70,6 +70,8 @@ func (sc *Scenario) checkNemesis(bad func(string, string, ...any)) {
 				bad(field+".unpause", "%q: no earlier pause step of this target is still in effect", st.Unpause)
 			}
 			delete(paused, st.Unpause)
+		case st.Partition == vendormock.AliasToxiproxy:
+			bad(field+".partition", "%q carries every path of the run: cut one with proxy_disable (vendor, broker, ledger) instead", st.Partition)
 		case st.Partition != "":
 			if target(field+".partition", st.Partition) && cut[st.Partition] {
 				bad(field+".partition", "%q is partitioned already (heal it first)", st.Partition)
