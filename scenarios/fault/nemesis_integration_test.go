@@ -90,7 +90,7 @@ func TestIntegrationNemesis(t *testing.T) {
   - pause: nginx
   - partition: wiremock
   - pause: worker
-  - wait: {journal: 5, timeout: 2s}
+  - wait: {records: 5, timeout: 2s}
   - unpause: nginx
 `, "  outcomes: {SENT: 1}\n")
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
