@@ -38,6 +38,11 @@ type NginxVariant struct {
 	// on for a 502, or a proxy_read_timeout below the server delay for a
 	// 504) while the token call keeps working.
 	SendLocation string
+	// HTTP2 makes nginx offer h2 through ALPN (TLS schemes only) even if
+	// the stack started with HTTP/1.1 alone, so one stack serves scenarios
+	// of either HTTP version: a client that offers only http/1.1 still
+	// gets it. A stack started with HTTP_VERSION=2 offers h2 always.
+	HTTP2 bool
 }
 
 // NginxConf renders the profile's nginx.conf for v. Errors: the template
@@ -48,7 +53,7 @@ func (s *Stack) NginxConf(v NginxVariant) ([]byte, error) {
 	if ka <= 0 {
 		ka = s.KeepaliveTimeout
 	}
-	conf, err := RenderNginxConf(s.Profile, NewNginxConfig(s.Profile, ka))
+	conf, err := RenderNginxConf(s.Profile, NewNginxConfig(s.Profile, ka).WithTransport(s.Scheme, s.HTTP2 || v.HTTP2))
 	if err != nil {
 		return nil, err
 	}
@@ -132,7 +137,7 @@ func (s *Stack) ReloadNginx(ctx context.Context, v NginxVariant) error {
 	if err := s.waitVendorPath(ctx); err != nil {
 		return fmt.Errorf("reload nginx: %w", err)
 	}
-	s.logf("nginx reloaded (keepalive_timeout %s, send location variant %t)", s.KeepaliveTimeout, v.SendLocation != "")
+	s.logf("nginx reloaded (keepalive_timeout %s, send location variant %t, h2 offered %t)", s.KeepaliveTimeout, v.SendLocation != "", s.HTTP2 || v.HTTP2)
 	return nil
 }
 

@@ -67,3 +67,33 @@ func TestStubSpecValidate(t *testing.T) {
 		t.Errorf("Validate = %v; want ErrInvalidStubs naming the stub and request.method", err)
 	}
 }
+
+// A reload keeps the stack's transport and can offer h2 for one scenario.
+func TestNginxConfVariantTransport(t *testing.T) {
+	p, err := LoadProfile(DefaultProfileDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listen := regexp.MustCompile(`(?m)^\s*listen 443[^;]*;`)
+	for _, tc := range []struct {
+		name   string
+		s      *Stack
+		v      NginxVariant
+		listen string
+	}{
+		{"https, h1 only", &Stack{Profile: p, KeepaliveTimeout: time.Minute, Scheme: SchemeHTTPS}, NginxVariant{}, "listen 443 ssl default_server;"},
+		{"https, variant offers h2", &Stack{Profile: p, KeepaliveTimeout: time.Minute, Scheme: SchemeHTTPS}, NginxVariant{HTTP2: true}, "listen 443 ssl http2 default_server;"},
+		{"stack started with h2 keeps it", &Stack{Profile: p, KeepaliveTimeout: time.Minute, Scheme: SchemeHTTPS, HTTP2: true}, NginxVariant{}, "listen 443 ssl http2 default_server;"},
+		{"plain http stays plain", &Stack{Profile: p, KeepaliveTimeout: time.Minute, Scheme: SchemeHTTP}, NginxVariant{HTTP2: true}, "listen 443 default_server;"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf, err := tc.s.NginxConf(tc.v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := strings.TrimSpace(listen.FindString(string(conf))); got != tc.listen {
+				t.Errorf("listen %q; want %q", got, tc.listen)
+			}
+		})
+	}
+}

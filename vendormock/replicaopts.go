@@ -69,6 +69,11 @@ type ReplicaOptions struct {
 	// PostgresImage is the PostgreSQL image for LedgerPostgres; "" = the
 	// environment's LAB_IMAGE_POSTGRES (.lab/images.env), else DefaultPostgresImage.
 	PostgresImage string
+	// PostgresAddr is the host:port on the run's network the replicas
+	// reach PostgreSQL through (LedgerPostgres), for example a Toxiproxy
+	// proxy in front of it (AliasToxiproxy+":5432") so a fault can cut or
+	// slow the ledger's path; "" = PostgreSQL itself (AliasPostgres:5432).
+	PostgresAddr string
 	// QueueType is QueueClassic ("" = it) or QueueQuorum.
 	QueueType string
 	// NoSingleActiveConsumer turns RabbitMQ's single active consumer off

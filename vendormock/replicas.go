@@ -81,6 +81,9 @@ func (s *Stack) StartReplicas(ctx context.Context, o ReplicaOptions) (*Workers, 
 			return nil, fmt.Errorf("start replicas: %w", err)
 		}
 		w.pgURL = pg.URLNetwork
+		if o.PostgresAddr != "" {
+			w.pgURL = pg.URLVia(o.PostgresAddr)
+		}
 	}
 	for range o.Count {
 		if _, err := w.Add(ctx); err != nil {

@@ -32,8 +32,11 @@ func (s *Stack) startRabbitMQ(ctx context.Context, image string, t0 time.Time) e
 		// the published port, the worker container): the official image
 		// allows it by configuration, this makes the offline image do so too.
 		Env: map[string]string{"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": "-rabbit loopback_users []"},
+		// Each strategy has its own 60 s default under ForAll's deadline:
+		// give the log wait the whole budget (a loaded machine boots the
+		// Erlang VM slowly).
 		WaitingFor: wait.ForAll(
-			wait.ForLog("Server startup complete"),
+			wait.ForLog("Server startup complete").WithStartupTimeout(DefaultReadyTimeout),
 			wait.ForListeningPort("5672/tcp").SkipInternalCheck(),
 		).WithDeadline(DefaultReadyTimeout),
 	})

@@ -73,6 +73,9 @@ func (sc *Scenario) Applies(worker, profile string) (bool, string) {
 	if contract && sc.Client.Concurrency > 1 {
 		return false, fmt.Sprintf("runs %d messages at once (client.concurrency): the contract's prefetch is 1", sc.Client.Concurrency)
 	}
+	if contract && sc.Client.HTTPVersion == "2" {
+		return false, "offers HTTP/2 (client.http_version 2): the contract has no HTTP version setting"
+	}
 	if ws := sc.AppliesTo.Workers; len(ws) > 0 && !slices.Contains(ws, worker) && !(contract && slices.Contains(ws, WorkerContract)) {
 		return false, "applies to workers " + strings.Join(ws, ", ")
 	}

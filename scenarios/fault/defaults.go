@@ -34,6 +34,9 @@ func (sc *Scenario) applyDefaults() {
 	if sc.Client.Concurrency == 0 {
 		sc.Client.Concurrency = 1
 	}
+	if sc.Client.HTTPVersion == "" {
+		sc.Client.HTTPVersion = "1.1"
+	}
 	if sc.Workload.Category == "" {
 		sc.Workload.Category = string(message.Info)
 	}

@@ -110,9 +110,10 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 			}
 			_ = i
 		}
-		_ = r.reloadNginx(cctx, NginxSpec{})
+		_ = r.reloadNginx(cctx, NginxSpec{}, false)
 	}()
-	if err := r.reloadNginx(ctx, NginxSpec{KeepaliveTimeout: spec.KeepaliveTimeout}); err != nil {
+	h2 := sc.Client.HTTPVersion == "2"
+	if err := r.reloadNginx(ctx, NginxSpec{KeepaliveTimeout: spec.KeepaliveTimeout}, h2); err != nil {
 		return res, err
 	}
 	if err := r.setServer(ctx, *spec.ServerDelayMS, nil); err != nil {
@@ -131,9 +132,9 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 	)
 	for i, rtt := range spec.RTTsMS {
 		for j, setting := range spec.Settings {
-			l := &lane{r: r, spec: spec, rtt: rtt, setting: setting, port: ports[rtt],
+			l := &lane{r: r, spec: spec, rtt: rtt, setting: setting, port: ports[rtt], h2: h2,
 				idle:   IdleTimeout(setting, t, rtt, spec.Margin.D()),
-				prefix: fmt.Sprintf("r-%s-%d-%s-", r.runID, rtt, strings.ReplaceAll(setting, "_", "")),
+				prefix: fmt.Sprintf("r-%s-%d-%s%s-", r.runID, rtt, strings.ReplaceAll(setting, "_", ""), h2Suffix(h2)),
 				rng:    rand.New(rand.NewPCG(spec.Seed, uint64(i*100+j)))}
 			lanes = append(lanes, l)
 		}
@@ -200,6 +201,7 @@ type lane struct {
 	setting string
 	port    int
 	idle    time.Duration
+	h2      bool // the worker offers HTTP/2 (client.http_version 2)
 	prefix  string
 	rng     *rand.Rand
 	topo    queues.Topology
@@ -209,13 +211,21 @@ type lane struct {
 }
 
 func (l *lane) name() string {
-	return fmt.Sprintf("race-%dms-%s", l.rtt, strings.ReplaceAll(l.setting, "_", "-"))
+	return fmt.Sprintf("race-%dms-%s%s", l.rtt, strings.ReplaceAll(l.setting, "_", "-"), h2Suffix(l.h2))
+}
+
+// h2Suffix tells an HTTP/2 lane's names apart from an HTTP/1.1 lane's.
+func h2Suffix(h2 bool) string {
+	if h2 {
+		return "-h2"
+	}
+	return ""
 }
 
 // run starts the lane's worker, sends its bursts and stops the worker.
 func (l *lane) run(ctx context.Context) (err error) {
 	r, st := l.r, l.r.Stack
-	l.topo = queues.DefaultTopology("race." + strconv.Itoa(l.rtt) + "." + l.setting)
+	l.topo = queues.DefaultTopology("race." + strconv.Itoa(l.rtt) + "." + l.setting + h2Suffix(l.h2))
 	l.dir = filepath.Join(r.opts.WorkDir, "idle-race", l.name())
 	_ = os.RemoveAll(l.dir)
 	if err := lab.StateDir(l.dir); err != nil {
@@ -230,6 +240,9 @@ func (l *lane) run(ctx context.Context) (err error) {
 	wcfg := lab.WorkerConfig(st, st.AMQPURLsNetwork, l.topo, vendorapi.PooledName)
 	wcfg.VendorAddr = st.VendorHost + ":" + strconv.Itoa(l.port)
 	wcfg.IdleConnTimeout, wcfg.SummaryEvery = l.idle, 100000
+	if l.h2 {
+		wcfg.HTTPVersion = "2"
+	}
 	o := vendormock.WorkerOptions{
 		Name: l.name(), Args: wcfg.Args(), CPUs: workerCPUs, OutDir: l.dir,
 		Env: lab.WorkerEnv(st), Grace: worker.ShutdownGrace(wcfg),

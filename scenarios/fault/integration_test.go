@@ -162,7 +162,7 @@ func raceFailures(res IdleRaceResult) map[string]int {
 	return m
 }
 
-// TestIntegrationIdleRace runs the idle race twice. idle-race-window is
+// TestIntegrationIdleRace runs the idle race three times. idle-race-window is
 // the CI variant whose failures are certain (300 ms RTT, every pause
 // 1.8 s, inside the race window): its file's expectations are asserted
 // setting by setting from the rows' outcomes - failures with Go's default
@@ -185,6 +185,9 @@ func TestIntegrationIdleRace(t *testing.T) {
 	}{
 		{"idle-race-window", 0, true},
 		{"idle-race", 20, false},
+		// The same race over HTTP/2 (client.http_version 2): its "0"
+		// expectations are exact, so they are asserted.
+		{"idle-race-h2", 0, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sc := byName[tc.name]

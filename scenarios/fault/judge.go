@@ -64,5 +64,10 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 		in.Journal[i] = reconcile.JournalEntry(j)
 	}
 	rep := reconcile.Reconcile(in)
+	if s.sc.Expect.LedgerAgrees {
+		if err := s.checkLedger(ctx, journal); err != nil {
+			return Verdict{}, err
+		}
+	}
 	return evaluate(s.sc, &rep, in.Records, journal, s.checks, stepErr), nil
 }

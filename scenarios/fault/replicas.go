@@ -39,10 +39,12 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
 		PostgresImage:          lab.PostgresImage(),
-		Args:                   lab.ReplicaArgs(wcfg),
-		Grace:                  worker.ShutdownGrace(wcfg),
-		CPUs:                   workerCPUs,
-		OutDir:                 s.dir,
+		// Through Toxiproxy (LedgerProxy), so a step can cut or slow it.
+		PostgresAddr: fmt.Sprintf("%s:%d", vendormock.AliasToxiproxy, LedgerPort),
+		Args:         lab.ReplicaArgs(wcfg),
+		Grace:        worker.ShutdownGrace(wcfg),
+		CPUs:         workerCPUs,
+		OutDir:       s.dir,
 	})
 	if ws != nil {
 		s.ws = ws

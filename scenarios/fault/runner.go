@@ -65,14 +65,17 @@ type Runner struct {
 	log     io.Writer
 	conn    *amqp.Connection
 	broker  *toxiproxy.Proxy
+	ledger  *toxiproxy.Proxy // LedgerProxy
 	runID   string
 	mu      sync.Mutex // guards log writes
 	curNgx  NginxSpec  // nginx variant in effect
+	curH2   bool       // nginx offers h2 (client.http_version 2)
 	started time.Time
 }
 
-// NewRunner starts the stack and a Toxiproxy proxy for the broker
-// (BrokerProxy). Close removes everything. Errors: ErrNoWorkerImage,
+// NewRunner starts the stack, a Toxiproxy proxy for the broker
+// (BrokerProxy) and one for the replicas' PostgreSQL ledger (LedgerProxy,
+// forwarding to postgres:5432 once a scenario starts PostgreSQL). Close removes everything. Errors: ErrNoWorkerImage,
 // vendormock.Start's errors.
 func NewRunner(ctx context.Context, o RunnerOptions) (*Runner, error) {
 	if o.Images.Worker == "" {
@@ -101,6 +104,9 @@ func NewRunner(ctx context.Context, o RunnerOptions) (*Runner, error) {
 	if r.broker, err = st.AddProxy(ctx, BrokerProxy, BrokerPort, vendormock.AliasRabbitMQ+":5672", 0); err != nil {
 		return fail(err)
 	}
+	if r.ledger, err = st.AddProxy(ctx, LedgerProxy, LedgerPort, vendormock.AliasPostgres+":5432", 0); err != nil {
+		return fail(err)
+	}
 	if r.conn, err = amqp.Dial(st.AMQPURL); err != nil {
 		return fail(fmt.Errorf("connect to rabbitmq: %w", err))
 	}
@@ -126,10 +132,10 @@ func (r *Runner) logf(format string, args ...any) {
 }
 
 // restore switches every fault off: toxics other than the RTT's removed,
-// both proxies enabled.
+// every proxy enabled.
 func (r *Runner) restore(ctx context.Context) error {
 	var errs []error
-	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker} {
+	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger} {
 		if p == nil {
 			continue
 		}
@@ -152,7 +158,7 @@ func (r *Runner) restore(ctx context.Context) error {
 		}
 	}
 	// Enable checks the cached state: enable unconditionally to be sure.
-	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker} {
+	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger} {
 		if p != nil {
 			if err := p.Enable(); err != nil {
 				errs = append(errs, err)
@@ -162,20 +168,32 @@ func (r *Runner) restore(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// reloadNginx applies n when it differs from the variant in effect.
-func (r *Runner) reloadNginx(ctx context.Context, n NginxSpec) error {
-	if n == r.curNgx {
+// reloadNginx applies n (and h2 offered or not) when it differs from the
+// variant in effect.
+func (r *Runner) reloadNginx(ctx context.Context, n NginxSpec, h2 bool) error {
+	if n == r.curNgx && h2 == r.curH2 {
 		return nil
 	}
 	ka := n.KeepaliveTimeout.D()
 	if ka == 0 {
 		ka = r.defaultKeepalive()
 	}
-	if err := r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation}); err != nil {
+	if err := r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: h2}); err != nil {
 		return err
 	}
-	r.curNgx = n
+	r.curNgx, r.curH2 = n, h2
 	return nil
+}
+
+// reloadNginxNow reloads nginx with the variant in effect (nginx resolves
+// its upstream's name again).
+func (r *Runner) reloadNginxNow(ctx context.Context) error {
+	n := r.curNgx
+	ka := n.KeepaliveTimeout.D()
+	if ka == 0 {
+		ka = r.defaultKeepalive()
+	}
+	return r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: r.curH2})
 }
 
 // defaultKeepalive is the stack's keepalive_timeout at start.
@@ -200,8 +218,11 @@ func (r *Runner) setServer(ctx context.Context, delayMS int, extra []vendormock.
 }
 
 func (r *Runner) proxy(name string) *toxiproxy.Proxy {
-	if name == BrokerProxy {
+	switch name {
+	case BrokerProxy:
 		return r.broker
+	case LedgerProxy:
+		return r.ledger
 	}
 	return r.Stack.Proxy()
 }

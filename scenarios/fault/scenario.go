@@ -24,8 +24,9 @@ var Tools = []string{"toxiproxy", "nginx", "wiremock", "broker", "worker", "cloc
 var ToxicTypes = []string{"latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer", "limit_data"}
 
 // Proxies a step may disable or enable: the vendor path
-// (vendormock.ProxyName) and the worker's broker connection (BrokerProxy).
-var Proxies = []string{vendormock.ProxyName, BrokerProxy}
+// (vendormock.ProxyName), the worker's broker connection (BrokerProxy) and
+// the replicas' PostgreSQL ledger connection (LedgerProxy).
+var Proxies = []string{vendormock.ProxyName, BrokerProxy, LedgerProxy}
 
 // BrokerProxy is the Toxiproxy proxy every fault scenario's worker reaches
 // RabbitMQ through, so a step can cut the broker connection.
@@ -155,6 +156,10 @@ type ClientSpec struct {
 	// ClockStart starts the worker's clock at this RFC 3339 time
 	// (-clock-start), e.g. "2026-11-30T20:49:54+09:00".
 	ClockStart string `yaml:"clock_start"`
+	// HTTPVersion is the HTTP version the worker offers the vendor
+	// (-http-version): "1.1" (default, the case's) or "2" (h2 through
+	// ALPN; nginx then offers h2 for the scenario). The Go worker only.
+	HTTPVersion string `yaml:"http_version"`
 }
 
 // WorkloadSpec are the defaults of every send step.
@@ -188,6 +193,13 @@ type Step struct {
 	AddWorker      *AddWorkerStep     `yaml:"add_worker"`      // one more replica (a rolling deploy's new pod)
 	RecreateWorker *RecreateStep      `yaml:"recreate_worker"` // SIGKILL, new container, ledger kept or lost
 	RestartBroker  *RestartBrokerStep `yaml:"restart_broker"`  // RabbitMQ stopped and started again
+	// Nemesis steps (nemesis.go): each names a Target; what a scenario
+	// leaves paused or partitioned is undone when it ends.
+	Pause        string        `yaml:"pause"`         // freeze the target (docker pause)
+	Unpause      string        `yaml:"unpause"`       // thaw what pause froze
+	Partition    string        `yaml:"partition"`     // cut the target off the run's network
+	Heal         string        `yaml:"heal"`          // connect it again, aliases restored
+	CheckHealthz *HealthzCheck `yaml:"check_healthz"` // a replica's /healthz status within a time
 }
 
 // WorkersSpec are the worker replicas of a scenario, all consuming its
@@ -322,6 +334,17 @@ type Expect struct {
 	// minus the NOT_SENT record's end): a retry honouring the vendor's
 	// Retry-After. 0 = not checked.
 	RetryAfter Duration `yaml:"retry_after"`
+	// LedgerAgrees (PostgreSQL ledger only) compares the ledger with the
+	// journal after the run, for every refkey of the scenario: each refkey
+	// the vendor received has a ledger row (no send without its Begin),
+	// one the vendor accepted (2xx) is SENT or UNKNOWN there, never
+	// NOT_SENT or still ATTEMPTING, and one the vendor never received is
+	// not SENT.
+	LedgerAgrees bool `yaml:"ledger_agrees"`
+	// NoCrash: every replica (or the one worker) that no step killed or
+	// stopped is still running when the steps end: the faults made no
+	// worker exit (in a deployment, a crash loop).
+	NoCrash bool `yaml:"no_crash"`
 }
 
 // IdleRaceSpec is the stale keep-alive race.

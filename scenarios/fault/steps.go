@@ -35,6 +35,7 @@ type scenarioRun struct {
 	restarts  int
 	checks    []Check
 	rng       *rand.Rand
+	undo      undoList // faults to put back when the scenario ends (nemesis.go)
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -67,6 +68,10 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
 		defer cancel()
+		// Thaw and reconnect first: a frozen worker cannot be stopped.
+		if uerr := s.undoAll(cctx); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("undo the faults of %s: %w", sc.Name, uerr))
+		}
 		if s.wk != nil {
 			_ = s.wk.Stop(cctx, stopTimeout)
 		}
@@ -102,8 +107,15 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 			return Verdict{}, err
 		}
 	}
-	// Stop the workers (SIGTERM: each finishes the message in flight)
-	// before the reconciler reads the ledger and peeks the queues.
+	if sc.Expect.NoCrash {
+		s.checkNoCrash(ctx)
+	}
+	// Put back what the steps left paused or partitioned, then stop the
+	// workers (SIGTERM: each finishes the message in flight) before the
+	// reconciler reads the ledger and peeks the queues.
+	if err := s.undoAll(ctx); err != nil {
+		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
+	}
 	if err := s.stopWorkers(ctx); err != nil {
 		return Verdict{}, fmt.Errorf("run scenario %s: %w", sc.Name, err)
 	}
@@ -123,7 +135,7 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 	if err := r.Stack.SetRTT(ctx, sc.Network.RTTMS); err != nil {
 		return err
 	}
-	if err := r.reloadNginx(ctx, sc.Server.Nginx); err != nil {
+	if err := r.reloadNginx(ctx, sc.Server.Nginx, sc.Client.HTTPVersion == "2"); err != nil {
 		return err
 	}
 	if err := r.setServer(ctx, *sc.Server.DelayMS, sc.Server.Stubs); err != nil {
@@ -195,6 +207,9 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 		}
 		w.ClockStart = t
 	}
+	if c.HTTPVersion != "" {
+		w.HTTPVersion = c.HTTPVersion
+	}
 	return w, nil
 }
 
@@ -254,7 +269,9 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 	case st.ToxicRemove != "":
 		if err := r.Stack.Proxy().RemoveToxic(st.ToxicRemove); err != nil {
 			if err2 := r.broker.RemoveToxic(st.ToxicRemove); err2 != nil {
-				return fmt.Errorf("remove toxic %s: %w", st.ToxicRemove, err)
+				if err3 := r.ledger.RemoveToxic(st.ToxicRemove); err3 != nil {
+					return fmt.Errorf("remove toxic %s: %w", st.ToxicRemove, err)
+				}
 			}
 		}
 		r.logf("toxic %s removed", st.ToxicRemove)
@@ -270,7 +287,7 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 		if n.KeepaliveTimeout == 0 {
 			n.KeepaliveTimeout = s.sc.Server.Nginx.KeepaliveTimeout
 		}
-		return r.reloadNginx(ctx, n)
+		return r.reloadNginx(ctx, n, s.sc.Client.HTTPVersion == "2")
 	case st.ServerDelayMS != nil:
 		return r.setServer(ctx, *st.ServerDelayMS, s.sc.Server.Stubs)
 	case st.RotateToken:
@@ -295,6 +312,9 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 		return lab.Sleep(ctx, st.Sleep.D())
 	case st.RestartBroker != nil:
 		return s.restartBroker(ctx, st.RestartBroker)
+	}
+	if ok, err := s.nemesisStep(ctx, i, st); ok {
+		return err
 	}
 	if ok, err := s.replicaStep(ctx, st); ok {
 		return err

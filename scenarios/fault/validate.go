@@ -20,7 +20,8 @@ var (
 	hhmmRE  = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
 	stepKey = []string{"send", "wait", "check_journal", "toxic_add", "toxic_remove", "proxy_disable",
 		"proxy_enable", "nginx", "server_delay_ms", "rotate_token", "restart_worker", "sleep",
-		"kill_worker", "stop_worker", "add_worker", "recreate_worker", "restart_broker"}
+		"kill_worker", "stop_worker", "add_worker", "recreate_worker", "restart_broker",
+		"pause", "unpause", "partition", "heal", "check_healthz"}
 )
 
 // validate returns every problem, each a *ScenarioError.
@@ -78,6 +79,11 @@ func (sc *Scenario) validate() []error {
 	if c := sc.Client.Concurrency; c < 1 || c > worker.MaxConcurrency {
 		bad("client.concurrency", "%d: want 1..%d messages handled at once", c, worker.MaxConcurrency)
 	}
+	if !slices.Contains(HTTPVersions, sc.Client.HTTPVersion) {
+		bad("client.http_version", "%q: want one of %s", sc.Client.HTTPVersion, strings.Join(HTTPVersions, ", "))
+	} else if sc.Client.HTTPVersion == "2" && sc.Client.Strategy == vendorapi.PerRequestName {
+		bad("client.http_version", "2 with strategy %s: h2 is for a kept connection (use %s)", vendorapi.PerRequestName, vendorapi.PooledName)
+	}
 	if sc.Client.ClockStart != "" {
 		if _, err := time.Parse(time.RFC3339, sc.Client.ClockStart); err != nil {
 			bad("client.clock_start", "%q: want RFC 3339, like 2026-11-30T20:49:54+09:00", sc.Client.ClockStart)
@@ -112,6 +118,7 @@ func (sc *Scenario) validate() []error {
 			bad("steps", "no send step: nothing would be published")
 		}
 		sc.checkWorkers(bad)
+		sc.checkNemesis(bad)
 		sc.AppliesTo.check(bad)
 		sc.Expect.check(bad)
 	case KindIdleRace:
@@ -195,6 +202,11 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 	add(st.AddWorker != nil, "add_worker")
 	add(st.RecreateWorker != nil, "recreate_worker")
 	add(st.RestartBroker != nil, "restart_broker")
+	add(st.Pause != "", "pause")
+	add(st.Unpause != "", "unpause")
+	add(st.Partition != "", "partition")
+	add(st.Heal != "", "heal")
+	add(st.CheckHealthz != nil, "check_healthz")
 	if len(set) != 1 {
 		bad(field, "want exactly one of %s; got %d (%s)", strings.Join(stepKey, ", "), len(set), strings.Join(set, ", "))
 		return 0
