@@ -318,6 +318,17 @@ func (c *consumer) loop(ctx context.Context) error {
 		switch {
 		case errors.Is(err, errStop):
 			return nil
+		case errors.Is(err, ErrLedger):
+			// A ledger that does not answer is no reason to exit: a
+			// restarted worker meets the same ledger (a crash loop), and
+			// /healthz already answers 503. The session is closed, so its
+			// unacked deliveries go back to the queue (nothing was sent
+			// without its Begin), and the worker consumes again once the
+			// ledger answers (docs/deployment.md, Deadlines).
+			c.log.Error("ledger failed; consuming again once it answers", "error", err.Error())
+			if !c.waitLedger(ctx, bo) {
+				return nil
+			}
 		case err != nil:
 			return err
 		case lost:
@@ -331,6 +342,30 @@ func (c *consumer) loop(ctx context.Context) error {
 			if !sleep(ctx, d, nil) {
 				return nil
 			}
+		}
+	}
+}
+
+// waitLedger waits until the handler's ledger answers Ping (each try
+// bounded by LedgerTimeout, tries spaced by bo), or ctx is done (false).
+// A ledger without Ping is waited for one backoff delay.
+func (c *consumer) waitLedger(ctx context.Context, bo interface{ NextBackOff() time.Duration }) bool {
+	p, ok := c.handler.c.Ledger.(Pinger)
+	for tries := 1; ; tries++ {
+		if !ok {
+			return sleep(ctx, bo.NextBackOff(), nil)
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.cfg.LedgerTimeout)
+		err := p.Ping(pctx)
+		cancel()
+		if err == nil {
+			c.log.Info("ledger answers again; reconnecting", "tries", tries)
+			return true
+		}
+		d := bo.NextBackOff()
+		c.log.Warn("ledger still does not answer", "error", Redact(err.Error(), ""), "tries", tries, "delay", d.String())
+		if !sleep(ctx, d, nil) {
+			return false
 		}
 	}
 }

@@ -30,7 +30,9 @@
 // only after the broker confirmed the copy: a failed re-publish nacks the
 // original with requeue, so nothing is lost. The ledger is written before any
 // request goes out; when it cannot be written the message is nacked with
-// requeue and the worker stops with an error wrapping ErrLedger.
+// requeue, the session is closed and the worker consumes again once the
+// ledger answers (Handle's error wraps ErrLedger; the consume loop waits
+// instead of exiting, docs/deployment.md, Deadlines).
 //
 // # Concurrency
 //

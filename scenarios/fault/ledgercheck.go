@@ -19,16 +19,18 @@ type ledgerRow struct {
 }
 
 // acceptedStates are the ledger states that agree with a send the vendor
-// answered 2xx: it was sent (SENT), may have been (UNKNOWN: an operator
-// checks with the vendor before anything is sent again), or the vendor
-// refused it in a 2xx body (REJECTED).
-var acceptedStates = []outcome.Outcome{outcome.Sent, outcome.Unknown, outcome.Rejected}
+// answered 2xx: it was sent (SENT), may have been (UNKNOWN, or ATTEMPTING:
+// an attempt whose outcome was never recorded, for example a frozen
+// worker whose copy could not be re-published; both are never sent again
+// automatically, and an operator checks with the vendor first), or the
+// vendor refused it in a 2xx body (REJECTED). NOT_SENT would be sent again.
+var acceptedStates = []outcome.Outcome{outcome.Sent, outcome.Unknown, ledger.Attempting, outcome.Rejected}
 
 // ledgerDisagreements compares the ledger with the journal for refkeys
 // (expect.ledger_agrees): a refkey the vendor received without a ledger
 // row was sent without its Begin; one the vendor answered 2xx must be in
-// acceptedStates (NOT_SENT would be sent again, ATTEMPTING was never
-// closed); one the vendor never received must not be SENT. It returns one
+// acceptedStates (NOT_SENT would be sent again); one the vendor never
+// received must not be SENT. It returns one
 // line per disagreement, in refkeys' order.
 func ledgerDisagreements(refkeys []string, journal []vendormock.JournalEntry, rows map[string]ledgerRow) []string {
 	received, accepted := map[string]int{}, map[string]bool{}
