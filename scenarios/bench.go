@@ -15,6 +15,8 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -169,7 +171,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		defer os.RemoveAll(b.stateDir)
 		logf(w, "worker ledger and records on tmpfs during each run (%s); WORKER_STATE=disk puts them on disk", b.stateDir)
 	}
-	var results []Result
+	var rs []results.Result
 	prevRTT := -1
 	for _, rtt := range cfg.RTTs {
 		for _, mode := range cfg.RunModes() {
@@ -187,14 +189,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			// Each point's sends are capped so it takes about PointBudget
 			// (a sweep up to 380 ms stays within minutes); the result
 			// records what was asked when capped.
-			count, warmup, err := PointCounts(cfg.Count, cfg.Warmup, mode, rtt, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake)
+			count, warmup, err := netmodel.PointCounts(cfg.Count, cfg.Warmup, mode, rtt, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake)
 			if err != nil {
 				return err
 			}
 			pb := *b
 			pb.cfg.Count, pb.cfg.Warmup = count, warmup
 			if count != cfg.Count || warmup != cfg.Warmup {
-				logf(w, "%s at %d ms: COUNT %d and WARMUP %d capped to %d and %d (about %s per point)", mode, rtt, cfg.Count, cfg.Warmup, count, warmup, PointBudget)
+				logf(w, "%s at %d ms: COUNT %d and WARMUP %d capped to %d and %d (about %s per point)", mode, rtt, cfg.Count, cfg.Warmup, count, warmup, netmodel.PointBudget)
 			}
 			r, err := pb.runOne(ctx, mode, rtt)
 			if err != nil {
@@ -203,18 +205,18 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			if count != cfg.Count || warmup != cfg.Warmup {
 				r.CountRequested, r.WarmupRequested = cfg.Count, cfg.Warmup
 			}
-			if err := WriteResult(out, r); err != nil {
+			if err := results.WriteResult(out, r); err != nil {
 				return err
 			}
 			logf(w, "%s at %d ms: %.1f sends/s, p50 %.1f ms, p99 %.1f ms, CPU %.2f ms/send, %d TCP connections, outcomes %s -> %s",
 				mode, rtt, r.SendsPerS, r.LatencyMS.P50, r.LatencyMS.P99, r.CPUMSPerSend, r.TCPConnections,
-				formatCounts(r.Outcomes), filepath.Join(cfg.Out, ResultFile(r)))
-			results = append(results, r)
+				formatCounts(r.Outcomes), filepath.Join(cfg.Out, results.ResultFile(r)))
+			rs = append(rs, r)
 		}
 	}
 	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
-	return WriteReport(out, results, w, WithBulk(cfg.Bulk))
+	return WriteReport(out, rs, w, WithBulk(cfg.Bulk))
 }
 
 // bench is the state shared by the runs of one Run.
@@ -230,7 +232,7 @@ type bench struct {
 	runID    string
 	stack    *vendormock.Stack
 	amqp     *amqp.Connection
-	env      Environment
+	env      results.Environment
 	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
 	timeout, stall time.Duration
 	// onTick, when set, runs at every progress tick of waitWorker (the
@@ -241,7 +243,7 @@ type bench struct {
 // runOne measures one mode at one RTT.
 // transport is the run's transport as the stack runs it: the profile may
 // turn https into mtls (a vendor that requires client certificates).
-func (b *bench) transport() Transport {
+func (b *bench) transport() results.Transport {
 	t := b.cfg.Transport()
 	if b.stack != nil && b.stack.Scheme != "" {
 		t.Scheme = b.stack.Scheme
@@ -249,23 +251,23 @@ func (b *bench) transport() Transport {
 	return t
 }
 
-func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err error) {
+func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ results.Result, err error) {
 	label := fmt.Sprintf("%s %d ms", mode, rtt)
 	fail := func(step string, err error) error { return &RunError{Mode: mode, RTTMS: rtt, Step: step, Err: err} }
 
 	if err := b.setNetwork(ctx, rtt); err != nil {
-		return Result{}, fail("set rtt", err)
+		return results.Result{}, fail("set rtt", err)
 	}
 	selfRTT, selfNew, err := b.selfCheck(ctx, rtt)
 	if err != nil {
-		return Result{}, fail("self-check", err)
+		return results.Result{}, fail("self-check", err)
 	}
 	if err := b.stack.ResetJournal(ctx); err != nil {
-		return Result{}, fail("reset journal", err)
+		return results.Result{}, fail("reset journal", err)
 	}
 	logOffset, err := b.stack.AccessLogSize()
 	if err != nil {
-		return Result{}, fail("read access log", err)
+		return results.Result{}, fail("read access log", err)
 	}
 
 	runName := fmt.Sprintf("%s-%dms", mode, rtt)
@@ -281,7 +283,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		}()
 	}
 	if err := lab.StateDir(runDir); err != nil {
-		return Result{}, fail("publish", err)
+		return results.Result{}, fail("publish", err)
 	}
 	topo := queues.DefaultTopology(queues.DefaultMain)
 	if b.cfg.QueueType != "" {
@@ -290,34 +292,34 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	n := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed
 	published, err := b.publish(ctx, topo, mode, rtt, filepath.Join(runDir, publishedFile))
 	if err != nil {
-		return Result{}, fail("publish", err)
+		return results.Result{}, fail("publish", err)
 	}
 	args, idle, err := b.workerArgs(topo, mode, rtt, n)
 	if err != nil {
-		return Result{}, fail("start worker", err)
+		return results.Result{}, fail("start worker", err)
 	}
 	recordsPath, ledgerPath := filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, lab.LedgerFile)
 	var (
-		mcheck   *MetricsCheck
-		contract *ContractCheck
-		tw       *TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
+		mcheck   *results.MetricsCheck
+		contract *results.ContractCheck
+		tw       *results.TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
 	)
 	if mode == WorkerMode(b.cfg.Worker) && b.cfg.ContractWorker() {
 		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %s (%s, 1 CPU, contract environment)", label, lab.MS(selfRTT), n, b.sel.Name, b.sel.Image)
 		if contract, err = b.runContract(ctx, topo, runDir, label, n, rtt); err != nil {
-			return Result{}, fail("contract worker", err)
+			return results.Result{}, fail("contract worker", err)
 		}
 		ledgerPath = "" // the worker's own format (docs/worker-contract.md): not read
 	} else if b.cfg.Replicated() {
 		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %d worker replicas (1 CPU each)", label, lab.MS(selfRTT), n, b.cfg.Workers)
 		if mcheck, err = b.runReplicas(ctx, args, runDir, runName, label, recordsPath, n, rtt); err != nil {
-			return Result{}, fail("replicas", err)
+			return results.Result{}, fail("replicas", err)
 		}
 		ledgerPath = "" // on the replicas' volumes or in PostgreSQL: not read
 	} else {
 		logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
 			label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
-		env := b.cfg.Transport().workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
+		env := workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
 		if b.stateDir != "" {
 			// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
 			// (no fsync cost in the client comparison); it is copied next to
@@ -332,7 +334,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 			OutDir: runDir,
 		})
 		if err != nil {
-			return Result{}, fail("start worker", err)
+			return results.Result{}, fail("start worker", err)
 		}
 		defer func() {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
@@ -353,21 +355,21 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 					re.(*RunError).WorkerLogs = lab.LastLines(logs, workerLogLines)
 				}
 			}
-			return Result{}, re
+			return results.Result{}, re
 		}
 	}
 
 	if b.cfg.CPUProfile == "on" {
 		if err := copyFile(filepath.Join(runDir, cpuProfileFile), filepath.Join(b.out, "pprof", "worker-"+runName+".pprof")); err != nil {
-			return Result{}, fail("collect", fmt.Errorf("keep cpu profile: %w", err))
+			return results.Result{}, fail("collect", fmt.Errorf("keep cpu profile: %w", err))
 		}
 	}
 	recs, err := records.ReadFile(recordsPath)
 	if err != nil && contract == nil {
-		return Result{}, fail("collect", err)
+		return results.Result{}, fail("collect", err)
 	}
 	if contract != nil {
-		contract.checkRecords(recs, err, contract.Consumed)
+		checkRecords(contract, recs, err, contract.Consumed)
 		if err != nil {
 			recordsPath = "" // the reconciler goes by the queues and the journal alone
 		}
@@ -379,12 +381,12 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	m.Close()
 	journal, err := b.stack.Journal(ctx)
 	if err != nil {
-		return Result{}, fail("collect", err)
+		return results.Result{}, fail("collect", err)
 	}
 	journalSends, repeated := CountJournalSendsTo(journal, StackSendPath(b.stack))
 	verdict, err := b.reconcileRun(ctx, topo, recordsPath, ledgerPath, published, journal)
 	if err != nil {
-		return Result{}, fail("reconcile", err)
+		return results.Result{}, fail("reconcile", err)
 	}
 	if !verdict.OK {
 		logf(b.w, "%s: WARNING: reconcile %s: %d lost, %d duplicates, %d violations", label, verdict.Verdict(),
@@ -392,11 +394,11 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	}
 	entries, raw, err := b.stack.ReadAccessLog(logOffset)
 	if err != nil {
-		return Result{}, fail("collect", err)
+		return results.Result{}, fail("collect", err)
 	}
-	logName := strings.TrimSuffix(AccessLogFileName(mode, rtt), ".log") + b.transport().forMode(mode).suffix() + ".log"
+	logName := strings.TrimSuffix(results.AccessLogFileName(mode, rtt), ".log") + b.transport().FileSuffix(mode) + ".log"
 	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
-		return Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
+		return results.Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
 	}
 	cs := CountConnectionsTo(entries, StackSendPath(b.stack))
 	if repeated > 0 {
@@ -406,7 +408,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		logf(b.w, "%s: WARNING: %s; first errors: %q", label, warn, m.Errors)
 	}
 
-	r := Result{
+	r := results.Result{
 		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
 		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
 		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, PhaseP99MS: m.PhasesP99, LatencyCDF: m.CDF,
@@ -424,7 +426,7 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 	} else {
 		r.IdleConnTimeoutS = idle.Seconds()
 	}
-	r.setTransport(b.transport(), mode, entries)
+	r.SetTransport(b.transport(), mode, CountProtocols(entries))
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
 	r.Worker = vendormock.WorkerGo
 	if contract != nil {
@@ -435,10 +437,10 @@ func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ Result, err
 		if !mcheck.OK {
 			// Keep the file for inspection, then fail the run.
 			logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", label, mcheck.Detail)
-			if err := WriteResult(b.out, r); err != nil {
-				return Result{}, err
+			if err := results.WriteResult(b.out, r); err != nil {
+				return results.Result{}, err
 			}
-			return Result{}, fail("metrics check", fmt.Errorf("%w: %s", ErrMetricsMismatch, mcheck.Detail))
+			return results.Result{}, fail("metrics check", fmt.Errorf("%w: %s", ErrMetricsMismatch, mcheck.Detail))
 		}
 		logf(b.w, "%s: worker /metrics agree with the records (%d replicas)", label, len(mcheck.Replicas))
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -65,34 +66,6 @@ func WorkerMode(worker string) string {
 	return worker
 }
 
-// ContractCheck is what the lab saw of a contract worker's run, and what
-// of the worker contract it did not do (docs/worker-contract.md).
-type ContractCheck struct {
-	Worker   string `json:"worker"`   // the WORKER value
-	Image    string `json:"image"`    // its container image
-	Expected int    `json:"expected"` // messages published to the main queue
-	Consumed int    `json:"consumed"` // messages that left the main queue
-	Records  int    `json:"records"`  // lines in the records file
-	// ExitCode is the worker's exit status; nil when the lab stopped it.
-	ExitCode *int `json:"exit_code,omitempty"`
-	// Missing names each part of the contract the worker did not keep,
-	// one sentence each, with what follows for the figures; empty when it
-	// kept them all.
-	Missing []string `json:"missing,omitempty"`
-	// Sources maps each figure of the summary to where it came from
-	// (Source* values).
-	Sources map[string]string `json:"sources"`
-}
-
-// Where a figure of a contract worker's run comes from.
-const (
-	SourceRecords    = "worker records"
-	SourceNginx      = "nginx access log"
-	SourceJournal    = "WireMock journal"
-	SourceQueues     = "queues + records (reconciler)"
-	SourceNotMeasure = "not measured"
-)
-
 // ErrContractStart is returned when a contract worker's container cannot
 // start at all (a bad image name, a Docker error).
 var ErrContractStart = errors.New("start contract worker")
@@ -101,7 +74,7 @@ var ErrContractStart = errors.New("start contract worker")
 // it exits, wrote n records, or left the main queue alone long enough,
 // and returns what it saw. An image that breaks the contract is not an
 // error: it is a ContractCheck with Missing filled in later (checkRecords).
-func (b *bench) runContract(ctx context.Context, topo queues.Topology, runDir, label string, n, rtt int) (*ContractCheck, error) {
+func (b *bench) runContract(ctx context.Context, topo queues.Topology, runDir, label string, n, rtt int) (*results.ContractCheck, error) {
 	env := lab.ContractEnv(b.stack, b.sel, topo, "", n, time.Time{})
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: fmt.Sprintf("%s-%dms", WorkerMode(b.cfg.Worker), rtt), Image: b.sel.Image, Env: env, CPUs: 1, OutDir: runDir,
@@ -117,7 +90,7 @@ func (b *bench) runContract(ctx context.Context, topo queues.Topology, runDir, l
 		}
 		_ = wk.Stop(cctx, 10*time.Second)
 	}()
-	cc := &ContractCheck{Worker: b.sel.Name, Image: b.sel.Image, Expected: n}
+	cc := &results.ContractCheck{Worker: b.sel.Name, Image: b.sel.Image, Expected: n}
 	ch, err := b.amqp.Channel()
 	if err != nil {
 		return nil, fmt.Errorf("open channel: %w", err)
@@ -199,19 +172,19 @@ func (b *bench) runContract(ctx context.Context, topo queues.Topology, runDir, l
 // file is missing or unreadable: readErr) and the access log's figures:
 // the parts of the contract the worker did not keep, and where each figure
 // of the result comes from.
-func (cc *ContractCheck) checkRecords(recs []records.Record, readErr error, handledOutside int) {
+func checkRecords(cc *results.ContractCheck, recs []records.Record, readErr error, handledOutside int) {
 	cc.Sources = map[string]string{
-		"TCP connections, connections per send":             SourceNginx,
-		"TLS version":                                       SourceNginx,
-		"sends that reached the vendor, refkeys sent twice": SourceJournal,
-		"where each message ended, lost":                    SourceQueues,
+		"TCP connections, connections per send":             results.SourceNginx,
+		"TLS version":                                       results.SourceNginx,
+		"sends that reached the vendor, refkeys sent twice": results.SourceJournal,
+		"where each message ended, lost":                    results.SourceQueues,
 	}
 	if cc.Consumed == 0 {
 		cc.Missing = append(cc.Missing, fmt.Sprintf("consumed nothing from the main queue (QUEUE): %d messages left there", cc.Expected))
 	}
 	switch {
 	case readErr != nil && errors.Is(readErr, os.ErrNotExist):
-		cc.Sources["where each message ended, lost"] = SourceNotMeasure + " (no records: an acked message leaves no trace in the queues)"
+		cc.Sources["where each message ended, lost"] = results.SourceNotMeasure + " (no records: an acked message leaves no trace in the queues)"
 		cc.Missing = append(cc.Missing, fmt.Sprintf("wrote no records file (RECORDS=%s/%s, docs/worker-contract.md#records); %d messages left the queue, their figures come from nginx and the journal",
 			vendormock.WorkerOutDir, lab.RecordsFile, handledOutside))
 	case readErr != nil:
@@ -220,27 +193,27 @@ func (cc *ContractCheck) checkRecords(recs []records.Record, readErr error, hand
 		cc.Missing = append(cc.Missing, fmt.Sprintf("wrote %d records for %d messages (one line per handled message, docs/worker-contract.md#records)", len(recs), cc.Expected))
 	}
 	has := func(f func(records.Record) bool) bool { return slices.ContainsFunc(recs, f) }
-	latency, cpu := SourceNotMeasure, SourceNotMeasure
+	latency, cpu := results.SourceNotMeasure, results.SourceNotMeasure
 	if has(func(r records.Record) bool { return r.TotalMS > 0 }) {
-		latency = SourceRecords + " (total_ms)"
+		latency = results.SourceRecords + " (total_ms)"
 	} else {
-		latency = SourceNginx + " ($request_time, server side)"
+		latency = results.SourceNginx + " ($request_time, server side)"
 		if len(recs) > 0 {
 			cc.Missing = append(cc.Missing, "records carry no total_ms: latency is nginx's $request_time (server side, without the client's connect and handshake)")
 		}
 	}
 	if has(func(r records.Record) bool { return r.CPUMS > 0 }) {
-		cpu = SourceRecords + " (cpu_ms)"
+		cpu = results.SourceRecords + " (cpu_ms)"
 	} else if len(recs) > 0 {
 		cc.Missing = append(cc.Missing, "records carry no cpu_ms: CPU per send is not measured")
 	}
 	cc.Sources["latency p50/p99, sends/s"] = latency
 	cc.Sources["CPU per send"] = cpu
 	if has(func(r records.Record) bool { return r.TLSVersion != "" }) {
-		cc.Sources["TLS version (client side)"] = SourceRecords + " (tls_version)"
+		cc.Sources["TLS version (client side)"] = results.SourceRecords + " (tls_version)"
 	}
 	if has(func(r records.Record) bool { return r.Reused }) {
-		cc.Sources["connection reuse (client side)"] = SourceRecords + " (reused)"
+		cc.Sources["connection reuse (client side)"] = results.SourceRecords + " (reused)"
 	}
 }
 
@@ -248,7 +221,7 @@ func (cc *ContractCheck) checkRecords(recs []records.Record, readErr error, hand
 // figures its records lack taken from nginx's log (entries): latency as
 // nginx's $request_time of the sends and sends/s over their span. CPU per
 // send without cpu_ms in the records is -1 (unknown).
-func (b *bench) contractResult(r *Result, cc *ContractCheck, entries []vendormock.AccessEntry) {
+func (b *bench) contractResult(r *results.Result, cc *results.ContractCheck, entries []vendormock.AccessEntry) {
 	r.Worker, r.Contract = cc.Worker, cc
 	if r.JournalCount == 0 && cc.Consumed > 0 {
 		cc.Missing = append(cc.Missing, fmt.Sprintf("called the vendor for none of the %d messages it took from the queue (WireMock journal: 0 sends)", cc.Consumed))
@@ -256,7 +229,7 @@ func (b *bench) contractResult(r *Result, cc *ContractCheck, entries []vendormoc
 	for _, m := range cc.Missing {
 		logf(b.w, "%s at %d ms: CONTRACT: %s", cc.Worker, r.RTTMS, m)
 	}
-	if cc.Sources["CPU per send"] == SourceNotMeasure {
+	if cc.Sources["CPU per send"] == results.SourceNotMeasure {
 		r.CPUMSPerSend = -1
 	}
 	if r.LatencyMS.P50 > 0 {
@@ -280,7 +253,7 @@ func (b *bench) contractResult(r *Result, cc *ContractCheck, entries []vendormoc
 		return
 	}
 	slices.Sort(times)
-	r.LatencyMS = Latency{P50: Percentile(times, 0.5), P90: Percentile(times, 0.9), P99: Percentile(times, 0.99), Max: times[len(times)-1]}
+	r.LatencyMS = results.Latency{P50: results.Percentile(times, 0.5), P90: results.Percentile(times, 0.9), P99: results.Percentile(times, 0.99), Max: times[len(times)-1]}
 	if len(times) > 1 && last.After(first) {
 		r.WallS = last.Sub(first).Seconds()
 		r.SendsPerS = float64(len(times)-1) / r.WallS

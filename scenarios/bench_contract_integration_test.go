@@ -10,13 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
 // runContractBench runs the bench with WORKER=worker at one RTT and small
 // COUNT and returns its one result.
-func runContractBench(t *testing.T, worker string, count int) Result {
+func runContractBench(t *testing.T, worker string, count int) results.Result {
 	t.Helper()
 	if _, err := vendormock.ImagesFromEnv(); err != nil {
 		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a", err)
@@ -29,7 +30,7 @@ func runContractBench(t *testing.T, worker string, count int) Result {
 	if err := Run(ctx, cfg, newLogWriter(t)); err != nil {
 		t.Fatalf("Run WORKER=%s: %v", worker, err)
 	}
-	rs, err := ReadResults(cfg.Out)
+	rs, err := results.ReadResults(cfg.Out)
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("results: %v (%d); want one run", err, len(rs))
 	}
@@ -67,7 +68,7 @@ func TestContractWorkerWithoutRecords(t *testing.T) {
 	if r.Reconcile == nil || r.Reconcile.JournalSends != 0 {
 		t.Errorf("reconcile %+v; want the journal checked, 0 sends", r.Reconcile)
 	}
-	if cc.Sources["TCP connections, connections per send"] != SourceNginx || !strings.HasPrefix(cc.Sources["where each message ended, lost"], SourceNotMeasure) {
+	if cc.Sources["TCP connections, connections per send"] != results.SourceNginx || !strings.HasPrefix(cc.Sources["where each message ended, lost"], results.SourceNotMeasure) {
 		t.Errorf("sources %v: want connections from nginx, where each message ended not measured", cc.Sources)
 	}
 }

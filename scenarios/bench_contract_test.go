@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
@@ -63,17 +64,17 @@ func TestContractCheckRecords(t *testing.T) {
 		wantMissing []string // substrings, one per Missing entry, in order
 		wantLatency string
 	}{
-		{"full records keep the contract", full, nil, 2, nil, SourceRecords + " (total_ms)"},
-		{"no records file", nil, os.ErrNotExist, 2, []string{"wrote no records file"}, SourceNginx + " ($request_time, server side)"},
-		{"nothing consumed", nil, os.ErrNotExist, 0, []string{"consumed nothing", "wrote no records file"}, SourceNginx + " ($request_time, server side)"},
-		{"too few records", full[:1], nil, 2, []string{"wrote 1 records for 2 messages"}, SourceRecords + " (total_ms)"},
-		{"records without timings or CPU", bare, nil, 2, []string{"no total_ms", "no cpu_ms"}, SourceNginx + " ($request_time, server side)"},
-		{"unreadable records", nil, errors.New("records line 3: malformed"), 2, []string{"unreadable"}, SourceNginx + " ($request_time, server side)"},
+		{"full records keep the contract", full, nil, 2, nil, results.SourceRecords + " (total_ms)"},
+		{"no records file", nil, os.ErrNotExist, 2, []string{"wrote no records file"}, results.SourceNginx + " ($request_time, server side)"},
+		{"nothing consumed", nil, os.ErrNotExist, 0, []string{"consumed nothing", "wrote no records file"}, results.SourceNginx + " ($request_time, server side)"},
+		{"too few records", full[:1], nil, 2, []string{"wrote 1 records for 2 messages"}, results.SourceRecords + " (total_ms)"},
+		{"records without timings or CPU", bare, nil, 2, []string{"no total_ms", "no cpu_ms"}, results.SourceNginx + " ($request_time, server side)"},
+		{"unreadable records", nil, errors.New("records line 3: malformed"), 2, []string{"unreadable"}, results.SourceNginx + " ($request_time, server side)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cc := &ContractCheck{Expected: 2, Consumed: tt.consumed}
-			cc.checkRecords(tt.recs, tt.err, tt.consumed)
+			cc := &results.ContractCheck{Expected: 2, Consumed: tt.consumed}
+			checkRecords(cc, tt.recs, tt.err, tt.consumed)
 			if len(cc.Missing) != len(tt.wantMissing) {
 				t.Fatalf("Missing = %q; want %d entries like %q", cc.Missing, len(tt.wantMissing), tt.wantMissing)
 			}
@@ -85,7 +86,7 @@ func TestContractCheckRecords(t *testing.T) {
 			if got := cc.Sources["latency p50/p99, sends/s"]; got != tt.wantLatency {
 				t.Errorf("latency source = %q; want %q", got, tt.wantLatency)
 			}
-			if cc.Sources["TCP connections, connections per send"] != SourceNginx {
+			if cc.Sources["TCP connections, connections per send"] != results.SourceNginx {
 				t.Errorf("connections must come from nginx; sources %v", cc.Sources)
 			}
 		})
@@ -93,12 +94,12 @@ func TestContractCheckRecords(t *testing.T) {
 }
 
 func TestContractSection(t *testing.T) {
-	if s := contractSection([]Result{{Mode: "pooled", RTTMS: 3}}); s != "" {
+	if s := contractSection([]results.Result{{Mode: "pooled", RTTMS: 3}}); s != "" {
 		t.Errorf("contractSection of Go runs = %q; want empty", s)
 	}
-	cc := &ContractCheck{Worker: "image:x", Image: "x", Expected: 5, Consumed: 5}
-	cc.checkRecords(nil, os.ErrNotExist, 5)
-	s := contractSection([]Result{{Mode: "image-x", RTTMS: 3, Contract: cc}})
+	cc := &results.ContractCheck{Worker: "image:x", Image: "x", Expected: 5, Consumed: 5}
+	checkRecords(cc, nil, os.ErrNotExist, 5)
+	s := contractSection([]results.Result{{Mode: "image-x", RTTMS: 3, Contract: cc}})
 	for _, want := range []string{"## Worker under test", "image:x at 3 ms", "stopped by the lab", "wrote no records file", "| TLS version | nginx access log |", "| CPU per send | not measured |"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("section lacks %q:\n%s", want, s)

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -65,11 +66,11 @@ func TestBenchBothModes(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 
-	rs, err := ReadResults(cfg.Out)
+	rs, err := results.ReadResults(cfg.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	byMode := map[string]Result{}
+	byMode := map[string]results.Result{}
 	for _, r := range rs {
 		byMode[r.Mode] = r
 	}
@@ -150,7 +151,7 @@ func TestBenchMalformed(t *testing.T) {
 	if strings.Contains(log.all.String(), "WARNING") {
 		t.Error("the run logged a WARNING; malformed messages dead-lettered as INVALID are expected")
 	}
-	rs, err := ReadResults(cfg.Out)
+	rs, err := results.ReadResults(cfg.Out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -24,24 +25,6 @@ const MessagesMetric = "notifier_worker_messages_total"
 // ErrMetricsMismatch is wrapped when a replica's /metrics disagree with
 // its records file.
 var ErrMetricsMismatch = errors.New("worker metrics disagree with the records")
-
-// MetricsCheck compares each replica's /metrics, scraped at the end of a
-// run before the replicas stop, with its records file: messages by
-// outcome must be equal. It is the metrics_check of a bench file.
-type MetricsCheck struct {
-	OK       bool             `json:"ok"`
-	Detail   string           `json:"detail"` // "" when OK, else what disagrees
-	Replicas []ReplicaMetrics `json:"replicas"`
-}
-
-// ReplicaMetrics is one replica's side of a MetricsCheck.
-type ReplicaMetrics struct {
-	ID      string                  `json:"id"`                // "worker-1"
-	Metrics map[outcome.Outcome]int `json:"metrics"`           // MessagesMetric by outcome (zeros left out)
-	Records map[outcome.Outcome]int `json:"records"`           // its records by outcome
-	Error   string                  `json:"error,omitempty"`   // the scrape or parse failed
-	Handled int                     `json:"handled,omitempty"` // its records, all outcomes
-}
 
 // messagesByOutcome parses a Prometheus text exposition and returns
 // MessagesMetric by outcome, zeros left out. Errors: the text does not
@@ -75,8 +58,8 @@ func messagesByOutcome(text string) (map[outcome.Outcome]int, error) {
 }
 
 // checkMetrics compares each replica's scraped metrics with its records.
-func checkMetrics(reps []ReplicaMetrics) *MetricsCheck {
-	c := &MetricsCheck{OK: true, Replicas: reps}
+func checkMetrics(reps []results.ReplicaMetrics) *results.MetricsCheck {
+	c := &results.MetricsCheck{OK: true, Replicas: reps}
 	var bad []string
 	for _, r := range reps {
 		switch {
@@ -98,7 +81,7 @@ func checkMetrics(reps []ReplicaMetrics) *MetricsCheck {
 // replicas are stopped (SIGTERM) and removed, and their records are merged
 // into recordsPath (lab.RecordSet.Merged) for the run's metrics and the
 // reconciler. Errors: the replicas' (start, stall, timeout), the merge's.
-func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName, label, recordsPath string, n, rtt int) (_ *MetricsCheck, err error) {
+func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName, label, recordsPath string, n, rtt int) (_ *results.MetricsCheck, err error) {
 	ws, err := b.stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: runName, Count: b.cfg.Workers, Ledger: b.cfg.Ledger, QueueType: b.cfg.QueueType,
 		PostgresImage: lab.PostgresImage(),
@@ -125,9 +108,9 @@ func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName,
 	if err := b.waitRecords(ctx, set, label, n, rtt); err != nil {
 		return nil, err
 	}
-	var reps []ReplicaMetrics
+	var reps []results.ReplicaMetrics
 	for _, r := range ws.Replicas() {
-		rm := ReplicaMetrics{ID: r.ID, Records: map[outcome.Outcome]int{}}
+		rm := results.ReplicaMetrics{ID: r.ID, Records: map[outcome.Outcome]int{}}
 		if f := set.File(r.RecordsPath()); f != nil {
 			rm.Records = f.Counts()
 			rm.Handled = f.Len()

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
@@ -44,14 +45,14 @@ func TestCheckMetrics(t *testing.T) {
 	sent := func(n int) map[outcome.Outcome]int { return map[outcome.Outcome]int{outcome.Sent: n} }
 	tests := []struct {
 		name   string
-		reps   []ReplicaMetrics
+		reps   []results.ReplicaMetrics
 		wantOK bool
 		detail string
 	}{
-		{"active and standby agree", []ReplicaMetrics{{ID: "worker-1", Metrics: sent(21), Records: sent(21)}, {ID: "worker-2", Metrics: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}}}, true, ""},
-		{"one count off", []ReplicaMetrics{{ID: "worker-1", Metrics: sent(20), Records: sent(21)}}, false, "worker-1: metrics SENT 20, records SENT 21"},
-		{"an outcome missing", []ReplicaMetrics{{ID: "worker-1", Metrics: sent(21), Records: map[outcome.Outcome]int{outcome.Sent: 21, outcome.Unknown: 1}}}, false, "worker-1"},
-		{"scrape failed", []ReplicaMetrics{{ID: "worker-2", Error: "connection refused"}}, false, "worker-2: connection refused"},
+		{"active and standby agree", []results.ReplicaMetrics{{ID: "worker-1", Metrics: sent(21), Records: sent(21)}, {ID: "worker-2", Metrics: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}}}, true, ""},
+		{"one count off", []results.ReplicaMetrics{{ID: "worker-1", Metrics: sent(20), Records: sent(21)}}, false, "worker-1: metrics SENT 20, records SENT 21"},
+		{"an outcome missing", []results.ReplicaMetrics{{ID: "worker-1", Metrics: sent(21), Records: map[outcome.Outcome]int{outcome.Sent: 21, outcome.Unknown: 1}}}, false, "worker-1"},
+		{"scrape failed", []results.ReplicaMetrics{{ID: "worker-2", Error: "connection refused"}}, false, "worker-2: connection refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

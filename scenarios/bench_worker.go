@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -23,7 +24,7 @@ var _ waiter = (*vendormock.Worker)(nil)
 // worker/cmd/notifier-worker) and the pooled client's idle timeout.
 func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
 	args := append(lab.WorkerArgs(b.stack, b.stack.AMQPURLNetwork, topo, mode), "-max-messages", strconv.Itoa(n))
-	args = append(args, b.cfg.Transport().WorkerArgs()...)
+	args = append(args, TransportArgs(b.cfg.Transport())...)
 	if b.cfg.CPUProfile == "on" {
 		args = append(args, "-cpu-profile", vendormock.WorkerOutDir+"/"+cpuProfileFile)
 	}
@@ -32,7 +33,7 @@ func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]str
 	case vendorapi.PerRequestName:
 		args = append(args, "-tls-max", b.cfg.PerRequestTLS)
 	case vendorapi.PooledName:
-		idle = IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
+		idle = netmodel.IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
 		if idle <= 0 {
 			return nil, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)
 		}

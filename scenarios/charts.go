@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -28,7 +29,7 @@ type Chart struct {
 	Title  string
 	YLabel string
 	Format string // fmt verb for the bar labels, e.g. "%.1f"
-	Value  func(Result) float64
+	Value  func(results.Result) float64
 	Case   func(CaseFigure) float64
 }
 
@@ -37,15 +38,15 @@ type Chart struct {
 func Charts() []Chart {
 	return []Chart{
 		{"latency-p50.svg", "p50 send latency", "ms", "%.1f",
-			func(r Result) float64 { return r.LatencyMS.P50 }, func(c CaseFigure) float64 { return c.P50MS }},
+			func(r results.Result) float64 { return r.LatencyMS.P50 }, func(c CaseFigure) float64 { return c.P50MS }},
 		{"latency-p99.svg", "p99 send latency", "ms", "%.1f",
-			func(r Result) float64 { return r.LatencyMS.P99 }, func(c CaseFigure) float64 { return c.P99MS }},
+			func(r results.Result) float64 { return r.LatencyMS.P99 }, func(c CaseFigure) float64 { return c.P99MS }},
 		{"sends-per-s.svg", "Throughput (concurrency 1)", "sends/s", "%.1f",
-			func(r Result) float64 { return r.SendsPerS }, func(c CaseFigure) float64 { return c.SendsPerS }},
+			func(r results.Result) float64 { return r.SendsPerS }, func(c CaseFigure) float64 { return c.SendsPerS }},
 		{"cpu-per-send.svg", "Worker CPU per send (user+sys)", "ms CPU / send", "%.2f",
-			func(r Result) float64 { return r.CPUMSPerSend }, func(c CaseFigure) float64 { return c.CPUMSPerSend }},
+			func(r results.Result) float64 { return r.CPUMSPerSend }, func(c CaseFigure) float64 { return c.CPUMSPerSend }},
 		{"tcp-connections.svg", "TCP connections carrying sends (warm-up included)", "connections", "%.0f",
-			func(r Result) float64 { return float64(r.TCPConnections) }, func(c CaseFigure) float64 { return float64(c.TCPConnections) }},
+			func(r results.Result) float64 { return float64(r.TCPConnections) }, func(c CaseFigure) float64 { return float64(c.TCPConnections) }},
 	}
 }
 
@@ -61,7 +62,7 @@ var barWidth = vg.Points(22)
 // seriesColor gives each mode a hue; the case's bars are a lighter shade.
 func seriesColor(mode string, isCase bool) color.Color {
 	switch {
-	case !slices.Contains(AllModes, mode): // a contract worker's runs (WORKER)
+	case !slices.Contains(results.AllModes, mode): // a contract worker's runs (WORKER)
 		return color.RGBA{R: 0x27, G: 0x8e, B: 0x4a, A: 0xff}
 	case mode == vendorapi.PerRequestName && !isCase:
 		return color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff}
@@ -85,7 +86,7 @@ type series struct {
 
 // chartSeries returns the lab's series per mode, then the case's per mode
 // when the case measured at least one of the RTTs.
-func (c Chart) series(rs []Result) (groups []int, out []series) {
+func (c Chart) series(rs []results.Result) (groups []int, out []series) {
 	groups = rtts(rs)
 	for _, m := range modes(rs) {
 		s := series{label: m, mode: m, values: make([]float64, len(groups))}
@@ -115,7 +116,7 @@ func (c Chart) series(rs []Result) (groups []int, out []series) {
 }
 
 // Plot builds the chart of rs.
-func (c Chart) Plot(rs []Result) (*plot.Plot, error) {
+func (c Chart) Plot(rs []results.Result) (*plot.Plot, error) {
 	groups, ss := c.series(rs)
 	if len(groups) == 0 {
 		return nil, fmt.Errorf("plot %s: no results", c.File)
@@ -182,7 +183,7 @@ func (c Chart) Plot(rs []Result) (*plot.Plot, error) {
 }
 
 // Reporter returns a Reporter that writes the chart of rs as SVG.
-func (c Chart) Reporter(rs []Result) Reporter {
+func (c Chart) Reporter(rs []results.Result) Reporter {
 	return func(w io.Writer) error {
 		p, err := c.Plot(rs)
 		if err != nil {
@@ -201,7 +202,7 @@ func (c Chart) Reporter(rs []Result) Reporter {
 
 // WriteCharts writes every chart of Charts for rs as SVG into dir
 // (created), e.g. OUT/charts/latency-p50.svg.
-func WriteCharts(dir string, rs []Result) error {
+func WriteCharts(dir string, rs []results.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create charts dir: %w", err)
 	}

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -37,7 +38,7 @@ var (
 )
 
 // sweepRTTs returns the RTTs of rs that a log axis can show (> 0).
-func sweepRTTs(rs []Result) []int {
+func sweepRTTs(rs []results.Result) []int {
 	return slices.DeleteFunc(rtts(rs), func(r int) bool { return r <= 0 })
 }
 
@@ -52,7 +53,7 @@ func rttTicks(rs []int) plot.ConstantTicks {
 
 // chartRTTs returns the RTTs a sweep chart shows: the lab's (> 0), the
 // case's (3 and 10 ms) and, when rs are comparable with it, study B's.
-func chartRTTs(rs []Result) []int {
+func chartRTTs(rs []results.Result) []int {
 	xs := sweepRTTs(rs)
 	for _, c := range caseFigures {
 		xs = append(xs, c.RTTMS)
@@ -122,14 +123,14 @@ func addPoints(p *plot.Plot, label string, xys plotter.XYs, c color.Color, shape
 // (SERVER_DELAY_MS=0, per-request on TLS 1.3), study B's medians
 // (docs/studies.md; study B gives medians only, so they appear on the p50
 // chart).
-func SweepLatencyPlot(rs []Result, q float64) (*plot.Plot, error) {
+func SweepLatencyPlot(rs []results.Result, q float64) (*plot.Plot, error) {
 	xs := sweepRTTs(rs)
 	if len(xs) == 0 {
 		return nil, fmt.Errorf("plot sweep: no result with RTT > 0")
 	}
-	name, value, caseValue := "p50", func(r Result) float64 { return r.LatencyMS.P50 }, func(c CaseFigure) float64 { return c.P50MS }
+	name, value, caseValue := "p50", func(r results.Result) float64 { return r.LatencyMS.P50 }, func(c CaseFigure) float64 { return c.P50MS }
 	if q >= 0.99 {
-		name, value, caseValue = "p99", func(r Result) float64 { return r.LatencyMS.P99 }, func(c CaseFigure) float64 { return c.P99MS }
+		name, value, caseValue = "p99", func(r results.Result) float64 { return r.LatencyMS.P99 }, func(c CaseFigure) float64 { return c.P99MS }
 	}
 	p := newSweepPlot(name+" send latency against RTT ("+handshakeTitle(rs)+")", "ms (log scale)", chartRTTs(rs))
 	p.Y.Scale = plot.LogScale{}
@@ -175,7 +176,7 @@ func SweepLatencyPlot(rs []Result, q float64) (*plot.Plot, error) {
 // SweepRatioPlot plots per-request p50 / pooled p50 against RTT, beside
 // the case's ratios and, when comparable, study B's medians' ratios and its
 // band (2.7x-3.0x from 1 to 380 ms, docs/studies.md).
-func SweepRatioPlot(rs []Result) (*plot.Plot, error) {
+func SweepRatioPlot(rs []results.Result) (*plot.Plot, error) {
 	xs := sweepRTTs(rs)
 	if len(xs) == 0 {
 		return nil, fmt.Errorf("plot sweep ratio: no result with RTT > 0")
@@ -234,7 +235,7 @@ func SweepRatioPlot(rs []Result) (*plot.Plot, error) {
 
 // CDFPlot plots one run's latency distribution (Result.LatencyCDF): the
 // fraction of measured sends at or below each latency.
-func CDFPlot(r Result) (*plot.Plot, error) {
+func CDFPlot(r results.Result) (*plot.Plot, error) {
 	if len(r.LatencyCDF) == 0 {
 		return nil, fmt.Errorf("plot cdf %s at %d ms: no latency distribution in the result", r.Mode, r.RTTMS)
 	}
@@ -259,7 +260,7 @@ func CDFPlot(r Result) (*plot.Plot, error) {
 
 // handshakeTitle says which TCP_HANDSHAKE rs used: "TCP_HANDSHAKE=on",
 // "=off", or "mixed".
-func handshakeTitle(rs []Result) string {
+func handshakeTitle(rs []results.Result) string {
 	seen := ""
 	for _, r := range rs {
 		h := handshakeLabel(r)
@@ -275,7 +276,7 @@ func handshakeTitle(rs []Result) string {
 // (SweepP50Chart, SweepP99Chart, SweepRatioChart; skipped when no RTT is
 // > 0, the ratio also when no RTT has both modes) and one CDF chart per
 // result that holds a distribution.
-func WriteSweepCharts(dir string, rs []Result) error {
+func WriteSweepCharts(dir string, rs []results.Result) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create charts dir: %w", err)
 	}
@@ -291,7 +292,7 @@ func WriteSweepCharts(dir string, rs []Result) error {
 	}
 	// A log latency axis needs one latency > 0 (a worker that wrote no
 	// records and sent nothing has none).
-	if len(sweepRTTs(rs)) > 0 && slices.ContainsFunc(rs, func(r Result) bool { return r.RTTMS > 0 && r.LatencyMS.P50 > 0 }) {
+	if len(sweepRTTs(rs)) > 0 && slices.ContainsFunc(rs, func(r results.Result) bool { return r.RTTMS > 0 && r.LatencyMS.P50 > 0 }) {
 		add(SweepP50Chart, func() (*plot.Plot, error) { return SweepLatencyPlot(rs, 0.5) })
 		add(SweepP99Chart, func() (*plot.Plot, error) { return SweepLatencyPlot(rs, 0.99) })
 		if slices.ContainsFunc(Penalties(rs), func(p Penalty) bool { return p.RTTMS > 0 }) {

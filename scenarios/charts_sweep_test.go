@@ -7,21 +7,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"gonum.org/v1/plot/vg"
 )
 
 // sweepResults is a small sweep at study B's settings (SERVER_DELAY_MS=0,
 // per-request on TLS 1.3), with the handshake toxic on.
-func sweepResults(delayMS int, tlsMax string) []Result {
-	var rs []Result
+func sweepResults(delayMS int, tlsMax string) []results.Result {
+	var rs []results.Result
 	for _, rtt := range []int{0, 10, 150} {
 		lat := float64(rtt) + 1
-		rs = append(rs,
-			Result{Mode: "per-request", RTTMS: rtt, TLSMax: tlsMax, ServerDelayMS: delayMS, TCPHandshake: HandshakeOn,
-				LatencyMS: Latency{P50: 3 * lat, P99: 3.5 * lat}, Measured: 10,
-				LatencyCDF: []CDFPoint{{0, 3 * lat}, {0.5, 3 * lat}, {1, 3.5 * lat}}},
-			Result{Mode: "pooled", RTTMS: rtt, ServerDelayMS: delayMS, TCPHandshake: HandshakeOn,
-				LatencyMS: Latency{P50: lat, P99: 1.2 * lat}, Measured: 10})
+		rs = append(rs, results.Result{Mode: "per-request", RTTMS: rtt, TLSMax: tlsMax, ServerDelayMS: delayMS, TCPHandshake: netmodel.HandshakeOn,
+			LatencyMS: results.Latency{P50: 3 * lat, P99: 3.5 * lat}, Measured: 10,
+			LatencyCDF: []results.CDFPoint{{Q: 0, MS: 3 * lat}, {Q: 0.5, MS: 3 * lat}, {Q: 1, MS: 3.5 * lat}}}, results.Result{Mode: "pooled", RTTMS: rtt, ServerDelayMS: delayMS, TCPHandshake: netmodel.HandshakeOn,
+			LatencyMS: results.Latency{P50: lat, P99: 1.2 * lat}, Measured: 10})
 	}
 	return rs
 }
@@ -44,7 +44,7 @@ func svgOf(t *testing.T, p interface {
 func TestSweepPlotsShowTheStudyOnlyWhenComparable(t *testing.T) {
 	tests := []struct {
 		name      string
-		rs        []Result
+		rs        []results.Result
 		wantStudy bool
 	}{
 		{"study settings", sweepResults(0, "1.3"), true},
@@ -102,7 +102,7 @@ func TestWriteSweepCharts(t *testing.T) {
 }
 
 func TestCDFPlotNeedsData(t *testing.T) {
-	if _, err := CDFPlot(Result{Mode: "pooled", RTTMS: 10}); err == nil {
+	if _, err := CDFPlot(results.Result{Mode: "pooled", RTTMS: 10}); err == nil {
 		t.Error("no distribution: no error")
 	}
 }

@@ -4,8 +4,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Defaults of the lab's arguments. They reproduce the case of
@@ -16,21 +17,21 @@ const (
 	DefaultCount         = 1000
 	DefaultWarmup        = 50
 	DefaultServerDelayMS = 18
-	DefaultPerRequestTLS = "1.2"
+	DefaultPerRequestTLS = netmodel.DefaultPerRequestTLS
 	DefaultOut           = "results"
 	DefaultLabImages     = "auto"
 	DefaultProfile       = vendormock.DefaultProfileDir
 	DefaultWorkerState   = "tmpfs"
 	DefaultCPUProfile    = "off"
 	DefaultMalformed     = 0
-	DefaultTCPHandshake  = HandshakeOff
+	DefaultTCPHandshake  = netmodel.HandshakeOff
 	DefaultWorkers       = 1
 	DefaultLedger        = vendormock.LedgerBbolt
 	DefaultQueueType     = vendormock.QueueClassic
 	DefaultWorker        = vendormock.WorkerGo
-	DefaultScheme        = string(vendormock.SchemeHTTPS)
+	DefaultScheme        = results.DefaultScheme
 	DefaultConcurrency   = 1
-	DefaultHTTPVersion   = "1.1"
+	DefaultHTTPVersion   = results.DefaultHTTPVersion
 	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
 	MaxWorkers = 8
 )
@@ -40,27 +41,12 @@ const (
 	MaxRTTMS         = 1000  // largest RTT per value, ms
 	MaxServerDelayMS = 10000 // largest SERVER_DELAY_MS, ms
 	// MinKeepaliveTimeout is the smallest KEEPALIVE_TIMEOUT accepted: the
-	// pooled client's idle timeout is keepalive_timeout - RTT -
-	// IdleConnMargin and must stay positive.
+	// pooled client's idle timeout is netmodel.IdleConnTimeout
+	// (keepalive_timeout - RTT - netmodel.IdleConnMargin) and must stay
+	// positive.
 	MinKeepaliveTimeout = 2 * time.Second
 	MaxKeepaliveTimeout = time.Hour
-	// IdleConnMargin is how much further below nginx's keepalive_timeout
-	// than one RTT the pooled client's idle timeout sits, so the client
-	// never reuses a connection nginx is closing (docs/studies.md#idle-race:
-	// 14-19 resets per 1,000 sends without that gap, 0 with it).
-	IdleConnMargin = time.Second
 )
-
-// IdleConnTimeout returns the pooled client's idle timeout for a server
-// keepalive_timeout and an RTT in ms: keepalive - RTT - IdleConnMargin. It
-// is <= 0 when keepalive is too short (the lab command refuses such a
-// config).
-func IdleConnTimeout(keepalive time.Duration, rttMS int) time.Duration {
-	return keepalive - time.Duration(rttMS)*time.Millisecond - IdleConnMargin
-}
-
-// AllModes are the client strategies a run may compare, in report order.
-var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 
 // Config is one lab run (the lab command builds it from KEY=VALUE words
 // and the environment). Durations are wall time; *MS fields are whole milliseconds.
@@ -160,7 +146,7 @@ func DefaultConfig() Config {
 		Count:         DefaultCount,
 		Warmup:        DefaultWarmup,
 		RTTs:          []int{3, 10},
-		Modes:         slices.Clone(AllModes),
+		Modes:         slices.Clone(results.AllModes),
 		ServerDelayMS: DefaultServerDelayMS,
 		PerRequestTLS: DefaultPerRequestTLS,
 		Out:           DefaultOut,

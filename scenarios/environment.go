@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // describeEnvironment collects the Environment of a run (Date is set per result).
-func describeEnvironment(im vendormock.Images) Environment {
+func describeEnvironment(im vendormock.Images) results.Environment {
 	kernel := strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))
 	var note []string
 	if v := osRelease(); v != "" {
@@ -26,10 +27,10 @@ func describeEnvironment(im vendormock.Images) Environment {
 	if v := os.Getenv("LAB_HOST_NOTE"); v != "" {
 		note = append(note, v)
 	}
-	return Environment{
+	return results.Environment{
 		GoVersion: runtime.Version(),
 		CPUs:      runtime.NumCPU(),
-		Images: ImagesInfo{Kind: im.Kind, RabbitMQ: im.RabbitMQ, Nginx: im.Nginx, WireMock: im.WireMock,
+		Images: results.ImagesInfo{Kind: im.Kind, RabbitMQ: im.RabbitMQ, Nginx: im.Nginx, WireMock: im.WireMock,
 			Toxiproxy: im.Toxiproxy, Worker: im.Worker},
 		Kernel:   kernel,
 		HostNote: strings.Join(note, ", "),

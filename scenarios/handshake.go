@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -13,7 +14,7 @@ import (
 // connection's first byte waits one RTT more, as the TCP handshake costs on
 // a real network.
 func (b *bench) setNetwork(ctx context.Context, rttMS int) error {
-	return b.stack.SetRTT(ctx, rttMS, vendormock.WithTCPHandshake(b.cfg.TCPHandshake == HandshakeOn))
+	return b.stack.SetRTT(ctx, rttMS, vendormock.WithTCPHandshake(b.cfg.TCPHandshake == netmodel.HandshakeOn))
 }
 
 // selfCheck measures the network setNetwork made before a run produces
@@ -26,7 +27,7 @@ func (b *bench) selfCheck(ctx context.Context, rttMS int) (established, newConn 
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrSelfCheck, err)
 	}
-	newConn, err = b.stack.SelfCheckNewConn(ctx, rttMS, b.cfg.TCPHandshake == HandshakeOn)
+	newConn, err = b.stack.SelfCheckNewConn(ctx, rttMS, b.cfg.TCPHandshake == netmodel.HandshakeOn)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrSelfCheck, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -33,7 +34,7 @@ func TestSelfCheckRefusesMissingHandshake(t *testing.T) {
 		WorkDir: filepath.Join(t.TempDir(), "stack"), Log: newLogWriter(t)})
 	const rtt = 50
 	cfg := DefaultConfig()
-	cfg.TCPHandshake = HandshakeOn
+	cfg.TCPHandshake = netmodel.HandshakeOn
 	b := &bench{cfg: cfg, w: newLogWriter(t), stack: stack}
 	if err := b.setNetwork(ctx, rtt); err != nil {
 		t.Fatalf("setNetwork(%d ms, handshake on): %v", rtt, err)
@@ -58,7 +59,7 @@ func TestSelfCheckRefusesMissingHandshake(t *testing.T) {
 
 	// Negative control of the refusal's cause: the same stack with
 	// TCP_HANDSHAKE=off asks only 1 RTT and passes.
-	b.cfg.TCPHandshake = HandshakeOff
+	b.cfg.TCPHandshake = netmodel.HandshakeOff
 	if _, _, err := b.selfCheck(ctx, rtt); err != nil {
 		t.Errorf("self-check with TCP_HANDSHAKE=off on the stock path: %v", err)
 	}

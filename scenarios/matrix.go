@@ -14,19 +14,9 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
-)
-
-// Drivers of a matrix cell (the lab's DRIVER).
-const (
-	// DriverDirect runs `notifier-worker direct` in the worker container:
-	// the client strategies in a loop, no broker, ledger or routing. It
-	// measures what the HTTP client costs.
-	DriverDirect = "direct"
-	// DriverWorker is the whole worker: broker, ledger, routing and the
-	// client (the bench's path).
-	DriverWorker = "worker"
 )
 
 // Defaults of the matrix (docs/studies.md, study A: 800 requests plus 50
@@ -65,9 +55,9 @@ func DefaultMatrixConfig() MatrixConfig {
 	return MatrixConfig{
 		Count: DefaultMatrixCount, Warmup: DefaultMatrixWarmup,
 		Schemes:       slices.Clone(vendormock.Schemes),
-		Modes:         slices.Clone(AllModes),
+		Modes:         slices.Clone(results.AllModes),
 		Concurrencies: []int{1, 8, 32},
-		Drivers:       []string{DriverDirect, DriverWorker},
+		Drivers:       []string{results.DriverDirect, results.DriverWorker},
 		HTTPVersion:   "1.1",
 		PerRequestTLS: "1.3",
 		Profile:       DefaultProfile,
@@ -84,7 +74,7 @@ type matrixCellSpec struct {
 }
 
 func (c matrixCellSpec) name() string {
-	return fmt.Sprintf("%s-%s-%s-c%d", c.driver, c.scheme, c.mode, c.concurrency)
+	return results.MatrixCellName(c.driver, string(c.scheme), c.mode, c.concurrency)
 }
 
 // plan lists the cells in run order: scheme (one stack each), driver,
@@ -136,7 +126,7 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 		cfg.ServerDelayMS, cfg.HTTPVersion, workDir)
 	env := describeEnvironment(images)
 	start := time.Now()
-	var results []MatrixCell
+	var measured []results.MatrixCell
 	done := 0
 	for _, scheme := range cfg.Schemes {
 		err := func() (err error) {
@@ -172,16 +162,16 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 				if err != nil {
 					return err
 				}
-				if err := WriteMatrixCell(out, cell); err != nil {
+				if err := results.WriteMatrixCell(out, cell); err != nil {
 					return err
 				}
-				results = append(results, cell)
+				measured = append(measured, cell)
 				done++
 				el := time.Since(start)
 				eta := time.Duration(float64(el) / float64(done) * float64(len(cells)-done))
 				logf(w, "cell %d/%d %-34s %8.1f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms  CPU %.3f ms/req  %4d conns  %s; elapsed %s, ETA %s",
 					done, len(cells), spec.name(), cell.ReqPerS, cell.LatencyMS.P50, cell.LatencyMS.P99, cell.LatencyMS.P999,
-					cell.CPUMSPerReq, cell.Connections, cell.check(), el.Round(time.Second), eta.Round(time.Second))
+					cell.CPUMSPerReq, cell.Connections, cell.Check(), el.Round(time.Second), eta.Round(time.Second))
 			}
 			return nil
 		}()
@@ -190,7 +180,7 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 		}
 	}
 	logf(w, "matrix done in %s", time.Since(start).Round(time.Second))
-	return WriteMatrixReport(out, results, w)
+	return WriteMatrixReport(out, measured, w)
 }
 
 // matrixRun is the state of the cells of one stack.
@@ -199,25 +189,25 @@ type matrixRun struct {
 	w       io.Writer
 	workDir string
 	stack   *vendormock.Stack
-	env     Environment
+	env     results.Environment
 }
 
 // runCell runs one cell with its driver.
-func (m *matrixRun) runCell(ctx context.Context, spec matrixCellSpec) (MatrixCell, error) {
-	if spec.driver == DriverDirect {
+func (m *matrixRun) runCell(ctx context.Context, spec matrixCellSpec) (results.MatrixCell, error) {
+	if spec.driver == results.DriverDirect {
 		return m.runDirect(ctx, spec)
 	}
 	return m.runWorker(ctx, spec)
 }
 
 // transport is the cell's transport.
-func (m *matrixRun) transport(spec matrixCellSpec) Transport {
-	return Transport{Scheme: spec.scheme, Concurrency: spec.concurrency, HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.cfg.PoolSize}
+func (m *matrixRun) transport(spec matrixCellSpec) results.Transport {
+	return results.Transport{Scheme: spec.scheme, Concurrency: spec.concurrency, HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.cfg.PoolSize}
 }
 
 // newCell fills the fields every cell shares.
-func (m *matrixRun) newCell(spec matrixCellSpec) MatrixCell {
-	c := MatrixCell{
+func (m *matrixRun) newCell(spec matrixCellSpec) results.MatrixCell {
+	c := results.MatrixCell{
 		Scheme: string(spec.scheme), Driver: spec.driver, Mode: spec.mode, Concurrency: spec.concurrency,
 		HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.transport(spec).PoolFor(spec.mode), RTTMS: m.cfg.RTTMS, Count: m.cfg.Count,
 		Warmup: m.cfg.Warmup, ServerDelayMS: m.cfg.ServerDelayMS, Environment: m.env,
@@ -232,14 +222,14 @@ func (m *matrixRun) newCell(spec matrixCellSpec) MatrixCell {
 
 // runWorker runs the bench's path (publish, whole worker, reconcile) at
 // the cell's concurrency.
-func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (MatrixCell, error) {
+func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (results.MatrixCell, error) {
 	cellDir := filepath.Join(m.workDir, spec.name())
 	if err := os.MkdirAll(filepath.Join(cellDir, "nginx"), 0o755); err != nil {
-		return MatrixCell{}, fmt.Errorf("create cell dir: %w", err)
+		return results.MatrixCell{}, fmt.Errorf("create cell dir: %w", err)
 	}
 	conn, err := amqp.Dial(m.stack.AMQPURL)
 	if err != nil {
-		return MatrixCell{}, fmt.Errorf("connect to rabbitmq: %w", err)
+		return results.MatrixCell{}, fmt.Errorf("connect to rabbitmq: %w", err)
 	}
 	defer conn.Close()
 	bcfg := DefaultConfig()
@@ -250,13 +240,13 @@ func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (MatrixC
 		stack: m.stack, amqp: conn, env: m.env}
 	r, err := b.runOne(ctx, spec.mode, m.cfg.RTTMS)
 	if err != nil {
-		return MatrixCell{}, err
+		return results.MatrixCell{}, err
 	}
 	runDir := filepath.Join(cellDir, fmt.Sprintf("%s-%dms", spec.mode, m.cfg.RTTMS))
 	c := m.newCell(spec)
-	c.fromResult(r)
-	if err := c.addRecords(filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, publishedFile)); err != nil {
-		return MatrixCell{}, err
+	cellFromResult(&c, r)
+	if err := addRecords(&c, filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, publishedFile)); err != nil {
+		return results.MatrixCell{}, err
 	}
 	c.Protocols = r.Protocols
 	return c, nil

@@ -8,28 +8,30 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // runDirect runs `notifier-worker direct` in the worker container (1 CPU)
 // for one cell and reads its records and nginx's access log.
-func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixCell, error) {
+func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results.MatrixCell, error) {
 	label := spec.name()
 	fail := func(step string, err error) error {
 		return &RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: step, Err: err}
 	}
 	if _, err := m.stack.SelfCheck(ctx, m.cfg.RTTMS); err != nil {
-		return MatrixCell{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+		return results.MatrixCell{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
 	}
 	runDir := filepath.Join(m.workDir, label)
 	if err := lab.StateDir(runDir); err != nil {
-		return MatrixCell{}, fail("start worker", err)
+		return results.MatrixCell{}, fail("start worker", err)
 	}
 	offset, err := m.stack.AccessLogSize()
 	if err != nil {
-		return MatrixCell{}, fail("read access log", err)
+		return results.MatrixCell{}, fail("read access log", err)
 	}
 	prefix := newRunID() + "-" + label
 	args := []string{"direct",
@@ -37,17 +39,17 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 		"-vendor-url", m.stack.VendorURL, "-ca-file", vendormock.WorkerCAPath, "-client-id", m.stack.ClientID,
 		"-strategy", spec.mode, "-records", vendormock.WorkerOutDir + "/" + lab.RecordsFile, "-ops-addr", "off",
 	}
-	args = append(args, m.transport(spec).WorkerArgs()...)
+	args = append(args, TransportArgs(m.transport(spec))...)
 	if spec.mode == vendorapi.PerRequestName {
 		args = append(args, "-tls-max", m.cfg.PerRequestTLS)
 	} else {
-		args = append(args, "-idle-conn-timeout", IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS).String())
+		args = append(args, "-idle-conn-timeout", netmodel.IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS).String())
 	}
 	wk, err := m.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: label, Args: args, Env: lab.WorkerEnv(m.stack), CPUs: 1, OutDir: runDir,
 	})
 	if err != nil {
-		return MatrixCell{}, fail("start worker", err)
+		return results.MatrixCell{}, fail("start worker", err)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
@@ -64,7 +66,7 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 			re.WorkerLogs = lab.LastLines(logs, workerLogLines)
 		}
 		lcancel()
-		return MatrixCell{}, re
+		return results.MatrixCell{}, re
 	}
 
 	// The direct driver's refkeys: PREFIX-wN warm-up, PREFIX-N measured.
@@ -76,14 +78,14 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (MatrixC
 		published = append(published, reconcile.Published{RefKey: fmt.Sprintf("%s-%d", prefix, i), Valid: true})
 	}
 	c := m.newCell(spec)
-	if err := c.addRecordsPublished(filepath.Join(runDir, lab.RecordsFile), published); err != nil {
-		return MatrixCell{}, fail("collect", err)
+	if err := addRecordsPublished(&c, filepath.Join(runDir, lab.RecordsFile), published); err != nil {
+		return results.MatrixCell{}, fail("collect", err)
 	}
 	entries, _, err := m.stack.ReadAccessLog(offset)
 	if err != nil {
-		return MatrixCell{}, fail("collect", err)
+		return results.MatrixCell{}, fail("collect", err)
 	}
 	cs := CountConnectionsTo(entries, StackSendPath(m.stack))
-	c.Connections, c.Protocols = cs.TCPConnections, protocols(entries)
+	c.Connections, c.Protocols = cs.TCPConnections, CountProtocols(entries)
 	return c, nil
 }

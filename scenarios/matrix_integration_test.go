@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -32,7 +33,7 @@ func TestMatrixSmall(t *testing.T) {
 	if err := RunMatrix(ctx, cfg, lw); err != nil {
 		t.Fatalf("RunMatrix: %v", err)
 	}
-	cells, err := ReadMatrixCells(cfg.Out)
+	cells, err := results.ReadMatrixCells(cfg.Out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +41,10 @@ func TestMatrixSmall(t *testing.T) {
 		t.Fatalf("%d cells, want 2 (direct and worker)", len(cells))
 	}
 	for _, c := range cells {
-		if c.check() != "ok" || c.Connections < 1 || c.Connections > 8 || c.ReqPerS <= 0 || c.CPUMSPerReq <= 0 {
+		if c.Check() != "ok" || c.Connections < 1 || c.Connections > 8 || c.ReqPerS <= 0 || c.CPUMSPerReq <= 0 {
 			t.Errorf("cell %s: %+v", c.Name(), c)
 		}
-		if c.Driver == DriverWorker && (c.Lost != 0 || c.Duplicates != 0) {
+		if c.Driver == results.DriverWorker && (c.Lost != 0 || c.Duplicates != 0) {
 			t.Errorf("worker cell: %d lost, %d duplicates, want 0 and 0 (reconciled)", c.Lost, c.Duplicates)
 		}
 	}

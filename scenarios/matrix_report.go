@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -68,13 +69,13 @@ func studyAFor(scheme, mode string, conc int) (StudyACell, bool) {
 }
 
 // findCell returns the cell of cs with these keys.
-func findCell(cs []MatrixCell, driver, scheme, mode string, conc int) (MatrixCell, bool) {
+func findCell(cs []results.MatrixCell, driver, scheme, mode string, conc int) (results.MatrixCell, bool) {
 	for _, c := range cs {
 		if c.Driver == driver && c.Scheme == scheme && c.Mode == mode && c.Concurrency == conc {
 			return c, true
 		}
 	}
-	return MatrixCell{}, false
+	return results.MatrixCell{}, false
 }
 
 // studyMode is study A's name of a strategy.
@@ -95,14 +96,14 @@ func ratio(a, b float64) string {
 
 // matrixAxes returns the drivers, schemes and concurrencies present in cs,
 // in report order.
-func matrixAxes(cs []MatrixCell) (drivers, schemes []string, concs []int) {
-	for _, d := range []string{DriverDirect, DriverWorker} {
-		if slices.ContainsFunc(cs, func(c MatrixCell) bool { return c.Driver == d }) {
+func matrixAxes(cs []results.MatrixCell) (drivers, schemes []string, concs []int) {
+	for _, d := range []string{results.DriverDirect, results.DriverWorker} {
+		if slices.ContainsFunc(cs, func(c results.MatrixCell) bool { return c.Driver == d }) {
 			drivers = append(drivers, d)
 		}
 	}
 	for _, s := range []string{"http", "https", "mtls"} {
-		if slices.ContainsFunc(cs, func(c MatrixCell) bool { return c.Scheme == s }) {
+		if slices.ContainsFunc(cs, func(c results.MatrixCell) bool { return c.Scheme == s }) {
 			schemes = append(schemes, s)
 		}
 	}
@@ -119,7 +120,7 @@ func matrixAxes(cs []MatrixCell) (drivers, schemes []string, concs []int) {
 // ratios and the CPU ratios at concurrency 8 beside study A's, the full
 // matrix per driver, the connections, the HTTP client's share of the
 // worker's CPU, and the checks of the matrix.
-func MatrixMarkdown(cs []MatrixCell) string {
+func MatrixMarkdown(cs []results.MatrixCell) string {
 	var b strings.Builder
 	drivers, schemes, concs := matrixAxes(cs)
 	first := cs[0]
@@ -170,7 +171,7 @@ func MatrixMarkdown(cs []MatrixCell) string {
 		fmt.Fprintf(&b, "| scheme | mode | conc | req/s | p50 ms | p99 ms | p99.9 ms | CPU ms/req | CPU s | connections | protocol | check | study A req/s | study A p99.9 ms |\n")
 		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range schemes {
-			for _, m := range AllModes {
+			for _, m := range results.AllModes {
 				for _, n := range concs {
 					c, ok := findCell(cs, d, s, m, n)
 					if !ok {
@@ -179,7 +180,7 @@ func MatrixMarkdown(cs []MatrixCell) string {
 					sa, _ := studyAFor(s, m, n)
 					fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n",
 						s, studyMode(m), n, f1(c.ReqPerS), f3(c.LatencyMS.P50), f3(c.LatencyMS.P99), f3(c.LatencyMS.P999),
-						f3(c.CPUMSPerReq), f3(c.CPUS), c.Connections, formatCounts(c.Protocols), c.check(), f1(sa.ReqPerS), f3(sa.P999MS))
+						f3(c.CPUMSPerReq), f3(c.CPUS), c.Connections, formatCounts(c.Protocols), c.Check(), f1(sa.ReqPerS), f3(sa.P999MS))
 				}
 			}
 		}
@@ -210,7 +211,7 @@ func MatrixMarkdown(cs []MatrixCell) string {
 	}
 	fmt.Fprintf(&b, "\n\nOurs count the warm-up sends' connections too; study A's fresh mode accepted one connection per request.\n")
 
-	if slices.Contains(drivers, DriverDirect) && slices.Contains(drivers, DriverWorker) {
+	if slices.Contains(drivers, results.DriverDirect) && slices.Contains(drivers, results.DriverWorker) {
 		fmt.Fprintf(&b, "\n## The HTTP client's share of the worker's CPU per send\n\n")
 		fmt.Fprintf(&b, "direct CPU ms/req ÷ worker CPU ms/req: what the client strategy costs out of everything the worker does per message (broker, ledger, routing, records).\n\n")
 		fmt.Fprintf(&b, "| scheme | mode |")
@@ -219,11 +220,11 @@ func MatrixMarkdown(cs []MatrixCell) string {
 		}
 		fmt.Fprintf(&b, "\n|---|---|%s\n", strings.Repeat("---|", len(concs)))
 		for _, s := range schemes {
-			for _, m := range AllModes {
+			for _, m := range results.AllModes {
 				fmt.Fprintf(&b, "| %s | %s |", s, studyMode(m))
 				for _, n := range concs {
-					dc, _ := findCell(cs, DriverDirect, s, m, n)
-					wc, _ := findCell(cs, DriverWorker, s, m, n)
+					dc, _ := findCell(cs, results.DriverDirect, s, m, n)
+					wc, _ := findCell(cs, results.DriverWorker, s, m, n)
 					share := "–"
 					if dc.CPUMSPerReq > 0 && wc.CPUMSPerReq > 0 {
 						share = strconv.FormatFloat(100*dc.CPUMSPerReq/wc.CPUMSPerReq, 'f', 0, 64) + "%"
@@ -247,7 +248,7 @@ func MatrixMarkdown(cs []MatrixCell) string {
 // ratio rises from http to https to mtls, and fresh mtls costs more CPU per
 // request than fresh https; every cell SENT everything, and the worker
 // cells lost nothing and sent nothing twice.
-func MatrixChecks(cs []MatrixCell) []string {
+func MatrixChecks(cs []results.MatrixCell) []string {
 	var out []string
 	mark := func(ok bool, s string) {
 		if ok {
@@ -257,8 +258,8 @@ func MatrixChecks(cs []MatrixCell) []string {
 		}
 	}
 	r := func(s string) float64 {
-		f, ok1 := findCell(cs, DriverDirect, s, vendorapi.PerRequestName, 1)
-		k, ok2 := findCell(cs, DriverDirect, s, vendorapi.PooledName, 1)
+		f, ok1 := findCell(cs, results.DriverDirect, s, vendorapi.PerRequestName, 1)
+		k, ok2 := findCell(cs, results.DriverDirect, s, vendorapi.PooledName, 1)
 		if !ok1 || !ok2 || f.ReqPerS <= 0 {
 			return nan
 		}
@@ -268,8 +269,8 @@ func MatrixChecks(cs []MatrixCell) []string {
 	if !math.IsNaN(rh) && !math.IsNaN(rs) && !math.IsNaN(rm) {
 		mark(rh < rs && rs < rm, fmt.Sprintf("direct, concurrency 1: keepalive/fresh req/s rises http %.2fx < https %.2fx < mtls %.2fx", rh, rs, rm))
 	}
-	fs, ok1 := findCell(cs, DriverDirect, "https", vendorapi.PerRequestName, 1)
-	fm, ok2 := findCell(cs, DriverDirect, "mtls", vendorapi.PerRequestName, 1)
+	fs, ok1 := findCell(cs, results.DriverDirect, "https", vendorapi.PerRequestName, 1)
+	fm, ok2 := findCell(cs, results.DriverDirect, "mtls", vendorapi.PerRequestName, 1)
 	if ok1 && ok2 {
 		mark(fm.CPUMSPerReq > fs.CPUMSPerReq, fmt.Sprintf("direct, concurrency 1: fresh mtls %.3f ms CPU/req > fresh https %.3f", fm.CPUMSPerReq, fs.CPUMSPerReq))
 	}
@@ -286,7 +287,7 @@ func MatrixChecks(cs []MatrixCell) []string {
 			mark(c.Connections > c.Concurrency, fmt.Sprintf("%s: POOL_SIZE=%d below concurrency %d churns connections: %d accepted (want more than %d)",
 				c.Name(), c.PoolSize, c.Concurrency, c.Connections, c.Concurrency))
 		}
-		if chk := c.check(); chk != "ok" {
+		if chk := c.Check(); chk != "ok" {
 			mark(false, c.Name()+": "+chk)
 		}
 	}
@@ -306,8 +307,8 @@ func sum(m map[string]int) int {
 }
 
 // environmentSummary is a one-line description of the machine.
-func environmentSummary(e Environment) string {
-	return environmentLine([]Result{{Environment: e}})
+func environmentSummary(e results.Environment) string {
+	return environmentLine([]results.Result{{Environment: e}})
 }
 
 func f3(v float64) string {
@@ -319,7 +320,7 @@ func f3(v float64) string {
 
 // WriteMatrixReport writes OUT/matrix.md and OUT/charts/ for cs and prints
 // the checks to w.
-func WriteMatrixReport(out string, cs []MatrixCell, w io.Writer) error {
+func WriteMatrixReport(out string, cs []results.MatrixCell, w io.Writer) error {
 	if len(cs) == 0 {
 		return fmt.Errorf("matrix report: no cells")
 	}
@@ -339,7 +340,7 @@ func WriteMatrixReport(out string, cs []MatrixCell, w io.Writer) error {
 
 // MatrixReport rebuilds OUT/matrix.md and OUT/charts/ from OUT/cell-*.json.
 func MatrixReport(out string, w io.Writer) error {
-	cs, err := ReadMatrixCells(out)
+	cs, err := results.ReadMatrixCells(out)
 	if err != nil {
 		return err
 	}
@@ -348,7 +349,7 @@ func MatrixReport(out string, w io.Writer) error {
 
 // writeMatrixCharts writes, per driver, requests/s and CPU per request by
 // scheme and concurrency, fresh beside keepalive.
-func writeMatrixCharts(dir string, cs []MatrixCell) error {
+func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create charts dir: %w", err)
 	}
@@ -356,17 +357,17 @@ func writeMatrixCharts(dir string, cs []MatrixCell) error {
 	for _, d := range drivers {
 		for _, ch := range []struct {
 			file, title, ylabel, format string
-			value                       func(MatrixCell) float64
+			value                       func(results.MatrixCell) float64
 		}{
-			{"matrix-req-per-s-" + d + ".svg", "Requests/s, driver " + d, "req/s", "%.0f", func(c MatrixCell) float64 { return c.ReqPerS }},
-			{"matrix-cpu-per-req-" + d + ".svg", "CPU per request, driver " + d, "ms CPU / req", "%.2f", func(c MatrixCell) float64 { return c.CPUMSPerReq }},
+			{"matrix-req-per-s-" + d + ".svg", "Requests/s, driver " + d, "req/s", "%.0f", func(c results.MatrixCell) float64 { return c.ReqPerS }},
+			{"matrix-cpu-per-req-" + d + ".svg", "CPU per request, driver " + d, "ms CPU / req", "%.2f", func(c results.MatrixCell) float64 { return c.CPUMSPerReq }},
 		} {
 			var groups []string
 			vals := map[string][]float64{}
 			for _, s := range schemes {
 				for _, n := range concs {
 					groups = append(groups, fmt.Sprintf("%s c%d", s, n))
-					for _, m := range AllModes {
+					for _, m := range results.AllModes {
 						v := nan
 						if c, ok := findCell(cs, d, s, m, n); ok {
 							v = ch.value(c)
@@ -381,7 +382,7 @@ func writeMatrixCharts(dir string, cs []MatrixCell) error {
 			p.Y.Min = 0
 			p.Legend.Top = true
 			ymax := 0.0
-			for k, m := range AllModes {
+			for k, m := range results.AllModes {
 				pv := make(plotter.Values, len(groups))
 				for i, v := range vals[m] {
 					if v > 0 {

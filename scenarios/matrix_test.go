@@ -7,18 +7,19 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // fakeCell is a matrix cell with the given rate and CPU, all SENT.
 // The direct driver records its measured sends only.
-func fakeCell(driver, scheme, mode string, conc int, reqPerS, cpu float64, conns int) MatrixCell {
+func fakeCell(driver, scheme, mode string, conc int, reqPerS, cpu float64, conns int) results.MatrixCell {
 	sent := 110
-	if driver == DriverDirect {
+	if driver == results.DriverDirect {
 		sent = 100
 	}
-	return MatrixCell{
+	return results.MatrixCell{
 		Scheme: scheme, Driver: driver, Mode: mode, Concurrency: conc, HTTPVersion: "1.1", PoolSize: conc,
 		Count: 100, Warmup: 10, ReqPerS: reqPerS, CPUMSPerReq: cpu, Connections: conns,
 		Outcomes: map[outcome.Outcome]int{outcome.Sent: sent}, Lost: -1, Duplicates: -1,
@@ -26,15 +27,15 @@ func fakeCell(driver, scheme, mode string, conc int, reqPerS, cpu float64, conns
 }
 
 // fakeMatrix is a full direct matrix whose ratios behave as study A's.
-func fakeMatrix() []MatrixCell {
-	var cs []MatrixCell
+func fakeMatrix() []results.MatrixCell {
+	var cs []results.MatrixCell
 	fresh := map[string]float64{"http": 2000, "https": 800, "mtls": 500}
 	cpu := map[string]float64{"http": 0.2, "https": 1.0, "mtls": 1.5}
 	for _, s := range []string{"http", "https", "mtls"} {
 		for _, n := range []int{1, 8, 32} {
 			cs = append(cs,
-				fakeCell(DriverDirect, s, vendorapi.PerRequestName, n, fresh[s], cpu[s], 110),
-				fakeCell(DriverDirect, s, vendorapi.PooledName, n, 6000, 0.1, n))
+				fakeCell(results.DriverDirect, s, vendorapi.PerRequestName, n, fresh[s], cpu[s], 110),
+				fakeCell(results.DriverDirect, s, vendorapi.PooledName, n, 6000, 0.1, n))
 		}
 	}
 	return cs
@@ -57,43 +58,43 @@ func TestMatrixPlan(t *testing.T) {
 func TestMatrixChecks(t *testing.T) {
 	tests := []struct {
 		name     string
-		mod      func(cs []MatrixCell)
+		mod      func(cs []results.MatrixCell)
 		wantFail string
 	}{
-		{"study-like matrix passes", func([]MatrixCell) {}, ""},
-		{"ratio does not rise", func(cs []MatrixCell) {
+		{"study-like matrix passes", func([]results.MatrixCell) {}, ""},
+		{"ratio does not rise", func(cs []results.MatrixCell) {
 			for i := range cs {
 				if cs[i].Scheme == "mtls" && cs[i].Mode == vendorapi.PerRequestName {
 					cs[i].ReqPerS = 5000
 				}
 			}
 		}, "rises http"},
-		{"fresh mtls cheaper than https", func(cs []MatrixCell) {
+		{"fresh mtls cheaper than https", func(cs []results.MatrixCell) {
 			for i := range cs {
 				if cs[i].Scheme == "mtls" && cs[i].Mode == vendorapi.PerRequestName {
 					cs[i].CPUMSPerReq = 0.5
 				}
 			}
 		}, "fresh mtls"},
-		{"worker cell lost a message", func(cs []MatrixCell) {
-			cs[0].Driver, cs[0].Lost, cs[0].Outcomes[outcome.Sent] = DriverWorker, 1, 110
+		{"worker cell lost a message", func(cs []results.MatrixCell) {
+			cs[0].Driver, cs[0].Lost, cs[0].Outcomes[outcome.Sent] = results.DriverWorker, 1, 110
 		}, "1 lost"},
-		{"pool of 2 that did not churn", func(cs []MatrixCell) {
+		{"pool of 2 that did not churn", func(cs []results.MatrixCell) {
 			for i := range cs {
 				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {
 					cs[i].PoolSize, cs[i].Connections = 2, 8
 				}
 			}
 		}, "churns connections: 8 accepted"},
-		{"h2 pooled on more than one connection", func(cs []MatrixCell) {
+		{"h2 pooled on more than one connection", func(cs []results.MatrixCell) {
 			for i := range cs {
 				if cs[i].Mode == vendorapi.PooledName && cs[i].Scheme == "https" && cs[i].Concurrency == 8 {
 					cs[i].HTTPVersion, cs[i].Protocols = "2", map[string]int{"HTTP/2.0": 110}
 				}
 			}
 		}, "h2 pooled: 8 connection(s)"},
-		{"direct cell with a failed send", func(cs []MatrixCell) { cs[1].Outcomes[outcome.Sent] = 99 }, "SENT 99 of 100"},
-		{"pool churns", func(cs []MatrixCell) {
+		{"direct cell with a failed send", func(cs []results.MatrixCell) { cs[1].Outcomes[outcome.Sent] = 99 }, "SENT 99 of 100"},
+		{"pool churns", func(cs []results.MatrixCell) {
 			for i := range cs {
 				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {
 					cs[i].Connections = 40
@@ -124,7 +125,7 @@ func TestMatrixChecks(t *testing.T) {
 func TestMatrixReport(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range fakeMatrix() {
-		if err := WriteMatrixCell(dir, c); err != nil {
+		if err := results.WriteMatrixCell(dir, c); err != nil {
 			t.Fatal(err)
 		}
 	}

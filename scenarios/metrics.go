@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -55,13 +55,13 @@ const maxErrors = 20
 // refkey (malformed messages, or none published) count in Outcomes only.
 // Fields are valid after Close.
 type Metrics struct {
-	Latency      Latency    // httptrace total_ms of measured records that made a send call, ms
-	Phases       Phases     // p50 of their connect / TLS handshake / TTFB, ms
-	PhasesP99    Phases     // p99 of their connect / TLS handshake / TTFB, ms
-	CDF          []CDFPoint // LatencyCDFOf their total, CDFPoints quantiles
-	SendsPerS    float64    // Measured / WallS
-	WallS        float64    // earliest measured Start to latest measured End, s
-	CPUMSPerSend float64    // see Close; -1 = unknown
+	Latency      results.Latency    // httptrace total_ms of measured records that made a send call, ms
+	Phases       results.Phases     // p50 of their connect / TLS handshake / TTFB, ms
+	PhasesP99    results.Phases     // p99 of their connect / TLS handshake / TTFB, ms
+	CDF          []results.CDFPoint // LatencyCDFOf their total, CDFPoints quantiles
+	SendsPerS    float64            // Measured / WallS
+	WallS        float64            // earliest measured Start to latest measured End, s
+	CPUMSPerSend float64            // see Close; -1 = unknown
 	// ClientCPUMSPerSend is the mean over measured sends of the CPU the
 	// worker spent inside the send call (Record.SendCPUMS), ms: the client
 	// strategy's own cost, without ledger, broker and records work.
@@ -169,34 +169,22 @@ func (m *Metrics) Close() {
 	if len(m.totals) > 0 {
 		m.ClientCPUMSPerSend = m.sendCPU / float64(len(m.totals))
 		sorted := slices.Sorted(slices.Values(m.totals))
-		m.Latency = Latency{
-			P50:  Percentile(sorted, 0.50),
-			P90:  Percentile(sorted, 0.90),
-			P99:  Percentile(sorted, 0.99),
+		m.Latency = results.Latency{
+			P50:  results.Percentile(sorted, 0.50),
+			P90:  results.Percentile(sorted, 0.90),
+			P99:  results.Percentile(sorted, 0.99),
 			Max:  sorted[len(sorted)-1],
 			Mean: stat.Mean(sorted, nil),
 		}
 		m.Phases, m.PhasesP99 = phasesAt(m.connects, m.handshakes, m.ttfbs, 0.5), phasesAt(m.connects, m.handshakes, m.ttfbs, 0.99)
-		m.CDF = LatencyCDFOf(sorted, CDFPoints)
+		m.CDF = results.LatencyCDFOf(sorted, results.CDFPoints)
 	}
 }
 
 // phasesAt returns the q-quantile of each phase's samples, ms.
-func phasesAt(connects, handshakes, ttfbs []float64, q float64) Phases {
-	at := func(v []float64) float64 { return Percentile(slices.Sorted(slices.Values(v)), q) }
-	return Phases{ConnectMS: at(connects), TLSHandshakeMS: at(handshakes), TTFBMS: at(ttfbs)}
-}
-
-// Percentile returns the q-quantile (0..1) of sorted ascending data by the
-// empirical (nearest-rank) definition: gonum's stat.Quantile with
-// stat.Empirical, the smallest sample x such that at least q of the samples
-// are <= x. It returns NaN for empty data and panics on unsorted data (as
-// gonum does).
-func Percentile(sorted []float64, q float64) float64 {
-	if len(sorted) == 0 {
-		return math.NaN()
-	}
-	return stat.Quantile(q, stat.Empirical, sorted, nil)
+func phasesAt(connects, handshakes, ttfbs []float64, q float64) results.Phases {
+	at := func(v []float64) float64 { return results.Percentile(slices.Sorted(slices.Values(v)), q) }
+	return results.Phases{ConnectMS: at(connects), TLSHandshakeMS: at(handshakes), TTFBMS: at(ttfbs)}
 }
 
 // ConnStats is what nginx's access log says about the send requests

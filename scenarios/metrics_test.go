@@ -7,46 +7,11 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
-
-func TestPercentile(t *testing.T) {
-	oneTo := func(n int) []float64 {
-		s := make([]float64, n)
-		for i := range s {
-			s[i] = float64(i + 1)
-		}
-		return s
-	}
-	tests := []struct {
-		name   string
-		sorted []float64
-		q      float64
-		want   float64
-	}{
-		{"p50 of 1..100", oneTo(100), 0.50, 50},
-		{"p90 of 1..100", oneTo(100), 0.90, 90},
-		{"p99 of 1..100", oneTo(100), 0.99, 99},
-		{"p100 of 1..100", oneTo(100), 1, 100},
-		{"p50 of 1..10", oneTo(10), 0.50, 5},
-		{"p99 of 1..10 is the max (nearest rank)", oneTo(10), 0.99, 10},
-		{"p50 of even pair is the lower, no interpolation", []float64{20, 30}, 0.5, 20},
-		{"p50 of one", []float64{7.5}, 0.5, 7.5},
-		{"p99 of 1..1000", oneTo(1000), 0.99, 990},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Percentile(tt.sorted, tt.q); got != tt.want {
-				t.Errorf("Percentile(q=%v) = %v; want %v", tt.q, got, tt.want)
-			}
-		})
-	}
-	if got := Percentile(nil, 0.5); !math.IsNaN(got) {
-		t.Errorf("Percentile(empty) = %v; want NaN", got)
-	}
-}
 
 func TestRefKey(t *testing.T) {
 	if got := RefKey("r1", "pooled", 10, true, 7); got != "r1-pooled-10ms-w0007" {
@@ -212,7 +177,7 @@ func TestMetricsOutcomesAndErrors(t *testing.T) {
 		t.Errorf("Errors = %q; want 3 distinct", m.Errors)
 	}
 	// Records without a send trace give no latency.
-	if m.Latency != (Latency{}) {
+	if m.Latency != (results.Latency{}) {
 		t.Errorf("Latency = %+v; want zero", m.Latency)
 	}
 }

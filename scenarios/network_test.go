@@ -8,84 +8,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
-func TestModelPenaltyRTTs(t *testing.T) {
-	tests := []struct {
-		tls, hs string
-		want    int
-	}{
-		{"1.2", HandshakeOff, 2},
-		{"1.2", HandshakeOn, 3},
-		{"1.3", HandshakeOff, 1},
-		{"1.3", HandshakeOn, 2},
-	}
-	for _, tt := range tests {
-		t.Run(tt.tls+"-"+tt.hs, func(t *testing.T) {
-			got, err := ModelPenaltyRTTs(tt.tls, tt.hs)
-			if err != nil || got != tt.want {
-				t.Errorf("ModelPenaltyRTTs(%s, %s) = %d, %v; want %d", tt.tls, tt.hs, got, err, tt.want)
-			}
-		})
-	}
-	t.Run("unknown tls", func(t *testing.T) {
-		if _, err := ModelPenaltyRTTs("1.1", HandshakeOn); err == nil || !strings.Contains(err.Error(), `"1.1"`) {
-			t.Errorf("err %v, want one naming 1.1", err)
-		}
-	})
-}
-
 func TestPenalties(t *testing.T) {
-	rs := []Result{
-		{Mode: "per-request", RTTMS: 10, TLSMax: "1.2", TCPHandshake: HandshakeOn, LatencyMS: Latency{P50: 66}},
-		{Mode: "pooled", RTTMS: 10, TCPHandshake: HandshakeOn, LatencyMS: Latency{P50: 30}},
-		{Mode: "per-request", RTTMS: 0, TLSMax: "1.3", LatencyMS: Latency{P50: 20}},
-		{Mode: "pooled", RTTMS: 0, LatencyMS: Latency{P50: 19}},
-		{Mode: "pooled", RTTMS: 50, LatencyMS: Latency{P50: 69}}, // no per-request: no penalty
+	rs := []results.Result{
+		{Mode: "per-request", RTTMS: 10, TLSMax: "1.2", TCPHandshake: netmodel.HandshakeOn, LatencyMS: results.Latency{P50: 66}},
+		{Mode: "pooled", RTTMS: 10, TCPHandshake: netmodel.HandshakeOn, LatencyMS: results.Latency{P50: 30}},
+		{Mode: "per-request", RTTMS: 0, TLSMax: "1.3", LatencyMS: results.Latency{P50: 20}},
+		{Mode: "pooled", RTTMS: 0, LatencyMS: results.Latency{P50: 19}},
+		{Mode: "pooled", RTTMS: 50, LatencyMS: results.Latency{P50: 69}}, // no per-request: no penalty
 	}
 	ps := Penalties(rs)
 	if len(ps) != 2 {
 		t.Fatalf("got %d penalties, want 2 (RTT 0 and 10): %+v", len(ps), ps)
 	}
 	zero, ten := ps[0], ps[1]
-	if zero.RTTMS != 0 || zero.ModelRTTs != 1 || zero.TCPHandshake != HandshakeOff || !math.IsNaN(zero.MeasuredRTTs) {
+	if zero.RTTMS != 0 || zero.ModelRTTs != 1 || zero.TCPHandshake != netmodel.HandshakeOff || !math.IsNaN(zero.MeasuredRTTs) {
 		t.Errorf("RTT 0: %+v; want model 1 RTT (TLS 1.3, handshake off by default) and NaN measured RTTs", zero)
 	}
 	if ten.ModelRTTs != 3 || ten.ModelMS != 30 || ten.MeasuredMS != 36 || ten.MeasuredRTTs != 3.6 || ten.Ratio != 2.2 {
 		t.Errorf("RTT 10: %+v; want model 3 RTT = 30 ms, measured 36 ms = 3.6 RTT, ratio 2.2", ten)
-	}
-}
-
-func TestPointCounts(t *testing.T) {
-	tests := []struct {
-		name              string
-		count, warmup     int
-		mode              string
-		rtt, delay        int
-		tls, hs           string
-		wantCount, wantWU int
-	}{
-		// The case's settings are never capped (58 ms x 1,000 < 60 s).
-		{"case 10 ms on", 1000, 50, "per-request", 10, 18, "1.2", HandshakeOn, 1000, 50},
-		{"case 3 ms off", 1000, 50, "per-request", 3, 18, "1.2", HandshakeOff, 1000, 50},
-		// 380 ms, TLS 1.3, handshake on: 3 RTT = 1,140 ms a send -> 52 and 8.
-		{"380 ms per-request", 200, 50, "per-request", 380, 0, "1.3", HandshakeOn, 52, 8},
-		// pooled at 380 ms: 380 ms a send -> 157; warm-up 26.
-		{"380 ms pooled", 200, 50, "pooled", 380, 0, "1.3", HandshakeOn, 157, 26},
-		// 1,000 ms, TLS 1.2 on, delay 18: 4,018 ms a send -> 14, floored at 20; warm-up floored at 5.
-		{"floors", 200, 50, "per-request", 1000, 18, "1.2", HandshakeOn, 20, 5},
-		// The floor never raises what was asked.
-		{"asked below floor", 3, 1, "per-request", 1000, 18, "1.2", HandshakeOn, 3, 1},
-		{"rtt 0 no delay", 200, 50, "pooled", 0, 0, "1.2", HandshakeOff, 200, 50},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, w, err := PointCounts(tt.count, tt.warmup, tt.mode, tt.rtt, tt.delay, tt.tls, tt.hs)
-			if err != nil || c != tt.wantCount || w != tt.wantWU {
-				t.Errorf("PointCounts = %d, %d, %v; want %d, %d", c, w, err, tt.wantCount, tt.wantWU)
-			}
-		})
 	}
 }
 
@@ -116,7 +61,7 @@ func TestProject(t *testing.T) {
 	w := window.Default()
 	// The case's production medians (docs/case.md): 28.2 ms and 11.0 ms a
 	// send give 4 min 42 s and 1 min 50 s for 10,000.
-	r := Result{Mode: "per-request", RTTMS: 3, LatencyMS: Latency{P50: 28.2}, Measured: 1000, WallS: 25}
+	r := results.Result{Mode: "per-request", RTTMS: 3, LatencyMS: results.Latency{P50: 28.2}, Measured: 1000, WallS: 25}
 	p := Project(r, DefaultBulk, w)
 	if p.AtP50 != 282*time.Second || formatDuration(p.AtP50) != "4 min 42 s" {
 		t.Errorf("AtP50 = %s (%s), want 4 min 42 s", p.AtP50, formatDuration(p.AtP50))
@@ -127,11 +72,11 @@ func TestProject(t *testing.T) {
 	if p.LatestStart != "20:45:18" {
 		t.Errorf("LatestStart = %q, want 20:45:18 (the longer projection)", p.LatestStart)
 	}
-	slow := Project(Result{LatencyMS: Latency{P50: 11.0}, Measured: 100, WallS: 2}, DefaultBulk, w)
+	slow := Project(results.Result{LatencyMS: results.Latency{P50: 11.0}, Measured: 100, WallS: 2}, DefaultBulk, w)
 	if slow.AtRate != 200*time.Second || slow.LatestStart != "20:46:40" {
 		t.Errorf("rate-bound projection %+v; want at rate 200 s and start 20:46:40", slow)
 	}
-	none := Project(Result{LatencyMS: Latency{P50: 10}}, 100, w)
+	none := Project(results.Result{LatencyMS: results.Latency{P50: 10}}, 100, w)
 	if none.AtRate != 0 || none.AtP50 != time.Second {
 		t.Errorf("no wall time: %+v; want AtRate 0 and AtP50 1 s", none)
 	}
@@ -146,23 +91,6 @@ func TestFormatDuration(t *testing.T) {
 		if got := formatDuration(d); got != want {
 			t.Errorf("formatDuration(%s) = %q, want %q", d, got, want)
 		}
-	}
-}
-
-func TestLatencyCDFOf(t *testing.T) {
-	sorted := []float64{10, 20, 30, 40}
-	got := LatencyCDFOf(sorted, 5) // q = 0, .25, .5, .75, 1
-	want := []CDFPoint{{0, 10}, {0.25, 10}, {0.5, 20}, {0.75, 30}, {1, 40}}
-	if len(got) != len(want) {
-		t.Fatalf("got %v, want %v", got, want)
-	}
-	for i := range want {
-		if got[i] != want[i] {
-			t.Errorf("point %d = %+v, want %+v", i, got[i], want[i])
-		}
-	}
-	if LatencyCDFOf(nil, 5) != nil || LatencyCDFOf(sorted, 1) != nil {
-		t.Error("empty data or n < 2 must give nil")
 	}
 }
 
@@ -218,24 +146,24 @@ func TestCountTimeWaitOfPID(t *testing.T) {
 }
 
 func TestTimeWaitAdd(t *testing.T) {
-	var tw TimeWait
+	var tw results.TimeWait
 	for _, n := range []int{5, 40, 12} {
 		tw.Add(n)
 	}
-	if tw != (TimeWait{Last: 12, Peak: 40, Samples: 3}) {
+	if tw != (results.TimeWait{Last: 12, Peak: 40, Samples: 3}) {
 		t.Errorf("got %+v, want last 12, peak 40, 3 samples", tw)
 	}
 }
 
 func TestComparableWithNodeStudy(t *testing.T) {
-	ok := []Result{{Mode: "per-request", TLSMax: "1.3"}, {Mode: "pooled"}}
+	ok := []results.Result{{Mode: "per-request", TLSMax: "1.3"}, {Mode: "pooled"}}
 	if !comparableWithNodeStudy(ok) {
 		t.Error("delay 0 and TLS 1.3: want comparable")
 	}
-	if comparableWithNodeStudy([]Result{{Mode: "per-request", TLSMax: "1.2"}, {Mode: "pooled"}}) {
+	if comparableWithNodeStudy([]results.Result{{Mode: "per-request", TLSMax: "1.2"}, {Mode: "pooled"}}) {
 		t.Error("TLS 1.2: want not comparable")
 	}
-	if comparableWithNodeStudy([]Result{{Mode: "pooled", ServerDelayMS: 18}}) {
+	if comparableWithNodeStudy([]results.Result{{Mode: "pooled", ServerDelayMS: 18}}) {
 		t.Error("delay 18: want not comparable")
 	}
 	if p := NodeStudyPoints()[0]; math.Abs(p.Ratio()-2.98) > 0.005 {

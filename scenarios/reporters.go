@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -80,7 +81,7 @@ type Comparison struct {
 // RTT at which results hold both a per-request and a pooled run, in group
 // then RTT order. The case's figures are set for https at concurrency 1
 // only.
-func Compare(rs []Result) []Comparison {
+func Compare(rs []results.Result) []Comparison {
 	var out []Comparison
 	for _, g := range groups(rs) {
 		grs := inGroup(rs, g)
@@ -97,7 +98,7 @@ func Compare(rs []Result) []Comparison {
 			}
 			cpr, ok1 := CaseFigureFor(rtt, vendorapi.PerRequestName)
 			cpo, ok2 := CaseFigureFor(rtt, vendorapi.PooledName)
-			if ok1 && ok2 && g.isCase() {
+			if ok1 && ok2 && g.IsCase() {
 				c.HasCase = true
 				c.CaseSendsRatio = cpo.SendsPerS / cpr.SendsPerS
 				c.CaseP50DiffMS = cpr.P50MS - cpo.P50MS
@@ -108,7 +109,7 @@ func Compare(rs []Result) []Comparison {
 	return out
 }
 
-func rtts(rs []Result) []int {
+func rtts(rs []results.Result) []int {
 	var out []int
 	for _, r := range rs {
 		if !slices.Contains(out, r.RTTMS) {
@@ -119,24 +120,24 @@ func rtts(rs []Result) []int {
 	return out
 }
 
-func modes(rs []Result) []string {
+func modes(rs []results.Result) []string {
 	var out []string
 	for _, r := range rs {
 		if !slices.Contains(out, r.Mode) {
 			out = append(out, r.Mode)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b string) int { return modeRank(a) - modeRank(b) })
+	slices.SortStableFunc(out, func(a, b string) int { return results.ModeRank(a) - results.ModeRank(b) })
 	return out
 }
 
-func find(rs []Result, rtt int, mode string) (Result, bool) {
+func find(rs []results.Result, rtt int, mode string) (results.Result, bool) {
 	for _, r := range rs {
 		if r.RTTMS == rtt && r.Mode == mode {
 			return r, true
 		}
 	}
-	return Result{}, false
+	return results.Result{}, false
 }
 
 // table is a header and rows of cells, rendered by mdTable and textTable.
@@ -147,20 +148,20 @@ type table struct {
 
 // summaryTable returns the header and rows of the main table: per (RTT,
 // mode) our row, then the case's row for the same pair when it exists.
-func summaryTable(rs []Result) (t table) {
+func summaryTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "client", "sends/s", "p50 ms", "p99 ms", "CPU ms/send",
 		countLabel(rs) + " sends wall s", "TCP conns"}
 	sorted := slices.Clone(rs)
-	SortResults(sorted)
+	results.SortResults(sorted)
 	// Runs of several schemes or concurrencies: a first column names the
 	// group ("mtls c8"), rows come group by group.
 	group := groupColumn(rs)
 	if group {
 		t.header = append([]string{"scheme"}, t.header...)
 	}
-	row := func(r Result, cells ...string) []string {
+	row := func(r results.Result, cells ...string) []string {
 		if group {
-			return append([]string{groupOf(r).label()}, cells...)
+			return append([]string{results.GroupOf(r).Label()}, cells...)
 		}
 		return cells
 	}
@@ -170,7 +171,7 @@ func summaryTable(rs []Result) (t table) {
 			f1(r.SendsPerS), f1(r.LatencyMS.P50), f1(r.LatencyMS.P99), cpuLabel(r.CPUMSPerSend),
 			f1(r.WallS)+" s", thousands(r.TCPConnections),
 		))
-		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok && groupOf(r).isCase() {
+		if c, ok := CaseFigureFor(r.RTTMS, r.Mode); ok && results.GroupOf(r).IsCase() {
 			t.rows = append(t.rows, row(r,
 				fmt.Sprintf("%d ms", c.RTTMS), c.Mode+" (case)",
 				f1(c.SendsPerS), f1(c.P50MS), f1(c.P99MS), f2(c.CPUMSPerSend),
@@ -182,7 +183,7 @@ func summaryTable(rs []Result) (t table) {
 }
 
 // comparisonTable returns the header and rows of the pooled/per-request table.
-func comparisonTable(rs []Result) (t table) {
+func comparisonTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "sends/s pooled / per-request (lab)", "(case)", "p50 per-request - pooled ms (lab)", "(case)"}
 	group := groupColumn(rs)
 	if group {
@@ -195,7 +196,7 @@ func comparisonTable(rs []Result) (t table) {
 		}
 		row := []string{fmt.Sprintf("%d ms", c.RTTMS), f2(c.SendsRatio) + "x", caseRatio, f1(c.P50DiffMS), caseDiff}
 		if group {
-			row = append([]string{runGroup{c.Scheme, c.Concurrency}.label()}, row...)
+			row = append([]string{results.Group{Scheme: c.Scheme, Concurrency: c.Concurrency}.Label()}, row...)
 		}
 		t.rows = append(t.rows, row)
 	}
@@ -203,10 +204,10 @@ func comparisonTable(rs []Result) (t table) {
 }
 
 // detailTable returns per-run facts behind the main table.
-func detailTable(rs []Result) (t table) {
+func detailTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "client", "TLS (nginx)", "reused (client)", "outcomes", "journal", "p90 ms", "max ms", "TLS handshake p50 ms", "CPU ms/send in send call", "worker state", "self-check RTT ms", "reconcile"}
 	sorted := slices.Clone(rs)
-	SortResults(sorted)
+	results.SortResults(sorted)
 	for _, r := range sorted {
 		t.rows = append(t.rows, []string{
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), formatCounts(r.TLSVersions),
@@ -220,7 +221,7 @@ func detailTable(rs []Result) (t table) {
 
 // reconcileLabel is the reconciler's verdict with its duplicates and lost
 // counts, or "-" for a result without one.
-func reconcileLabel(r Result) string {
+func reconcileLabel(r results.Result) string {
 	if r.Reconcile == nil {
 		return "-"
 	}
@@ -228,7 +229,7 @@ func reconcileLabel(r Result) string {
 }
 
 // clientLabel is the mode, with the per-request TLS cap when set.
-func clientLabel(r Result) string {
+func clientLabel(r results.Result) string {
 	if r.TLSMax != "" {
 		return fmt.Sprintf("%s (TLS <= %s)", r.Mode, r.TLSMax)
 	}
@@ -260,15 +261,15 @@ func caseWallLabel(c CaseFigure, count int) string {
 
 // scaledCaseWall reports whether a case row of rs has its wall time
 // scaled (a result with a case row and another COUNT).
-func scaledCaseWall(rs []Result) bool {
-	return slices.ContainsFunc(rs, func(r Result) bool {
+func scaledCaseWall(rs []results.Result) bool {
+	return slices.ContainsFunc(rs, func(r results.Result) bool {
 		c, ok := CaseFigureFor(r.RTTMS, r.Mode)
 		return ok && r.Count != c.Count
 	})
 }
 
 // countLabel is the common COUNT of rs ("1000"), or "COUNT" when they differ.
-func countLabel(rs []Result) string {
+func countLabel(rs []results.Result) string {
 	if len(rs) == 0 {
 		return "COUNT"
 	}
@@ -281,7 +282,7 @@ func countLabel(rs []Result) string {
 }
 
 // notes are the caveats printed under the tables.
-func notes(rs []Result) []string {
+func notes(rs []results.Result) []string {
 	n := []string{
 		"Rows marked (case) are the case's published figures (1,000 sends + 50 warm-up, JVM worker, per-request on TLS 1.2).",
 		"Latency is the worker's httptrace total per measured send; percentiles are nearest-rank (gonum stat.Quantile, Empirical).",
@@ -296,7 +297,7 @@ func notes(rs []Result) []string {
 }
 
 // environmentLine describes where rs were measured (from the first result).
-func environmentLine(rs []Result) string {
+func environmentLine(rs []results.Result) string {
 	if len(rs) == 0 {
 		return ""
 	}
@@ -309,7 +310,7 @@ func environmentLine(rs []Result) string {
 // Markdown (OUT/summary.md): the main table laid out like the case's, with
 // the case's row under each of ours, the pooled/per-request comparison per
 // RTT, per-run details and notes.
-func NewMarkdownReporter(rs []Result, opts ...ReportOption) Reporter {
+func NewMarkdownReporter(rs []results.Result, opts ...ReportOption) Reporter {
 	o := newReportOptions(opts)
 	return func(w io.Writer) error {
 		var b strings.Builder
@@ -345,7 +346,7 @@ func NewMarkdownReporter(rs []Result, opts ...ReportOption) Reporter {
 
 // NewTextReporter returns a Reporter that writes the main table and the
 // comparison as aligned text for a terminal.
-func NewTextReporter(rs []Result) Reporter {
+func NewTextReporter(rs []results.Result) Reporter {
 	return func(w io.Writer) error {
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		textTable(tw, summaryTable(rs))
@@ -410,7 +411,7 @@ func thousands(n int) string {
 
 // WriteReport writes OUT/summary.md and OUT/charts/*.svg for rs and the
 // text summary to w. It is the end of Run and the whole of `lab report`.
-func WriteReport(out string, rs []Result, w io.Writer, opts ...ReportOption) error {
+func WriteReport(out string, rs []results.Result, w io.Writer, opts ...ReportOption) error {
 	path := filepath.Join(out, "summary.md")
 	// Sections other reports own (the fault scenarios, the idle race) are
 	// kept: they sit between "<!-- name:begin -->" and "<!-- name:end -->".
@@ -450,7 +451,7 @@ func WriteReport(out string, rs []Result, w io.Writer, opts ...ReportOption) err
 // Report reads OUT/bench-*.json and writes the report (WriteReport): the
 // `lab report OUT` command.
 func Report(out string, w io.Writer, opts ...ReportOption) error {
-	rs, err := ReadResults(out)
+	rs, err := results.ReadResults(out)
 	if err != nil {
 		return err
 	}

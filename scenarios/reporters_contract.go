@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // contractSection returns the summary's section on the contract workers'
@@ -12,7 +14,7 @@ import (
 // not keep, and a table of where each figure comes from (the worker's
 // records or outside it: nginx, WireMock's journal, the queues). "" when
 // every run is the Go worker's.
-func contractSection(rs []Result) string {
+func contractSection(rs []results.Result) string {
 	var b strings.Builder
 	for _, r := range rs {
 		cc := r.Contract

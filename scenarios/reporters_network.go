@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
@@ -36,7 +38,7 @@ func newReportOptions(opts []ReportOption) reportOptions {
 }
 
 // networkLine says which network the results were measured on.
-func networkLine(rs []Result) string {
+func networkLine(rs []results.Result) string {
 	switch handshakeTitle(rs) {
 	case "TCP_HANDSHAKE=on":
 		return "Network: TCP_HANDSHAKE=on: Toxiproxy's handshake toxic makes a new connection wait one RTT before its first byte, as the TCP handshake does on a real network."
@@ -47,7 +49,7 @@ func networkLine(rs []Result) string {
 }
 
 // modelTable is the round-trip model beside the measurement, per RTT.
-func modelTable(rs []Result) (t table) {
+func modelTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "per-request TLS", "TCP_HANDSHAKE", "model penalty RTTs", "model ms", "measured ms (p50 per-request - pooled)", "measured RTTs", "p50 ratio per-request / pooled"}
 	for _, p := range Penalties(rs) {
 		t.rows = append(t.rows, []string{fmt.Sprintf("%d ms", p.RTTMS), p.TLSVersion, p.TCPHandshake,
@@ -61,10 +63,10 @@ func modelRTTsLabel(p Penalty) string {
 		return "-"
 	}
 	parts := []string{}
-	if p.TCPHandshake == HandshakeOn {
+	if p.TCPHandshake == netmodel.HandshakeOn {
 		parts = append(parts, "TCP 1")
 	}
-	n, _ := TLSRoundTrips(p.TLSVersion)
+	n, _ := netmodel.TLSRoundTrips(p.TLSVersion)
 	parts = append(parts, fmt.Sprintf("TLS %s handshake %d", p.TLSVersion, n))
 	return fmt.Sprintf("%d (%s)", p.ModelRTTs, strings.Join(parts, " + "))
 }
@@ -79,7 +81,7 @@ func nanDash(v float64, f func(float64) string) string {
 // sweepTable is p50 and p99 per mode and RTT with the ratio, beside study
 // B's ratio where it measured that RTT and rs are comparable with it, and
 // the case's.
-func sweepTable(rs []Result) (t table) {
+func sweepTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "per-request p50 / p99 ms", "pooled p50 / p99 ms", "ratio (lab)", "ratio (case)", "ratio (Node study)", "sends per point"}
 	node := comparableWithNodeStudy(rs)
 	for _, rtt := range rtts(rs) {
@@ -123,7 +125,7 @@ func sweepTable(rs []Result) (t table) {
 }
 
 // projectionTable is the calculated bulk run per result.
-func projectionTable(rs []Result, bulk int) (t table) {
+func projectionTable(rs []results.Result, bulk int) (t table) {
 	w := window.Default()
 	t.header = []string{"RTT", "client", fmt.Sprintf("%s sends at p50", thousands(bulk)), "at the measured rate", "latest start (Asia/Seoul)"}
 	for _, p := range Projections(rs, bulk, w) {
@@ -138,13 +140,13 @@ func projectionTable(rs []Result, bulk int) (t table) {
 }
 
 // phaseTable is p50 and p99 per phase and the TIME_WAIT sockets per run.
-func phaseTable(rs []Result) (t table) {
+func phaseTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "client", "connect p50 / p99 ms", "TLS handshake p50 / p99 ms", "TTFB p50 / p99 ms", "new connection self-check ms", "TIME_WAIT at end / peak (worker)"}
-	sorted := append([]Result(nil), rs...)
-	SortResults(sorted)
+	sorted := append([]results.Result(nil), rs...)
+	results.SortResults(sorted)
 	for _, r := range sorted {
 		// Results written before p99 per phase existed show "-" for it.
-		noP99 := r.PhaseP99MS == (Phases{})
+		noP99 := r.PhaseP99MS == (results.Phases{})
 		pair := func(a, b float64) string {
 			if noP99 {
 				return f1(a) + " / -"
@@ -168,7 +170,7 @@ func phaseTable(rs []Result) (t table) {
 
 // writeNetworkSections writes the model, sweep, bulk projection and
 // phases sections of the summary.
-func writeNetworkSections(b *strings.Builder, rs []Result, o reportOptions) {
+func writeNetworkSections(b *strings.Builder, rs []results.Result, o reportOptions) {
 	if m := modelTable(rs); len(m.rows) > 0 {
 		b.WriteString("\n## Round-trip model\n\n")
 		b.WriteString("Expected per-request penalty per send, in RTTs: 1 for the TCP handshake when TCP_HANDSHAKE=on, plus 2 for a TLS 1.2 or 1 for a TLS 1.3 handshake; beside it the measured one (per-request p50 - pooled p50).\n\n")
@@ -179,8 +181,8 @@ func writeNetworkSections(b *strings.Builder, rs []Result, o reportOptions) {
 		mdTable(b, sweepTable(rs))
 		b.WriteString("\nCharts: [p50](charts/" + SweepP50Chart + "), [p99](charts/" + SweepP99Chart + "), [ratio](charts/" + SweepRatioChart + "); a latency distribution per run: charts/cdf-<mode>-<rtt>ms.svg.\n")
 		if capped(rs) {
-			fmt.Fprintf(b, "\nSends per point shrink with RTT: COUNT and WARMUP are capped so a point takes about %.0f s (%.0f s of warm-up) at the model's time per send, SERVER_DELAY_MS + round trips x RTT, never below %d (%d); \"(of N)\" is the COUNT asked. Fewer sends make p99 coarser at the largest RTTs.\n",
-				PointBudget.Seconds(), WarmupBudget.Seconds(), MinPointCount, MinPointWarmup)
+			fmt.Fprintf(b, "\nSends per point shrink with RTT: COUNT and WARMUP are capped so a point takes about %.0f s (%.0f s of warm-up) at the model's time per send, SERVER_DELAY_MS + round trips x RTT, never below %d (%d); \"(of N)\" is the COUNT asked. Fewer sends make p99 coarser at the largest RTTs.\n", netmodel.PointBudget.
+				Seconds(), netmodel.WarmupBudget.Seconds(), netmodel.MinPointCount, netmodel.MinPointWarmup)
 		}
 		if comparableWithNodeStudy(rs) {
 			fmt.Fprintf(b, "\nNode study (docs/studies.md, study B): medians 155 vs 462 ms at 150 ms and 385 vs 1,153 ms at 380 ms; ratio %.1fx-%.1fx at every RTT from %d to %d ms. Its proxy held the first byte until 1.5 RTT after connect; the lab's handshake toxic holds it one RTT after accept.\n",
@@ -196,7 +198,7 @@ func writeNetworkSections(b *strings.Builder, rs []Result, o reportOptions) {
 }
 
 // capped reports whether any result had its COUNT or WARMUP capped.
-func capped(rs []Result) bool {
+func capped(rs []results.Result) bool {
 	for _, r := range rs {
 		if r.CountRequested > 0 || r.WarmupRequested > 0 {
 			return true

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -22,9 +23,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/sc
 // fixtureDir holds fixed bench results (not a measurement) for report tests.
 const fixtureDir = "../testdata/scenarios/results"
 
-func fixtureResults(t *testing.T) []Result {
+func fixtureResults(t *testing.T) []results.Result {
 	t.Helper()
-	rs, err := ReadResults(fixtureDir)
+	rs, err := results.ReadResults(fixtureDir)
 	if err != nil {
 		t.Fatalf("read fixture results: %v", err)
 	}
@@ -53,13 +54,13 @@ func TestReadResultsSorted(t *testing.T) {
 	rs := fixtureResults(t)
 	var got []string
 	for _, r := range rs {
-		got = append(got, ResultFileName(r.Mode, r.RTTMS))
+		got = append(got, results.ResultFileName(r.Mode, r.RTTMS))
 	}
 	want := []string{"bench-per-request-3ms.json", "bench-pooled-3ms.json", "bench-per-request-10ms.json", "bench-pooled-10ms.json"}
 	if !slices.Equal(got, want) {
 		t.Errorf("ReadResults order = %v; want %v", got, want)
 	}
-	if _, err := ReadResults(t.TempDir()); err == nil {
+	if _, err := results.ReadResults(t.TempDir()); err == nil {
 		t.Error("ReadResults of an empty dir: want an error")
 	}
 }
@@ -67,7 +68,7 @@ func TestReadResultsSorted(t *testing.T) {
 func TestWriteResultRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	r := fixtureResults(t)[0]
-	if err := WriteResult(dir, r); err != nil {
+	if err := results.WriteResult(dir, r); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "bench-per-request-3ms.json"))
@@ -83,7 +84,7 @@ func TestWriteResultRoundTrip(t *testing.T) {
 			t.Errorf("result JSON lacks key %s", k)
 		}
 	}
-	back, err := ReadResults(dir)
+	back, err := results.ReadResults(dir)
 	if err != nil || len(back) != 1 || back[0].LatencyMS != r.LatencyMS || back[0].TCPConnections != r.TCPConnections {
 		t.Errorf("round trip = %+v, %v", back, err)
 	}
@@ -126,7 +127,7 @@ func TestCompare(t *testing.T) {
 
 func TestReporters(t *testing.T) {
 	rs := fixtureResults(t)
-	oddRTT := []Result{rs[2], rs[3]}
+	oddRTT := []results.Result{rs[2], rs[3]}
 	oddRTT[0].RTTMS, oddRTT[1].RTTMS = 25, 25
 	oddRTT[0].Count, oddRTT[1].Count = 60, 60
 	tests := []struct {
@@ -245,7 +246,7 @@ func TestChartWithoutCaseFigures(t *testing.T) {
 func TestReport(t *testing.T) {
 	out := t.TempDir()
 	for _, r := range fixtureResults(t) {
-		if err := WriteResult(out, r); err != nil {
+		if err := results.WriteResult(out, r); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -286,7 +287,7 @@ func TestWriteReportKeepsMarkedSections(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte(old), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rs, err := ReadResults(fixtureDir)
+	rs, err := results.ReadResults(fixtureDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,7 +329,7 @@ func TestCaseWallScaledToCount(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(strconv.Itoa(tt.count), func(t *testing.T) {
-			rs := []Result{{Mode: vendorapi.PooledName, RTTMS: 3, Count: tt.count, WallS: 485}}
+			rs := []results.Result{{Mode: vendorapi.PooledName, RTTMS: 3, Count: tt.count, WallS: 485}}
 			tab := summaryTable(rs)
 			col := slices.Index(tab.header, countLabel(rs)+" sends wall s")
 			if col < 0 || len(tab.rows) != 2 {

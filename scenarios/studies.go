@@ -1,6 +1,9 @@
 package scenarios
 
-import "github.com/notifier-lab/notifier-lab/worker/vendorapi"
+import (
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
 
 // StudyPoint is one published median of the Node keep-alive study over a
 // simulated RTT (docs/studies.md, study B: Node 23.5, a proxy that delays
@@ -38,7 +41,7 @@ const (
 // settings: the server answered at once (SERVER_DELAY_MS=0) and the
 // per-request client used TLS 1.3. Only then do the sweep charts and
 // section put the study's points beside the lab's.
-func comparableWithNodeStudy(rs []Result) bool {
+func comparableWithNodeStudy(rs []results.Result) bool {
 	if len(rs) == 0 {
 		return false
 	}

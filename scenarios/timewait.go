@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/moby/moby/client"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/testcontainers/testcontainers-go"
 )
 
@@ -86,20 +87,6 @@ func CountTimeWaitOfPID(procRoot string, pid int) (int, error) {
 	return total, nil
 }
 
-// TimeWait is what the worker's TCP connections left behind during one
-// run, sampled from the worker container's network namespace while it ran.
-type TimeWait struct {
-	Last    int `json:"last"`    // TIME_WAIT sockets at the last sample before the worker exited
-	Peak    int `json:"peak"`    // largest count over the samples
-	Samples int `json:"samples"` // samples taken (one per progress tick)
-}
-
-// Add records one sample.
-func (t *TimeWait) Add(n int) {
-	t.Last, t.Peak = n, max(t.Peak, n)
-	t.Samples++
-}
-
 // containerPID returns the host PID of a running container's main process
 // (docker inspect .State.Pid), 0 when it is not running.
 func containerPID(ctx context.Context, id string) (int, error) {
@@ -122,14 +109,14 @@ func containerPID(ctx context.Context, id string) (int, error) {
 // worker container id at every progress tick and returns the counts it
 // fills; nil (nothing sampled) when the container's PID cannot be read,
 // which is logged.
-func (b *bench) sampleTimeWait(ctx context.Context, id string) *TimeWait {
+func (b *bench) sampleTimeWait(ctx context.Context, id string) *results.TimeWait {
 	b.onTick = nil
 	pid, err := containerPID(ctx, id)
 	if err != nil || pid <= 0 {
 		logf(b.w, "TIME_WAIT not sampled: worker pid %d: %v", pid, err)
 		return nil
 	}
-	tw := &TimeWait{}
+	tw := &results.TimeWait{}
 	b.onTick = func() {
 		if n, err := CountTimeWaitOfPID("/proc", pid); err == nil {
 			tw.Add(n) // the process is gone once the worker exited: keep the last sample

@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -54,7 +55,7 @@ func TestBenchTransport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	run := func(t *testing.T, set func(c *Config)) Result {
+	run := func(t *testing.T, set func(c *Config)) results.Result {
 		t.Helper()
 		c := cfg
 		set(&c)
@@ -62,18 +63,18 @@ func TestBenchTransport(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(out, "nginx"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		b := &bench{cfg: c, w: log, out: out, workDir: out, runID: newRunID(), stack: stack, amqp: conn, env: Environment{}}
+		b := &bench{cfg: c, w: log, out: out, workDir: out, runID: newRunID(), stack: stack, amqp: conn, env: results.Environment{}}
 		r, err := b.runOne(ctx, vendorapi.PooledName, 3)
 		if err != nil {
 			t.Fatalf("runOne: %v", err)
 		}
-		if err := WriteResult(out, r); err != nil {
+		if err := results.WriteResult(out, r); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%s: %d connections, protocols %v, outcomes %v, %.1f sends/s", ResultFile(r), r.TCPConnections, r.Protocols, r.Outcomes, r.SendsPerS)
+		t.Logf("%s: %d connections, protocols %v, outcomes %v, %.1f sends/s", results.ResultFile(r), r.TCPConnections, r.Protocols, r.Outcomes, r.SendsPerS)
 		return r
 	}
-	sent := func(t *testing.T, r Result, n int) {
+	sent := func(t *testing.T, r results.Result, n int) {
 		t.Helper()
 		if r.Outcomes[outcome.Sent] != n || r.JournalCount != n {
 			t.Errorf("outcomes %v, journal %d; want %d SENT and in the journal (errors %q)", r.Outcomes, r.JournalCount, n, r.Errors)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -13,32 +14,32 @@ import (
 func TestTransportWorkerArgsAndPool(t *testing.T) {
 	tests := []struct {
 		name       string
-		tr         Transport
+		tr         results.Transport
 		mode       string
 		wantArgs   []string
 		wantPool   int
 		wantSuffix string
 	}{
-		{"zero is the default", Transport{}, vendorapi.PooledName,
+		{"zero is the default", results.Transport{}, vendorapi.PooledName,
 			[]string{"-concurrency", "1", "-http-version", "1.1"}, 1, ""},
-		{"pooled at 8: pool 8", Transport{Scheme: "https", Concurrency: 8}, vendorapi.PooledName,
+		{"pooled at 8: pool 8", results.Transport{Scheme: "https", Concurrency: 8}, vendorapi.PooledName,
 			[]string{"-concurrency", "8", "-http-version", "1.1"}, 8, "-https-c8"},
-		{"pool size 2 at 8", Transport{Scheme: "https", Concurrency: 8, PoolSize: 2}, vendorapi.PooledName,
+		{"pool size 2 at 8", results.Transport{Scheme: "https", Concurrency: 8, PoolSize: 2}, vendorapi.PooledName,
 			[]string{"-concurrency", "8", "-http-version", "1.1", "-pool-size", "2"}, 2, "-https-c8-pool2"},
-		{"per-request keeps no pool", Transport{Scheme: "mtls", Concurrency: 8, PoolSize: 2, HTTPVersion: "2"}, vendorapi.PerRequestName,
+		{"per-request keeps no pool", results.Transport{Scheme: "mtls", Concurrency: 8, PoolSize: 2, HTTPVersion: "2"}, vendorapi.PerRequestName,
 			[]string{"-concurrency", "8", "-http-version", "2", "-pool-size", "2"}, 0, "-mtls-c8-h2"},
-		{"pool equal to the concurrency is the default", Transport{Scheme: "http", Concurrency: 4, PoolSize: 4}, vendorapi.PooledName,
+		{"pool equal to the concurrency is the default", results.Transport{Scheme: "http", Concurrency: 4, PoolSize: 4}, vendorapi.PooledName,
 			[]string{"-concurrency", "4", "-http-version", "1.1", "-pool-size", "4"}, 4, "-http-c4"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.tr.WorkerArgs(); !slices.Equal(got, tt.wantArgs) {
+			if got := TransportArgs(tt.tr); !slices.Equal(got, tt.wantArgs) {
 				t.Errorf("WorkerArgs %q; want %q", got, tt.wantArgs)
 			}
 			if got := tt.tr.PoolFor(tt.mode); got != tt.wantPool {
 				t.Errorf("PoolFor(%s) = %d; want %d", tt.mode, got, tt.wantPool)
 			}
-			if got := tt.tr.forMode(tt.mode).suffix(); got != tt.wantSuffix {
+			if got := tt.tr.FileSuffix(tt.mode); got != tt.wantSuffix {
 				t.Errorf("suffix %q; want %q", got, tt.wantSuffix)
 			}
 		})
@@ -67,27 +68,27 @@ func TestBenchWorkerArgsCarryTransport(t *testing.T) {
 // certificate variables (the stack's own are then not used); without it
 // env is unchanged.
 func TestWorkerEnvWithoutClientCert(t *testing.T) {
-	env := Transport{}.workerEnv(map[string]string{"A": "1"}, true)
+	env := workerEnv(map[string]string{"A": "1"}, true)
 	if v, ok := env["CLIENT_CERT_FILE"]; !ok || v != "" || env["CLIENT_KEY_FILE"] != "" {
 		t.Errorf("env %v; want CLIENT_CERT_FILE and CLIENT_KEY_FILE set empty", env)
 	}
-	if env := (Transport{}).workerEnv(map[string]string{"A": "1"}, false); len(env) != 1 {
+	if env := workerEnv(map[string]string{"A": "1"}, false); len(env) != 1 {
 		t.Errorf("env %v; want it unchanged", env)
 	}
 }
 
 func TestResultFileAndTransportFields(t *testing.T) {
-	var r Result
+	var r results.Result
 	r.Mode, r.RTTMS = vendorapi.PooledName, 3
-	if got := ResultFile(r); got != "bench-pooled-3ms.json" {
+	if got := results.ResultFile(r); got != "bench-pooled-3ms.json" {
 		t.Errorf("default run: %s; want the file name results had before SCHEME", got)
 	}
-	r.setTransport(Transport{Scheme: "mtls", Concurrency: 8, HTTPVersion: "2"}, r.Mode,
-		[]vendormock.AccessEntry{{Method: "POST", Path: SendPath, ServerProtocol: "HTTP/2.0"}, {Method: "POST", Path: "/v1/token", ServerProtocol: "HTTP/2.0"}})
+	r.SetTransport(results.Transport{Scheme: "mtls", Concurrency: 8, HTTPVersion: "2"}, r.Mode, CountProtocols(
+		[]vendormock.AccessEntry{{Method: "POST", Path: SendPath, ServerProtocol: "HTTP/2.0"}, {Method: "POST", Path: "/v1/token", ServerProtocol: "HTTP/2.0"}}))
 	if r.Scheme != "mtls" || r.Concurrency != 8 || r.HTTPVersion != "2" || r.PoolSize != 8 || r.Protocols["HTTP/2.0"] != 1 || len(r.Protocols) != 1 {
 		t.Errorf("result transport %s %d %s %d %v; want mtls 8 2 8 and one HTTP/2.0 send", r.Scheme, r.Concurrency, r.HTTPVersion, r.PoolSize, r.Protocols)
 	}
-	if got := ResultFile(r); got != "bench-pooled-3ms-mtls-c8-h2.json" {
+	if got := results.ResultFile(r); got != "bench-pooled-3ms-mtls-c8-h2.json" {
 		t.Errorf("mtls h2 c8: %s", got)
 	}
 }
@@ -98,10 +99,10 @@ func TestResultFileAndTransportFields(t *testing.T) {
 // concurrency 1 only. Control: runs of https at 1 alone keep the table
 // as it was (no scheme column).
 func TestSummaryGroupsBySchemeAndConcurrency(t *testing.T) {
-	mk := func(scheme string, c int, mode string, sends float64) Result {
-		return Result{Mode: mode, RTTMS: 3, Count: 1000, Scheme: scheme, Concurrency: c, SendsPerS: sends}
+	mk := func(scheme string, c int, mode string, sends float64) results.Result {
+		return results.Result{Mode: mode, RTTMS: 3, Count: 1000, Scheme: scheme, Concurrency: c, SendsPerS: sends}
 	}
-	rs := []Result{
+	rs := []results.Result{
 		mk("mtls", 1, vendorapi.PooledName, 40), mk("https", 8, vendorapi.PooledName, 300), mk("mtls", 1, vendorapi.PerRequestName, 10),
 		mk("", 0, vendorapi.PooledName, 42), mk("", 0, vendorapi.PerRequestName, 40), mk("https", 8, vendorapi.PerRequestName, 100),
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // fixtureDir is an audit folder's result files (no report, no charts):
@@ -36,7 +37,7 @@ func buildFixture(t *testing.T) (string, Report) {
 			t.Fatal(err)
 		}
 	}
-	rs, err := scenarios.ReadResults(dir)
+	rs, err := results.ReadResults(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,17 +1,24 @@
-package scenarios
+package results
 
 import (
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
-	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
-	"github.com/notifier-lab/notifier-lab/worker/records"
+)
+
+// Drivers of a matrix cell (the lab's DRIVER).
+const (
+	// DriverDirect runs `notifier-worker direct` in the worker container:
+	// the client strategies in a loop, no broker, ledger or routing. It
+	// measures what the HTTP client costs.
+	DriverDirect = "direct"
+	// DriverWorker is the whole worker: broker, ledger, routing and the
+	// client (the bench's path).
+	DriverWorker = "worker"
 )
 
 // MatrixLatency are percentiles of the measured sends' total_ms, ms.
@@ -61,16 +68,21 @@ type MatrixCell struct {
 
 // Name is the cell's name: "<driver>-<scheme>-<mode>-c<concurrency>".
 func (c MatrixCell) Name() string {
-	return matrixCellSpec{scheme: vendormock.Scheme(c.Scheme), driver: c.Driver, mode: c.Mode, concurrency: c.Concurrency}.name()
+	return MatrixCellName(c.Driver, c.Scheme, c.Mode, c.Concurrency)
+}
+
+// MatrixCellName is a cell's name: "<driver>-<scheme>-<mode>-c<concurrency>".
+func MatrixCellName(driver, scheme, mode string, concurrency int) string {
+	return fmt.Sprintf("%s-%s-%s-c%d", driver, scheme, mode, concurrency)
 }
 
 // MatrixCellFileName is the file of a cell in OUT.
 func MatrixCellFileName(c MatrixCell) string { return "cell-" + c.Name() + ".json" }
 
-// check says whether every send was SENT (the direct driver records its
+// Check says whether every send was SENT (the direct driver records its
 // measured sends only, the worker every message) and, for the worker, no
 // message was lost or sent twice.
-func (c MatrixCell) check() string {
+func (c MatrixCell) Check() string {
 	var bad []string
 	want := c.Count + c.Warmup
 	if c.Driver == DriverDirect {
@@ -86,55 +98,6 @@ func (c MatrixCell) check() string {
 		return "ok"
 	}
 	return "CHECK: " + strings.Join(bad, "; ")
-}
-
-// fromResult takes a bench Result's figures (worker driver).
-func (c *MatrixCell) fromResult(r Result) {
-	c.Connections = r.TCPConnections
-	c.Lost, c.Duplicates = -1, -1
-	if r.Reconcile != nil {
-		c.Lost, c.Duplicates = r.Reconcile.Lost, r.Reconcile.Duplicates
-	}
-}
-
-// addRecords reads a run's records and published list and fills the rate,
-// latency, CPU and outcome fields.
-func (c *MatrixCell) addRecords(recordsPath, publishedPath string) error {
-	published, err := reconcile.ReadPublishedFile(publishedPath)
-	if err != nil {
-		return fmt.Errorf("read published list: %w", err)
-	}
-	return c.addRecordsPublished(recordsPath, published)
-}
-
-// addRecordsPublished is addRecords with the published list given.
-func (c *MatrixCell) addRecordsPublished(recordsPath string, published []reconcile.Published) error {
-	recs, err := records.ReadFile(recordsPath)
-	if err != nil {
-		return err
-	}
-	m := NewMetrics(published)
-	measured := map[string]bool{}
-	for _, p := range published {
-		if p.Valid && !p.Warmup {
-			measured[p.RefKey] = true
-		}
-	}
-	var totals []float64
-	for _, r := range recs {
-		m.Add(r)
-		if measured[r.RefKey] && r.TotalMS > 0 {
-			totals = append(totals, r.TotalMS)
-		}
-	}
-	m.Close()
-	slices.Sort(totals)
-	c.ReqPerS, c.WallS = m.SendsPerS, m.WallS
-	c.LatencyMS = MatrixLatency{P50: Percentile(totals, 0.50), P99: Percentile(totals, 0.99), P999: Percentile(totals, 0.999)}
-	c.CPUMSPerReq, c.ClientCPUMSPerReq = m.CPUMSPerSend, m.ClientCPUMSPerSend
-	c.CPUS = m.CPUMSPerSend * float64(m.Measured) / 1000
-	c.Outcomes, c.Errors = m.Outcomes, m.Errors
-	return nil
 }
 
 // WriteMatrixCell writes c as indented JSON to dir/MatrixCellFileName(c).

@@ -1,4 +1,4 @@
-package scenarios
+package results
 
 import (
 	"cmp"
@@ -11,7 +11,11 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
+
+// AllModes are the client strategies a run may compare, in report order.
+var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 
 // Result is one bench run (one mode at one RTT), written as
 // OUT/bench-<mode>-<rtt>ms.json. The JSON keys are a contract that other
@@ -191,10 +195,10 @@ func ResultFileName(mode string, rttMS int) string {
 // ResultFile is the file of r in OUT: ResultFileName for a run at the
 // default transport (https, concurrency 1, HTTP/1.1, default pool), else
 // with the transport after the RTT ("bench-pooled-3ms-mtls-c8-h2.json",
-// Transport.suffix), so runs of several schemes share one OUT.
+// Transport.FileSuffix), so runs of several schemes share one OUT.
 func ResultFile(r Result) string {
 	t := Transport{Scheme: vendormock.Scheme(r.Scheme), Concurrency: r.Concurrency, HTTPVersion: r.HTTPVersion, PoolSize: r.PoolSize}
-	return fmt.Sprintf("bench-%s-%dms%s.json", r.Mode, r.RTTMS, t.forMode(r.Mode).suffix())
+	return fmt.Sprintf("bench-%s-%dms%s.json", r.Mode, r.RTTMS, t.FileSuffix(r.Mode))
 }
 
 // AccessLogFileName returns "nginx/access-<mode>-<rtt>ms.log" (relative to OUT).
@@ -242,15 +246,15 @@ func ReadResults(dir string) ([]Result, error) {
 }
 
 // SortResults orders results by scheme (http, https, mtls) and
-// concurrency (runGroup), then RTT, then mode in allowed order
+// concurrency (Group), then RTT, then mode in allowed order
 // (per-request, pooled), then mode name.
 func SortResults(rs []Result) {
 	slices.SortStableFunc(rs, func(a, b Result) int {
-		return cmp.Or(compareGroups(groupOf(a), groupOf(b)), cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(modeRank(a.Mode), modeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
+		return cmp.Or(CompareGroups(GroupOf(a), GroupOf(b)), cmp.Compare(a.RTTMS, b.RTTMS), cmp.Compare(ModeRank(a.Mode), ModeRank(b.Mode)), cmp.Compare(a.Mode, b.Mode))
 	})
 }
 
-func modeRank(m string) int {
+func ModeRank(m string) int {
 	if i := slices.Index(AllModes, m); i >= 0 {
 		return i
 	}

@@ -11,6 +11,8 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -19,7 +21,7 @@ var scenarioNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
 // Allowed values of the enumerated keys, in the order usage prints them.
 var (
-	allowedModes     = scenarios.AllModes
+	allowedModes     = results.AllModes
 	allowedTLS       = []string{"1.2", "1.3"}
 	allowedLabImages = []string{"official", "offline", "auto"}
 	allowedStates    = []string{"tmpfs", "disk"}
@@ -216,9 +218,9 @@ func parseKeys(args []string, getenv func(string) string) (scenarios.Config, err
 	}
 	if cfg.KeepaliveTimeout > 0 {
 		maxRTT := time.Duration(slices.Max(cfg.RTTs)) * time.Millisecond
-		if scenarios.IdleConnTimeout(cfg.KeepaliveTimeout, slices.Max(cfg.RTTs)) <= 0 {
+		if netmodel.IdleConnTimeout(cfg.KeepaliveTimeout, slices.Max(cfg.RTTs)) <= 0 {
 			return scenarios.Config{}, &UsageError{Key: "KEEPALIVE_TIMEOUT", Value: cfg.KeepaliveTimeout.String(), Source: sources["KEEPALIVE_TIMEOUT"],
-				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, scenarios.IdleConnMargin)}
+				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, netmodel.IdleConnMargin)}
 		}
 	}
 	if err := checkWorker(cfg, sources["WORKER"]); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -48,7 +49,7 @@ var matrixKeys = []matrixKey{
 		}},
 	{"DRIVERS", "direct: the client in a loop; worker: the whole worker", `"direct worker"`, "one or more of direct, worker",
 		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.Drivers, err = parseList(v, []string{scenarios.DriverDirect, scenarios.DriverWorker})
+			c.Drivers, err = parseList(v, []string{results.DriverDirect, results.DriverWorker})
 			return
 		}},
 	{"HTTP_VERSION", helpHTTPVersion, "1.1", strings.Join(allowedHTTPVersions, " or "),
