@@ -16,6 +16,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -210,13 +211,13 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			}
 			logf(w, "%s at %d ms: %.1f sends/s, p50 %.1f ms, p99 %.1f ms, CPU %.2f ms/send, %d TCP connections, outcomes %s -> %s",
 				mode, rtt, r.SendsPerS, r.LatencyMS.P50, r.LatencyMS.P99, r.CPUMSPerSend, r.TCPConnections,
-				formatCounts(r.Outcomes), filepath.Join(cfg.Out, results.ResultFile(r)))
+				report.FormatCounts(r.Outcomes), filepath.Join(cfg.Out, results.ResultFile(r)))
 			rs = append(rs, r)
 		}
 	}
 	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
-	return WriteReport(out, rs, w, WithBulk(cfg.Bulk))
+	return report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk))
 }
 
 // bench is the state shared by the runs of one Run.
@@ -464,9 +465,7 @@ func newRunID() string {
 }
 
 // logf writes one "[lab] ..." line to w.
-func logf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "[lab] "+format+"\n", args...)
-}
+func logf(w io.Writer, format string, args ...any) { report.Logf(w, format, args...) }
 
 // outcomeWarning returns "" when a run ended as it should: its valid
 // messages (WARMUP+COUNT) all SENT and its malformed ones (MALFORMED) all
@@ -482,5 +481,5 @@ func outcomeWarning(outcomes map[outcome.Outcome]int, valid, malformed int) stri
 	if len(bad) == 0 {
 		return ""
 	}
-	return strings.Join(bad, "; ") + ": " + formatCounts(outcomes)
+	return strings.Join(bad, "; ") + ": " + report.FormatCounts(outcomes)
 }

@@ -238,7 +238,7 @@ func (b *bench) contractResult(r *results.Result, cc *results.ContractCheck, ent
 	var times []float64
 	var first, last time.Time
 	for _, e := range entries {
-		if e.Method != "POST" || e.Path != SendPath {
+		if e.Method != "POST" || e.Path != results.SendPath {
 			continue
 		}
 		times = append(times, e.RequestTime*1000)

@@ -93,20 +93,6 @@ func TestContractCheckRecords(t *testing.T) {
 	}
 }
 
-func TestContractSection(t *testing.T) {
-	if s := contractSection([]results.Result{{Mode: "pooled", RTTMS: 3}}); s != "" {
-		t.Errorf("contractSection of Go runs = %q; want empty", s)
-	}
-	cc := &results.ContractCheck{Worker: "image:x", Image: "x", Expected: 5, Consumed: 5}
-	checkRecords(cc, nil, os.ErrNotExist, 5)
-	s := contractSection([]results.Result{{Mode: "image-x", RTTMS: 3, Contract: cc}})
-	for _, want := range []string{"## Worker under test", "image:x at 3 ms", "stopped by the lab", "wrote no records file", "| TLS version | nginx access log |", "| CPU per send | not measured |"} {
-		if !strings.Contains(s, want) {
-			t.Errorf("section lacks %q:\n%s", want, s)
-		}
-	}
-}
-
 func TestResolveProfileByName(t *testing.T) {
 	for _, name := range []string{"alimtalk", "sms", "vendormock/profiles/sms"} {
 		dir, err := ResolveProfile(name)

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -66,7 +67,7 @@ func checkMetrics(reps []results.ReplicaMetrics) *results.MetricsCheck {
 		case r.Error != "":
 			bad = append(bad, r.ID+": "+r.Error)
 		case !maps.Equal(r.Metrics, r.Records):
-			bad = append(bad, fmt.Sprintf("%s: metrics %s, records %s", r.ID, formatCounts(r.Metrics), formatCounts(r.Records)))
+			bad = append(bad, fmt.Sprintf("%s: metrics %s, records %s", r.ID, report.FormatCounts(r.Metrics), report.FormatCounts(r.Records)))
 		}
 	}
 	if len(bad) > 0 {

@@ -31,7 +31,7 @@ func TransportArgs(t results.Transport) []string {
 func CountProtocols(entries []vendormock.AccessEntry) map[string]int {
 	out := map[string]int{}
 	for _, e := range entries {
-		if e.Method == "POST" && e.Path == SendPath {
+		if e.Method == "POST" && e.Path == results.SendPath {
 			out[e.ServerProtocol]++
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -155,7 +156,7 @@ func DefaultConfig() Config {
 		WorkerState:   DefaultWorkerState,
 		CPUProfile:    DefaultCPUProfile,
 		TCPHandshake:  DefaultTCPHandshake,
-		Bulk:          DefaultBulk,
+		Bulk:          report.DefaultBulk,
 		Workers:       DefaultWorkers,
 		Ledger:        DefaultLedger,
 		QueueType:     DefaultQueueType,

@@ -2,12 +2,10 @@ package scenarios_test
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
-	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
@@ -34,14 +32,4 @@ func ExampleMetrics() {
 		m.Latency.P50, m.Latency.P99, m.CPUMSPerSend, m.ClientReused, m.WallS)
 	// Output:
 	// p50 22 ms, p99 24 ms, 0.50 ms CPU/send, 4 reused, wall 0.325 s
-}
-
-func ExampleNewTextReporter() {
-	rs := []results.Result{
-		{Mode: "per-request", RTTMS: 10, Count: 1000, SendsPerS: 18.2, LatencyMS: results.Latency{P50: 54.6, P99: 60.3}, CPUMSPerSend: 2.91, WallS: 54.9, TCPConnections: 1050},
-		{Mode: "pooled", RTTMS: 10, Count: 1000, SendsPerS: 31.6, LatencyMS: results.Latency{P50: 31.3, P99: 34.8}, CPUMSPerSend: 0.33, WallS: 31.6, TCPConnections: 1},
-	}
-	if err := scenarios.NewTextReporter(rs)(os.Stdout); err != nil {
-		panic(err)
-	}
 }

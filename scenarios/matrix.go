@@ -14,6 +14,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -180,7 +181,7 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 		}
 	}
 	logf(w, "matrix done in %s", time.Since(start).Round(time.Second))
-	return WriteMatrixReport(out, measured, w)
+	return report.WriteMatrixReport(out, measured, w)
 }
 
 // matrixRun is the state of the cells of one stack.

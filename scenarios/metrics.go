@@ -2,9 +2,7 @@ package scenarios
 
 import (
 	"fmt"
-	"maps"
 	"slices"
-	"strconv"
 	"time"
 
 	"gonum.org/v1/gonum/stat"
@@ -16,16 +14,11 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
 
-// SendPath is the alimtalk vendor's send endpoint
-// (docs/vendor-api.md#message); only POST requests to the stack's send path
-// (StackSendPath) count as sends in the access log and the journal.
-const SendPath = "/v3/message"
-
 // StackSendPath is the send endpoint of st's vendor profile (api.send_path;
 // docs/worker-contract.md), or SendPath when st has no profile.
 func StackSendPath(st *vendormock.Stack) string {
 	if st == nil || st.Profile == nil || st.Profile.API.SendPath == "" {
-		return SendPath
+		return results.SendPath
 	}
 	return st.Profile.API.SendPath
 }
@@ -203,7 +196,7 @@ type ConnStats struct {
 // connections (docs/topology.md#counting-connections); this is how the case
 // counted them.
 func CountConnections(entries []vendormock.AccessEntry) ConnStats {
-	return CountConnectionsTo(entries, SendPath)
+	return CountConnectionsTo(entries, results.SendPath)
 }
 
 // CountConnectionsTo is CountConnections for the send path sendPath.
@@ -231,7 +224,7 @@ func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnS
 // journal holds, and how many refkeys appear more than once among them
 // (the vendor does not de-duplicate: a repeat is a second notification).
 func CountJournalSends(journal []vendormock.JournalEntry) (sends, repeatedRefKeys int) {
-	return CountJournalSendsTo(journal, SendPath)
+	return CountJournalSendsTo(journal, results.SendPath)
 }
 
 // CountJournalSendsTo is CountJournalSends for the send path sendPath.
@@ -252,21 +245,4 @@ func CountJournalSendsTo(journal []vendormock.JournalEntry, sendPath string) (se
 		}
 	}
 	return sends, repeatedRefKeys
-}
-
-// sortedKeys returns m's keys sorted.
-func sortedKeys[K ~string, V any](m map[K]V) []K {
-	return slices.Sorted(maps.Keys(m))
-}
-
-// formatCounts renders {a:1, b:2} as "a 1, b 2" in key order.
-func formatCounts[K ~string](m map[K]int) string {
-	s := ""
-	for i, k := range sortedKeys(m) {
-		if i > 0 {
-			s += ", "
-		}
-		s += string(k) + " " + strconv.Itoa(m[k])
-	}
-	return s
 }

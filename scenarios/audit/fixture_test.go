@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
@@ -41,7 +41,7 @@ func buildFixture(t *testing.T) (string, Report) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scenarios.WriteCharts(filepath.Join(dir, "charts"), rs); err != nil {
+	if err := report.WriteCharts(filepath.Join(dir, "charts"), rs); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Create(filepath.Join(dir, "charts", RaceName+".svg"))

@@ -1,4 +1,4 @@
-package scenarios
+package report
 
 import (
 	"fmt"
@@ -180,7 +180,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 					sa, _ := studyAFor(s, m, n)
 					fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s | %s | %s | %s | %d | %s | %s | %s | %s |\n",
 						s, studyMode(m), n, f1(c.ReqPerS), f3(c.LatencyMS.P50), f3(c.LatencyMS.P99), f3(c.LatencyMS.P999),
-						f3(c.CPUMSPerReq), f3(c.CPUS), c.Connections, formatCounts(c.Protocols), c.Check(), f1(sa.ReqPerS), f3(sa.P999MS))
+						f3(c.CPUMSPerReq), f3(c.CPUS), c.Connections, FormatCounts(c.Protocols), c.Check(), f1(sa.ReqPerS), f3(sa.P999MS))
 				}
 			}
 		}
@@ -332,9 +332,9 @@ func WriteMatrixReport(out string, cs []results.MatrixCell, w io.Writer) error {
 		return err
 	}
 	for _, line := range MatrixChecks(cs) {
-		logf(w, "%s", line)
+		Logf(w, "%s", line)
 	}
-	logf(w, "matrix report: %s, charts in %s", filepath.Join(out, "matrix.md"), filepath.Join(out, "charts"))
+	Logf(w, "matrix report: %s, charts in %s", filepath.Join(out, "matrix.md"), filepath.Join(out, "charts"))
 	return nil
 }
 

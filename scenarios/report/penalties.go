@@ -1,4 +1,4 @@
-package scenarios
+package report
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ func Penalties(rs []results.Result) []Penalty {
 		}
 		tlsV := pr.TLSMax
 		if tlsV == "" {
-			tlsV = DefaultPerRequestTLS
+			tlsV = netmodel.DefaultPerRequestTLS
 		}
 		hs := handshakeLabel(pr)
 		n, err := netmodel.ModelPenaltyRTTs(tlsV, hs)

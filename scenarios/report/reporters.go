@@ -1,4 +1,4 @@
-package scenarios
+package report
 
 import (
 	"bytes"
@@ -92,7 +92,7 @@ func Compare(rs []results.Result) []Comparison {
 				continue
 			}
 			c := Comparison{RTTMS: rtt, Scheme: g.Scheme, Concurrency: g.Concurrency, P50DiffMS: pr.LatencyMS.P50 - po.LatencyMS.P50,
-				PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: formatCounts(po.TLSVersions)}
+				PerRequestTLSMax: pr.TLSMax, PooledTLSVersions: FormatCounts(po.TLSVersions)}
 			if pr.SendsPerS > 0 {
 				c.SendsRatio = po.SendsPerS / pr.SendsPerS
 			}
@@ -210,8 +210,8 @@ func detailTable(rs []results.Result) (t table) {
 	results.SortResults(sorted)
 	for _, r := range sorted {
 		t.rows = append(t.rows, []string{
-			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), formatCounts(r.TLSVersions),
-			fmt.Sprintf("%d/%d", r.ClientReused, r.Measured), formatCounts(r.Outcomes),
+			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), FormatCounts(r.TLSVersions),
+			fmt.Sprintf("%d/%d", r.ClientReused, r.Measured), FormatCounts(r.Outcomes),
 			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), f1(r.PhaseP50MS.TLSHandshakeMS), f2(r.ClientCPUMSPerSend), dash(r.WorkerState), f1(r.SelfCheckRTTMS),
 			reconcileLabel(r),
 		})
@@ -287,7 +287,7 @@ func notes(rs []results.Result) []string {
 		"Rows marked (case) are the case's published figures (1,000 sends + 50 warm-up, JVM worker, per-request on TLS 1.2).",
 		"Latency is the worker's httptrace total per measured send; percentiles are nearest-rank (gonum stat.Quantile, Empirical).",
 		"CPU ms/send is the worker process's own user+sys CPU over the measured sends, divided by their number.",
-		"TCP conns counts distinct nginx connections that carried POST " + SendPath + ", warm-up included, as the case counted.",
+		"TCP conns counts distinct nginx connections that carried POST " + results.SendPath + ", warm-up included, as the case counted.",
 	}
 	if scaledCaseWall(rs) {
 		n = append(n, "This run measured "+countLabel(rs)+" sends per run; case wall times marked *"+

@@ -1,4 +1,4 @@
-package scenarios
+package report
 
 import (
 	"bytes"
@@ -21,7 +21,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/scenarios")
 
 // fixtureDir holds fixed bench results (not a measurement) for report tests.
-const fixtureDir = "../testdata/scenarios/results"
+const fixtureDir = "../../testdata/scenarios/results"
 
 func fixtureResults(t *testing.T) []results.Result {
 	t.Helper()
@@ -35,7 +35,7 @@ func fixtureResults(t *testing.T) []results.Result {
 // golden compares got with testdata/scenarios/name, rewriting it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("..", "testdata", "scenarios", name)
+	path := filepath.Join("..", "..", "testdata", "scenarios", name)
 	if *update {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
@@ -353,5 +353,16 @@ func TestCaseWallScaledToCount(t *testing.T) {
 	}
 	if got := CaseWallS(c, 2000); got != 2*c.WallS {
 		t.Errorf("CaseWallS(2000) = %v; want %v", got, 2*c.WallS)
+	}
+}
+
+// TestCPULabel: an unknown CPU per send (-1, the worker could not read
+// its CPU) reads "n/a"; a known one keeps two decimals.
+func TestCPULabel(t *testing.T) {
+	if got := cpuLabel(-1); got != "n/a" {
+		t.Errorf("cpuLabel(-1) = %q; want n/a", got)
+	}
+	if got := cpuLabel(0.334); got != "0.33" {
+		t.Errorf("cpuLabel(0.334) = %q; want 0.33", got)
 	}
 }

@@ -1,4 +1,4 @@
-package scenarios
+package report
 
 import (
 	"github.com/notifier-lab/notifier-lab/scenarios/results"

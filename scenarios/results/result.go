@@ -14,6 +14,11 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
+// SendPath is the alimtalk vendor's send endpoint
+// (docs/vendor-api.md#message); only POST requests to the stack's send path
+// (StackSendPath) count as sends in the access log and the journal.
+const SendPath = "/v3/message"
+
 // AllModes are the client strategies a run may compare, in report order.
 var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 

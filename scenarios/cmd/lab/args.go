@@ -12,6 +12,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -133,7 +134,7 @@ var benchKeys = []key{
 	{"TCP_HANDSHAKE", "on: Toxiproxy's handshake toxic makes a new connection cost its TCP round trip, as a real network does; off: stock Toxiproxy, which delays data but not the TCP handshake (the case's own conditions, so off is the default)", scenarios.DefaultTCPHandshake,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *scenarios.Config, v string) (err error) { c.TCPHandshake, err = oneOf(v, allowedOnOff); return }},
-	{"BULK", "messages of the evening bulk run the summary projects (calculated from each run's p50 and rate) against the 20:50 Asia/Seoul send window close", strconv.Itoa(scenarios.DefaultBulk),
+	{"BULK", "messages of the evening bulk run the summary projects (calculated from each run's p50 and rate) against the 20:50 Asia/Seoul send window close", strconv.Itoa(report.DefaultBulk),
 		"a whole number 1..100000000",
 		func(c *scenarios.Config, v string) (err error) { c.Bulk, err = parseInt(v, 1, 100_000_000); return }},
 	{"WORKERS", "worker replicas of every run, on one queue under single active consumer (one handles everything, the others stand by); with more than 1, or another LEDGER or QUEUE_TYPE, each replica's /metrics is checked against the records",

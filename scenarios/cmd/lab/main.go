@@ -29,6 +29,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -128,7 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		return scenarios.Report(rest[0], stdout, scenarios.WithBulk(cfg.Bulk))
+		return report.Report(rest[0], stdout, report.WithBulk(cfg.Bulk))
 	case "matrix":
 		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
 			return matrixUsage(stdout)
@@ -145,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if len(rest) != 1 {
 			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
 		}
-		return scenarios.MatrixReport(rest[0], stdout)
+		return report.MatrixReport(rest[0], stdout)
 	case "help", "-h", "--help":
 		if err := usage(stdout); err != nil {
 			return err
