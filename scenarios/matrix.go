@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
@@ -61,7 +62,7 @@ func DefaultMatrixConfig() MatrixConfig {
 		Drivers:       []string{results.DriverDirect, results.DriverWorker},
 		HTTPVersion:   "1.1",
 		PerRequestTLS: "1.3",
-		Profile:       DefaultProfile,
+		Profile:       bench.DefaultProfile,
 		Out:           DefaultMatrixOut,
 	}
 }
@@ -106,26 +107,26 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 		return fmt.Errorf("read images: %w", err)
 	}
 	if images.Worker == "" {
-		return fmt.Errorf("read images: %w: LAB_IMAGE_WORKER is empty", ErrNoWorkerImage)
+		return fmt.Errorf("read images: %w: LAB_IMAGE_WORKER is empty", bench.ErrNoWorkerImage)
 	}
 	out, err := filepath.Abs(cfg.Out)
 	if err != nil {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
-	runID := newRunID()
+	runID := bench.NewRunID()
 	if err := outdir.Claim(out, runID); err != nil {
 		return err
 	}
-	profile, err := ResolveProfile(cfg.Profile)
+	profile, err := bench.ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
-	workDir := filepath.Join(repoRoot(), ".lab", "runs", "matrix-"+runID)
+	workDir := filepath.Join(lab.RepoRoot(), ".lab", "runs", "matrix-"+runID)
 	cells := cfg.plan()
-	logf(w, "matrix %s: %d cells (schemes %v, drivers %v, modes %v, concurrency %v), RTT %d ms, COUNT=%d WARMUP=%d SERVER_DELAY_MS=%d HTTP_VERSION=%s; work dir %s",
+	report.Logf(w, "matrix %s: %d cells (schemes %v, drivers %v, modes %v, concurrency %v), RTT %d ms, COUNT=%d WARMUP=%d SERVER_DELAY_MS=%d HTTP_VERSION=%s; work dir %s",
 		runID, len(cells), cfg.Schemes, cfg.Drivers, cfg.Modes, cfg.Concurrencies, cfg.RTTMS, cfg.Count, cfg.Warmup,
 		cfg.ServerDelayMS, cfg.HTTPVersion, workDir)
-	env := describeEnvironment(images)
+	env := bench.DescribeEnvironment(images)
 	start := time.Now()
 	var measured []results.MatrixCell
 	done := 0
@@ -141,13 +142,13 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 				return fmt.Errorf("start stack (%s): %w", scheme, err)
 			}
 			defer func() {
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bench.CleanupTimeout)
 				defer cancel()
 				if cerr := stack.Close(cctx); cerr != nil {
 					err = errors.Join(err, fmt.Errorf("close stack: %w", cerr))
 				}
 			}()
-			logf(w, "%s stack ready in %.1f s", scheme, stack.StartDuration.Seconds())
+			report.Logf(w, "%s stack ready in %.1f s", scheme, stack.StartDuration.Seconds())
 			if err := stack.SetRTT(ctx, cfg.RTTMS); err != nil {
 				return fmt.Errorf("set rtt: %w", err)
 			}
@@ -170,7 +171,7 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 				done++
 				el := time.Since(start)
 				eta := time.Duration(float64(el) / float64(done) * float64(len(cells)-done))
-				logf(w, "cell %d/%d %-34s %8.1f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms  CPU %.3f ms/req  %4d conns  %s; elapsed %s, ETA %s",
+				report.Logf(w, "cell %d/%d %-34s %8.1f req/s  p50 %6.2f  p99 %6.2f  p99.9 %6.2f ms  CPU %.3f ms/req  %4d conns  %s; elapsed %s, ETA %s",
 					done, len(cells), spec.name(), cell.ReqPerS, cell.LatencyMS.P50, cell.LatencyMS.P99, cell.LatencyMS.P999,
 					cell.CPUMSPerReq, cell.Connections, cell.Check(), el.Round(time.Second), eta.Round(time.Second))
 			}
@@ -180,7 +181,7 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 			return err
 		}
 	}
-	logf(w, "matrix done in %s", time.Since(start).Round(time.Second))
+	report.Logf(w, "matrix done in %s", time.Since(start).Round(time.Second))
 	return report.WriteMatrixReport(out, measured, w)
 }
 
@@ -233,20 +234,20 @@ func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (results
 		return results.MatrixCell{}, fmt.Errorf("connect to rabbitmq: %w", err)
 	}
 	defer conn.Close()
-	bcfg := DefaultConfig()
+	bcfg := bench.DefaultConfig()
 	bcfg.Count, bcfg.Warmup, bcfg.ServerDelayMS, bcfg.PerRequestTLS = m.cfg.Count, m.cfg.Warmup, m.cfg.ServerDelayMS, m.cfg.PerRequestTLS
 	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{spec.mode}, []int{m.cfg.RTTMS}, cellDir
 	bcfg.Scheme, bcfg.Concurrency, bcfg.HTTPVersion, bcfg.PoolSize = string(spec.scheme), spec.concurrency, m.cfg.HTTPVersion, m.cfg.PoolSize
-	b := &bench{cfg: bcfg, w: lab.PrefixWriter{W: io.Discard}, out: cellDir, workDir: cellDir, runID: newRunID(),
-		stack: m.stack, amqp: conn, env: m.env}
-	r, err := b.runOne(ctx, spec.mode, m.cfg.RTTMS)
+	b := bench.NewBench(bench.PointOptions{Config: bcfg, Log: lab.PrefixWriter{W: io.Discard}, Out: cellDir, WorkDir: cellDir,
+		RunID: bench.NewRunID(), Stack: m.stack, AMQP: conn, Env: m.env})
+	r, err := b.RunPoint(ctx, spec.mode, m.cfg.RTTMS)
 	if err != nil {
 		return results.MatrixCell{}, err
 	}
-	runDir := filepath.Join(cellDir, fmt.Sprintf("%s-%dms", spec.mode, m.cfg.RTTMS))
+	runDir := filepath.Join(cellDir, bench.PointName(spec.mode, m.cfg.RTTMS))
 	c := m.newCell(spec)
 	cellFromResult(&c, r)
-	if err := addRecords(&c, filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, publishedFile)); err != nil {
+	if err := addRecords(&c, filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, bench.PublishedFile)); err != nil {
 		return results.MatrixCell{}, err
 	}
 	c.Protocols = r.Protocols

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
@@ -20,10 +21,10 @@ import (
 func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results.MatrixCell, error) {
 	label := spec.name()
 	fail := func(step string, err error) error {
-		return &RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: step, Err: err}
+		return &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: step, Err: err}
 	}
 	if _, err := m.stack.SelfCheck(ctx, m.cfg.RTTMS); err != nil {
-		return results.MatrixCell{}, fail("self-check", fmt.Errorf("%w: %w", ErrSelfCheck, err))
+		return results.MatrixCell{}, fail("self-check", fmt.Errorf("%w: %w", bench.ErrSelfCheck, err))
 	}
 	runDir := filepath.Join(m.workDir, label)
 	if err := lab.StateDir(runDir); err != nil {
@@ -33,13 +34,13 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 	if err != nil {
 		return results.MatrixCell{}, fail("read access log", err)
 	}
-	prefix := newRunID() + "-" + label
+	prefix := bench.NewRunID() + "-" + label
 	args := []string{"direct",
 		"-count", strconv.Itoa(m.cfg.Count), "-warmup", strconv.Itoa(m.cfg.Warmup), "-refkey-prefix", prefix,
 		"-vendor-url", m.stack.VendorURL, "-ca-file", vendormock.WorkerCAPath, "-client-id", m.stack.ClientID,
 		"-strategy", spec.mode, "-records", vendormock.WorkerOutDir + "/" + lab.RecordsFile, "-ops-addr", "off",
 	}
-	args = append(args, TransportArgs(m.transport(spec))...)
+	args = append(args, bench.TransportArgs(m.transport(spec))...)
 	if spec.mode == vendorapi.PerRequestName {
 		args = append(args, "-tls-max", m.cfg.PerRequestTLS)
 	} else {
@@ -52,18 +53,18 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 		return results.MatrixCell{}, fail("start worker", err)
 	}
 	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bench.CleanupTimeout)
 		defer cancel()
 		_ = wk.Stop(cctx, 10*time.Second)
 	}()
-	wctx, cancel := context.WithTimeout(ctx, WorkerTimeout(m.cfg.Count+m.cfg.Warmup, m.cfg.RTTMS, m.cfg.ServerDelayMS))
+	wctx, cancel := context.WithTimeout(ctx, bench.WorkerTimeout(m.cfg.Count+m.cfg.Warmup, m.cfg.RTTMS, m.cfg.ServerDelayMS))
 	code, err := wk.Wait(wctx)
 	cancel()
 	if err != nil || code != 0 {
-		re := &RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: "wait worker", Err: fmt.Errorf("%w: exit code %d: %v", ErrWorkerExit, code, err)}
+		re := &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: "wait worker", Err: fmt.Errorf("%w: exit code %d: %v", bench.ErrWorkerExit, code, err)}
 		lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if logs, lerr := wk.Logs(lctx); lerr == nil {
-			re.WorkerLogs = lab.LastLines(logs, workerLogLines)
+			re.WorkerLogs = lab.LastLines(logs, bench.WorkerLogLines)
 		}
 		lcancel()
 		return results.MatrixCell{}, re
@@ -85,7 +86,7 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 	if err != nil {
 		return results.MatrixCell{}, fail("collect", err)
 	}
-	cs := CountConnectionsTo(entries, StackSendPath(m.stack))
-	c.Connections, c.Protocols = cs.TCPConnections, CountProtocols(entries)
+	cs := bench.CountConnectionsTo(entries, bench.StackSendPath(m.stack))
+	c.Connections, c.Protocols = cs.TCPConnections, bench.CountProtocols(entries)
 	return c, nil
 }

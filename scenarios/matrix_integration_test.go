@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
@@ -29,7 +30,7 @@ func TestMatrixSmall(t *testing.T) {
 	cfg.Modes = []string{vendorapi.PooledName}
 	cfg.Concurrencies = []int{8}
 	cfg.Out = t.TempDir()
-	lw := newLogWriter(t)
+	lw := testlog.New(t)
 	if err := RunMatrix(ctx, cfg, lw); err != nil {
 		t.Fatalf("RunMatrix: %v", err)
 	}
@@ -53,7 +54,7 @@ func TestMatrixSmall(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	if !strings.Contains(lw.all.String(), "cell 2/2") || !strings.Contains(lw.all.String(), "ETA") {
+	if !strings.Contains(lw.String(), "cell 2/2") || !strings.Contains(lw.String(), "ETA") {
 		t.Errorf("no progress line with an ETA per cell")
 	}
 }

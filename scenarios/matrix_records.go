@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -34,7 +35,7 @@ func addRecordsPublished(c *results.MatrixCell, recordsPath string, published []
 	if err != nil {
 		return err
 	}
-	m := NewMetrics(published)
+	m := bench.NewMetrics(published)
 	measured := map[string]bool{}
 	for _, p := range published {
 		if p.Valid && !p.Warmup {

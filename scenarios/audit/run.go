@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -37,7 +37,7 @@ var ErrFailed = errors.New("audit failed")
 // COUNT, RTTS, KEEPALIVE_TIMEOUT, SERVER_DELAY_MS...); Out "" writes to
 // DefaultDir/<worker>-<profile>.
 type Options struct {
-	Config scenarios.Config
+	Config bench.Config
 	Images vendormock.Images
 	// RaceCount and RaceBurst size the idle race (0 = the defaults).
 	RaceCount, RaceBurst int
@@ -51,7 +51,7 @@ func Folder(worker, profile string) string {
 	if worker == "" {
 		worker = vendormock.WorkerGo
 	}
-	return scenarios.WorkerMode(worker) + "-" + profile
+	return bench.WorkerMode(worker) + "-" + profile
 }
 
 // Run runs the battery and writes the report: the bench at the RTTs of
@@ -62,7 +62,7 @@ func Folder(worker, profile string) string {
 // when a rule failed (after writing the report), ctx's.
 func Run(ctx context.Context, o Options, w io.Writer) error {
 	cfg := o.Config
-	pdir, err := scenarios.ResolveProfile(cfg.Profile)
+	pdir, err := bench.ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
@@ -74,7 +74,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}
-	if cfg.Out == "" || cfg.Out == scenarios.DefaultOut {
+	if cfg.Out == "" || cfg.Out == bench.DefaultOut {
 		cfg.Out = filepath.Join(DefaultDir, Folder(sel.Name, profile.Name))
 	}
 	out, err := filepath.Abs(cfg.Out)
@@ -108,7 +108,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	p := newProgress(w, cfg, keepalive, raceCount, raceBurst)
 	var runErrs []string
 	p.step("bench", fmt.Sprintf("%s at RTT %v ms, %d sends each", strings.Join(cfg.RunModes(), " and "), cfg.RTTs, cfg.Count))
-	if err := scenarios.Run(ctx, cfg, w); err != nil {
+	if err := bench.Run(ctx, cfg, w); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}

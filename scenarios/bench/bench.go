@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"context"
@@ -20,9 +20,6 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
-	"github.com/notifier-lab/notifier-lab/worker/queues"
-	"github.com/notifier-lab/notifier-lab/worker/records"
-	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // Sentinel errors of a bench run; a *RunError wraps them with where it
@@ -71,14 +68,14 @@ const (
 	// CleanupTimeout bounds stopping the worker and removing the stack,
 	// also after Ctrl-C.
 	CleanupTimeout = 60 * time.Second
-	// workerLogLines is how much of the worker's log a RunError carries.
-	workerLogLines = 40
+	// WorkerLogLines is how much of the worker's log a RunError carries.
+	WorkerLogLines = 40
 )
 
 // Paths inside the worker container (vendormock.StartWorker mounts OutDir
 // at /out and the lab CA at /lab/ca.pem).
 const (
-	publishedFile  = "published.jsonl" // on the host only, for the reconciler
+	PublishedFile  = "published.jsonl" // on the host only, for the reconciler
 	cpuProfileFile = "cpu.pprof"
 	benchTemplate  = "LAB_BENCH_01"
 )
@@ -118,7 +115,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
-	runID := newRunID()
+	runID := NewRunID()
 	if err := outdir.Claim(out, runID); err != nil {
 		return err
 	}
@@ -133,7 +130,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}
-	workDir := filepath.Join(repoRoot(), ".lab", "runs", runID)
+	workDir := filepath.Join(lab.RepoRoot(), ".lab", "runs", runID)
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
@@ -163,8 +160,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	defer conn.Close()
 
-	b := &bench{cfg: cfg, sel: sel, w: w, out: out, workDir: workDir, runID: runID, stack: stack, amqp: conn,
-		env: describeEnvironment(images)}
+	b := NewBench(PointOptions{Config: cfg, Worker: sel, Log: w, Out: out, WorkDir: workDir, RunID: runID, Stack: stack, AMQP: conn,
+		Env: DescribeEnvironment(images)})
 	if cfg.WorkerState == "tmpfs" {
 		if b.stateDir, err = tmpfsDir(runID); err != nil {
 			return err
@@ -199,7 +196,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 			if count != cfg.Count || warmup != cfg.Warmup {
 				logf(w, "%s at %d ms: COUNT %d and WARMUP %d capped to %d and %d (about %s per point)", mode, rtt, cfg.Count, cfg.Warmup, count, warmup, netmodel.PointBudget)
 			}
-			r, err := pb.runOne(ctx, mode, rtt)
+			r, err := pb.RunPoint(ctx, mode, rtt)
 			if err != nil {
 				return err
 			}
@@ -220,234 +217,6 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	return report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk))
 }
 
-// bench is the state shared by the runs of one Run.
-type bench struct {
-	cfg     Config
-	sel     vendormock.WorkerSelection // the worker under test (WORKER)
-	w       io.Writer
-	out     string // absolute OUT
-	workDir string
-	// stateDir is the tmpfs folder for the worker's ledger and records
-	// (WORKER_STATE=tmpfs), "" to keep them in workDir.
-	stateDir string
-	runID    string
-	stack    *vendormock.Stack
-	amqp     *amqp.Connection
-	env      results.Environment
-	// timeout and stall override WorkerTimeout and StallTimeout when > 0 (tests).
-	timeout, stall time.Duration
-	// onTick, when set, runs at every progress tick of waitWorker (the
-	// TIME_WAIT sampler).
-	onTick func()
-}
-
-// runOne measures one mode at one RTT.
-// transport is the run's transport as the stack runs it: the profile may
-// turn https into mtls (a vendor that requires client certificates).
-func (b *bench) transport() results.Transport {
-	t := b.cfg.Transport()
-	if b.stack != nil && b.stack.Scheme != "" {
-		t.Scheme = b.stack.Scheme
-	}
-	return t
-}
-
-func (b *bench) runOne(ctx context.Context, mode string, rtt int) (_ results.Result, err error) {
-	label := fmt.Sprintf("%s %d ms", mode, rtt)
-	fail := func(step string, err error) error { return &RunError{Mode: mode, RTTMS: rtt, Step: step, Err: err} }
-
-	if err := b.setNetwork(ctx, rtt); err != nil {
-		return results.Result{}, fail("set rtt", err)
-	}
-	selfRTT, selfNew, err := b.selfCheck(ctx, rtt)
-	if err != nil {
-		return results.Result{}, fail("self-check", err)
-	}
-	if err := b.stack.ResetJournal(ctx); err != nil {
-		return results.Result{}, fail("reset journal", err)
-	}
-	logOffset, err := b.stack.AccessLogSize()
-	if err != nil {
-		return results.Result{}, fail("read access log", err)
-	}
-
-	runName := fmt.Sprintf("%s-%dms", mode, rtt)
-	runDir := filepath.Join(b.workDir, runName)
-	if b.stateDir != "" {
-		// The worker's ledger and records live on tmpfs during the run and
-		// are copied next to the other run files afterwards (WORKER_STATE).
-		runDir = filepath.Join(b.stateDir, runName)
-		defer func() {
-			if cerr := moveDir(runDir, filepath.Join(b.workDir, runName)); cerr != nil {
-				err = errors.Join(err, fmt.Errorf("keep worker state: %w", cerr))
-			}
-		}()
-	}
-	if err := lab.StateDir(runDir); err != nil {
-		return results.Result{}, fail("publish", err)
-	}
-	topo := queues.DefaultTopology(queues.DefaultMain)
-	if b.cfg.QueueType != "" {
-		topo.Type = queues.QueueType(b.cfg.QueueType) // declared as the replicas declare them
-	}
-	n := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed
-	published, err := b.publish(ctx, topo, mode, rtt, filepath.Join(runDir, publishedFile))
-	if err != nil {
-		return results.Result{}, fail("publish", err)
-	}
-	args, idle, err := b.workerArgs(topo, mode, rtt, n)
-	if err != nil {
-		return results.Result{}, fail("start worker", err)
-	}
-	recordsPath, ledgerPath := filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, lab.LedgerFile)
-	var (
-		mcheck   *results.MetricsCheck
-		contract *results.ContractCheck
-		tw       *results.TimeWait // the single worker's TIME_WAIT sockets (not sampled for replicas)
-	)
-	if mode == WorkerMode(b.cfg.Worker) && b.cfg.ContractWorker() {
-		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %s (%s, 1 CPU, contract environment)", label, lab.MS(selfRTT), n, b.sel.Name, b.sel.Image)
-		if contract, err = b.runContract(ctx, topo, runDir, label, n, rtt); err != nil {
-			return results.Result{}, fail("contract worker", err)
-		}
-		ledgerPath = "" // the worker's own format (docs/worker-contract.md): not read
-	} else if b.cfg.Replicated() {
-		logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %d worker replicas (1 CPU each)", label, lab.MS(selfRTT), n, b.cfg.Workers)
-		if mcheck, err = b.runReplicas(ctx, args, runDir, runName, label, recordsPath, n, rtt); err != nil {
-			return results.Result{}, fail("replicas", err)
-		}
-		ledgerPath = "" // on the replicas' volumes or in PostgreSQL: not read
-	} else {
-		logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
-			label, lab.MS(selfRTT), lab.MS(selfNew), b.cfg.TCPHandshake, n)
-		env := workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
-		if b.stateDir != "" {
-			// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
-			// (no fsync cost in the client comparison); it is copied next to
-			// the run's files afterwards, so the worker may accept it.
-			env[vendormock.EnvLedgerEphemeralOK] = "true"
-		}
-		wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
-			Name:   fmt.Sprintf("%s-%dms", mode, rtt),
-			Args:   args,
-			Env:    env,
-			CPUs:   1,
-			OutDir: runDir,
-		})
-		if err != nil {
-			return results.Result{}, fail("start worker", err)
-		}
-		defer func() {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
-			defer cancel()
-			if serr := wk.Stop(cctx, 10*time.Second); serr != nil {
-				err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
-			}
-		}()
-
-		tw = b.sampleTimeWait(ctx, wk.ContainerID())
-		if err := b.waitWorker(ctx, wk, recordsPath, label, n, rtt); err != nil {
-			re := fail("wait worker", err)
-			if ctx.Err() == nil {
-				cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-				logs, lerr := wk.Logs(cctx)
-				cancel()
-				if lerr == nil {
-					re.(*RunError).WorkerLogs = lab.LastLines(logs, workerLogLines)
-				}
-			}
-			return results.Result{}, re
-		}
-	}
-
-	if b.cfg.CPUProfile == "on" {
-		if err := copyFile(filepath.Join(runDir, cpuProfileFile), filepath.Join(b.out, "pprof", "worker-"+runName+".pprof")); err != nil {
-			return results.Result{}, fail("collect", fmt.Errorf("keep cpu profile: %w", err))
-		}
-	}
-	recs, err := records.ReadFile(recordsPath)
-	if err != nil && contract == nil {
-		return results.Result{}, fail("collect", err)
-	}
-	if contract != nil {
-		checkRecords(contract, recs, err, contract.Consumed)
-		if err != nil {
-			recordsPath = "" // the reconciler goes by the queues and the journal alone
-		}
-	}
-	m := NewMetrics(published)
-	for _, r := range recs {
-		m.Add(r)
-	}
-	m.Close()
-	journal, err := b.stack.Journal(ctx)
-	if err != nil {
-		return results.Result{}, fail("collect", err)
-	}
-	journalSends, repeated := CountJournalSendsTo(journal, StackSendPath(b.stack))
-	verdict, err := b.reconcileRun(ctx, topo, recordsPath, ledgerPath, published, journal)
-	if err != nil {
-		return results.Result{}, fail("reconcile", err)
-	}
-	if !verdict.OK {
-		logf(b.w, "%s: WARNING: reconcile %s: %d lost, %d duplicates, %d violations", label, verdict.Verdict(),
-			verdict.Lost, verdict.Duplicates, len(verdict.Violations))
-	}
-	entries, raw, err := b.stack.ReadAccessLog(logOffset)
-	if err != nil {
-		return results.Result{}, fail("collect", err)
-	}
-	logName := strings.TrimSuffix(results.AccessLogFileName(mode, rtt), ".log") + b.transport().FileSuffix(mode) + ".log"
-	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
-		return results.Result{}, fail("collect", fmt.Errorf("write access log: %w", err))
-	}
-	cs := CountConnectionsTo(entries, StackSendPath(b.stack))
-	if repeated > 0 {
-		logf(b.w, "%s: WARNING: %d refkeys reached the vendor more than once (see the journal)", label, repeated)
-	}
-	if warn := outcomeWarning(m.Outcomes, b.cfg.Warmup+b.cfg.Count, b.cfg.Malformed); warn != "" {
-		logf(b.w, "%s: WARNING: %s; first errors: %q", label, warn, m.Errors)
-	}
-
-	r := results.Result{
-		Mode: mode, RTTMS: rtt, Count: b.cfg.Count, Warmup: b.cfg.Warmup, ServerDelayMS: b.cfg.ServerDelayMS,
-		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
-		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, PhaseP99MS: m.PhasesP99, LatencyCDF: m.CDF,
-		CPUMSPerSend: m.CPUMSPerSend, TCPHandshake: b.cfg.TCPHandshake, SelfCheckNewConnMS: lab.MS(selfNew), TimeWait: tw,
-		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState, Malformed: b.cfg.Malformed,
-		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
-		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
-		JournalCount: journalSends,
-		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: lab.MS(selfRTT), AccessLog: logName,
-		Environment: b.env,
-		Reconcile:   verdict,
-	}
-	if mode == vendorapi.PerRequestName {
-		r.TLSMax = b.cfg.PerRequestTLS
-	} else {
-		r.IdleConnTimeoutS = idle.Seconds()
-	}
-	r.SetTransport(b.transport(), mode, CountProtocols(entries))
-	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)
-	r.Worker = vendormock.WorkerGo
-	if contract != nil {
-		b.contractResult(&r, contract, entries)
-	}
-	if mcheck != nil {
-		r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck
-		if !mcheck.OK {
-			// Keep the file for inspection, then fail the run.
-			logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", label, mcheck.Detail)
-			if err := results.WriteResult(b.out, r); err != nil {
-				return results.Result{}, err
-			}
-			return results.Result{}, fail("metrics check", fmt.Errorf("%w: %s", ErrMetricsMismatch, mcheck.Detail))
-		}
-		logf(b.w, "%s: worker /metrics agree with the records (%d replicas)", label, len(mcheck.Replicas))
-	}
-	return r, nil
-}
-
 // LinkSettle is how long the bench waits between two points before it
 // changes the proxy's toxics: two RTTs of the previous point (a close
 // crosses the latency toxics both ways) and a second. Toxiproxy 2.5.0's
@@ -458,14 +227,11 @@ func LinkSettle(prevRTTMS int) time.Duration {
 	return 2*time.Duration(prevRTTMS)*time.Millisecond + time.Second
 }
 
-// newRunID returns a short unique id for refkeys and the work dir:
+// NewRunID returns a short unique id for refkeys and the work dir:
 // "20261130T030405-1a2b" (UTC time and 16 random bits).
-func newRunID() string {
+func NewRunID() string {
 	return fmt.Sprintf("%s-%04x", time.Now().UTC().Format("20060102T150405"), rand.IntN(0x10000))
 }
-
-// logf writes one "[lab] ..." line to w.
-func logf(w io.Writer, format string, args ...any) { report.Logf(w, format, args...) }
 
 // outcomeWarning returns "" when a run ended as it should: its valid
 // messages (WARMUP+COUNT) all SENT and its malformed ones (MALFORMED) all

@@ -1,9 +1,8 @@
 //go:build integration
 
-package scenarios
+package bench
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -11,37 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
-
-// logWriter sends each complete line to t.Log (the text reporter writes
-// through a tabwriter in pieces, so lines are buffered until '\n').
-type logWriter struct {
-	t   *testing.T
-	buf *bytes.Buffer
-	all *bytes.Buffer // everything written, for assertions on the log
-}
-
-func newLogWriter(t *testing.T) logWriter {
-	return logWriter{t: t, buf: new(bytes.Buffer), all: new(bytes.Buffer)}
-}
-
-func (w logWriter) Write(b []byte) (int, error) {
-	w.t.Helper()
-	w.all.Write(b)
-	w.buf.Write(b)
-	for {
-		line, err := w.buf.ReadString('\n')
-		if err != nil { // no complete line left: keep the rest
-			w.buf.Reset()
-			w.buf.WriteString(line)
-			return len(b), nil
-		}
-		w.t.Log(strings.TrimRight(line, "\n"))
-	}
-}
 
 // TestBenchBothModes runs the lab end to end through the real stack
 // (RabbitMQ, WireMock, nginx, Toxiproxy, the worker image) at a small COUNT
@@ -62,7 +35,7 @@ func TestBenchBothModes(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := Run(ctx, cfg, newLogWriter(t)); err != nil {
+	if err := Run(ctx, cfg, testlog.New(t)); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 
@@ -144,11 +117,11 @@ func TestBenchMalformed(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	log := newLogWriter(t)
+	log := testlog.New(t)
 	if err := Run(ctx, cfg, log); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
-	if strings.Contains(log.all.String(), "WARNING") {
+	if strings.Contains(log.String(), "WARNING") {
 		t.Error("the run logged a WARNING; malformed messages dead-lettered as INVALID are expected")
 	}
 	rs, err := results.ReadResults(cfg.Out)

@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"bytes"
@@ -65,7 +65,7 @@ func TestWorkerArgs(t *testing.T) {
 		AMQPURLNetwork: "amqp://guest:guest@rabbitmq:5672/", VendorURL: "https://api.vendor.test",
 		ClientID: "lab-client", ClientSecret: "s3cret-value", KeepaliveTimeout: 75 * time.Second,
 	}
-	b := &bench{cfg: Config{PerRequestTLS: "1.2"}, stack: st}
+	b := NewBench(PointOptions{Config: Config{PerRequestTLS: "1.2"}, Stack: st})
 	topo := queues.DefaultTopology(queues.DefaultMain)
 	flagValue := func(args []string, name string) (string, bool) {
 		i := slices.Index(args, name)
@@ -112,19 +112,20 @@ func TestWorkerArgs(t *testing.T) {
 			}
 		})
 	}
-	short := &bench{cfg: Config{}, stack: &vendormock.Stack{KeepaliveTimeout: time.Second}}
+	short := NewBench(PointOptions{Stack: &vendormock.Stack{KeepaliveTimeout: time.Second}})
 	if _, _, err := short.workerArgs(topo, "pooled", 10, 10); err == nil {
 		t.Error("pooled with keepalive_timeout 1s: want an error")
 	}
 }
 
 func TestResolveProfile(t *testing.T) {
-	// From scenarios/, the default profile is found relative to the module root.
-	if _, err := os.Stat("../" + DefaultProfile); err == nil {
-		got, err := ResolveProfile(DefaultProfile)
-		if err != nil || !strings.HasSuffix(got, DefaultProfile) {
-			t.Errorf("ResolveProfile(default) = %q, %v", got, err)
-		}
+	// From scenarios/bench, the default profile is found relative to the module root.
+	if _, err := os.Stat("../../" + DefaultProfile); err != nil {
+		t.Fatalf("the default profile is not where the test expects it: %v", err)
+	}
+	got, err := ResolveProfile(DefaultProfile)
+	if err != nil || !strings.HasSuffix(got, DefaultProfile) {
+		t.Errorf("ResolveProfile(default) = %q, %v", got, err)
 	}
 	dir := t.TempDir()
 	if got, err := ResolveProfile(dir); err != nil || got != dir {
@@ -158,12 +159,12 @@ func TestRunErrorUnwraps(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	env := describeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"})
+	env := DescribeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"})
 	if env.GoVersion == "" || env.CPUs < 1 || env.Images.Worker != "w:1" || env.Images.Kind != "offline" {
-		t.Errorf("describeEnvironment = %+v", env)
+		t.Errorf("DescribeEnvironment = %+v", env)
 	}
-	if id := newRunID(); !strings.Contains(id, "T") || len(id) != len("20261130T030405-1a2b") {
-		t.Errorf("newRunID = %q", id)
+	if id := NewRunID(); !strings.Contains(id, "T") || len(id) != len("20261130T030405-1a2b") {
+		t.Errorf("NewRunID = %q", id)
 	}
 }
 
@@ -237,13 +238,16 @@ func TestWaitWorker(t *testing.T) {
 			w := tt.w
 			w.path = filepath.Join(t.TempDir(), "records.jsonl")
 			var out bytes.Buffer
-			b := &bench{cfg: Config{ServerDelayMS: 18}, w: &out, timeout: tt.timeout, stall: 500 * time.Millisecond}
+			lim := waitLimits{timeout: tt.timeout, stall: 500 * time.Millisecond}
+			if lim.timeout == 0 {
+				lim.timeout = WorkerTimeout(20, 10, 18)
+			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			if tt.cancel {
 				time.AfterFunc(120*time.Millisecond, cancel)
 			}
-			err := b.waitWorker(ctx, &w, w.path, "pooled 10 ms", 20, 10)
+			err := waitWorker(ctx, &out, &w, w.path, "pooled 10 ms", 20, lim, nil)
 			if tt.wantErr == nil && err != nil {
 				t.Fatalf("waitWorker = %v; want nil", err)
 			}

@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"fmt"
@@ -11,8 +11,8 @@ import (
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
-// describeEnvironment collects the Environment of a run (Date is set per result).
-func describeEnvironment(im vendormock.Images) results.Environment {
+// DescribeEnvironment collects the Environment of a run (Date is set per result).
+func DescribeEnvironment(im vendormock.Images) results.Environment {
 	kernel := strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))
 	var note []string
 	if v := osRelease(); v != "" {

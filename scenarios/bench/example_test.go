@@ -1,10 +1,10 @@
-package scenarios_test
+package bench_test
 
 import (
 	"fmt"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -18,7 +18,7 @@ func ExampleMetrics() {
 	for i := 1; i <= 4; i++ {
 		published = append(published, reconcile.Published{Seq: i + 1, RefKey: fmt.Sprintf("meas-%d", i), Valid: true})
 	}
-	m := scenarios.NewMetrics(published)
+	m := bench.NewMetrics(published)
 	m.Add(records.Record{Seq: 1, RefKey: "warm-1", Outcome: outcome.Sent,
 		TotalMS: 80, CPUMS: 50, Start: t0, End: t0.Add(80 * time.Millisecond)})
 	for i := 1; i <= 4; i++ {

@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"context"
@@ -70,11 +70,46 @@ func WorkerMode(worker string) string {
 // start at all (a bad image name, a Docker error).
 var ErrContractStart = errors.New("start contract worker")
 
+// contractKind runs a contract worker (docs/worker-contract.md): its
+// image, configured by the contract's environment alone; what it did not
+// keep of the contract is data (results.ContractCheck), not an error.
+type contractKind struct {
+	b     *Bench
+	check *results.ContractCheck
+}
+
+func (k *contractKind) run(ctx context.Context, p *point) error {
+	b := k.b
+	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %s (%s, 1 CPU, contract environment)", p.label, lab.MS(p.selfRTT), p.n, b.sel.Name, b.sel.Image)
+	cc, err := b.runContract(ctx, p.topo, p.dir, p.label, p.n, p.rtt)
+	if err != nil {
+		return p.fail("contract worker", err)
+	}
+	k.check = cc
+	p.ledgerPath = "" // the worker's own format (docs/worker-contract.md): not read
+	return nil
+}
+
+// readRecords checks the records against the contract; without a
+// readable file the reconciler goes by the queues and the journal alone.
+func (k *contractKind) readRecords(p *point, recs []records.Record, err error) error {
+	checkRecords(k.check, recs, err, k.check.Consumed)
+	if err != nil {
+		p.recordsPath = ""
+	}
+	return nil
+}
+
+func (k *contractKind) complete(_ *point, r *results.Result, entries []vendormock.AccessEntry) error {
+	k.b.contractResult(r, k.check, entries)
+	return nil
+}
+
 // runContract runs a contract worker on topo's published messages until
 // it exits, wrote n records, or left the main queue alone long enough,
 // and returns what it saw. An image that breaks the contract is not an
 // error: it is a ContractCheck with Missing filled in later (checkRecords).
-func (b *bench) runContract(ctx context.Context, topo queues.Topology, runDir, label string, n, rtt int) (*results.ContractCheck, error) {
+func (b *Bench) runContract(ctx context.Context, topo queues.Topology, runDir, label string, n, rtt int) (*results.ContractCheck, error) {
 	env := lab.ContractEnv(b.stack, b.sel, topo, "", n, time.Time{})
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: fmt.Sprintf("%s-%dms", WorkerMode(b.cfg.Worker), rtt), Image: b.sel.Image, Env: env, CPUs: 1, OutDir: runDir,
@@ -221,7 +256,7 @@ func checkRecords(cc *results.ContractCheck, recs []records.Record, readErr erro
 // figures its records lack taken from nginx's log (entries): latency as
 // nginx's $request_time of the sends and sends/s over their span. CPU per
 // send without cpu_ms in the records is -1 (unknown).
-func (b *bench) contractResult(r *results.Result, cc *results.ContractCheck, entries []vendormock.AccessEntry) {
+func (b *Bench) contractResult(r *results.Result, cc *results.ContractCheck, entries []vendormock.AccessEntry) {
 	r.Worker, r.Contract = cc.Worker, cc
 	if r.JournalCount == 0 && cc.Consumed > 0 {
 		cc.Missing = append(cc.Missing, fmt.Sprintf("called the vendor for none of the %d messages it took from the queue (WireMock journal: 0 sends)", cc.Consumed))

@@ -1,6 +1,6 @@
 //go:build integration
 
-package scenarios
+package bench
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -27,7 +28,7 @@ func runContractBench(t *testing.T, worker string, count int) results.Result {
 	cfg.Out = filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	if err := Run(ctx, cfg, newLogWriter(t)); err != nil {
+	if err := Run(ctx, cfg, testlog.New(t)); err != nil {
 		t.Fatalf("Run WORKER=%s: %v", worker, err)
 	}
 	rs, err := results.ReadResults(cfg.Out)
@@ -43,7 +44,7 @@ func runContractBench(t *testing.T, worker string, count int) results.Result {
 // still come out (nginx: no connection; journal: no send); where each
 // message ended is not measured (acked messages leave no trace).
 func TestContractWorkerWithoutRecords(t *testing.T) {
-	out, err := exec.Command("../workers/acker/build.sh").Output()
+	out, err := exec.Command("../../workers/acker/build.sh").Output()
 	if err != nil {
 		t.Fatalf("build the acker image (workers/acker/build.sh): %v", err)
 	}

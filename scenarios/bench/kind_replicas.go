@@ -1,9 +1,10 @@
-package scenarios
+package bench
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"strings"
 	"time"
@@ -76,13 +77,50 @@ func checkMetrics(reps []results.ReplicaMetrics) *results.MetricsCheck {
 	return c
 }
 
+// replicasKind runs Config.Workers Go worker replicas under single
+// active consumer and checks every replica's /metrics against its records.
+type replicasKind struct {
+	b     *Bench
+	check *results.MetricsCheck
+}
+
+func (k *replicasKind) run(ctx context.Context, p *point) error {
+	b := k.b
+	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %d worker replicas (1 CPU each)", p.label, lab.MS(p.selfRTT), p.n, b.cfg.Workers)
+	check, err := b.runReplicas(ctx, p.args, p.dir, p.name, p.label, p.recordsPath, p.n, p.rtt)
+	if err != nil {
+		return p.fail("replicas", err)
+	}
+	k.check = check
+	p.ledgerPath = "" // on the replicas' volumes or in PostgreSQL: not read
+	return nil
+}
+
+func (k *replicasKind) readRecords(_ *point, _ []records.Record, err error) error { return err }
+
+// complete records the replicas and their metrics check in r; a check
+// that failed writes r (for inspection) and fails the point.
+func (k *replicasKind) complete(p *point, r *results.Result, _ []vendormock.AccessEntry) error {
+	b, mcheck := k.b, k.check
+	r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck
+	if !mcheck.OK {
+		logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", p.label, mcheck.Detail)
+		if err := results.WriteResult(b.out, *r); err != nil {
+			return err
+		}
+		return p.fail("metrics check", fmt.Errorf("%w: %s", ErrMetricsMismatch, mcheck.Detail))
+	}
+	logf(b.w, "%s: worker /metrics agree with the records (%d replicas)", p.label, len(mcheck.Replicas))
+	return nil
+}
+
 // runReplicas runs one bench run on b.cfg.Workers replicas: they consume
 // the published queue under single active consumer until n records exist
 // across their files; then each replica's /metrics is scraped, the
 // replicas are stopped (SIGTERM) and removed, and their records are merged
 // into recordsPath (lab.RecordSet.Merged) for the run's metrics and the
 // reconciler. Errors: the replicas' (start, stall, timeout), the merge's.
-func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName, label, recordsPath string, n, rtt int) (_ *results.MetricsCheck, err error) {
+func (b *Bench) runReplicas(ctx context.Context, args []string, runDir, runName, label, recordsPath string, n, rtt int) (_ *results.MetricsCheck, err error) {
 	ws, err := b.stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: runName, Count: b.cfg.Workers, Ledger: b.cfg.Ledger, QueueType: b.cfg.QueueType,
 		PostgresImage: lab.PostgresImage(),
@@ -106,7 +144,7 @@ func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName,
 	for _, r := range ws.Replicas() {
 		set.Add(r.RecordsPath())
 	}
-	if err := b.waitRecords(ctx, set, label, n, rtt); err != nil {
+	if err := waitRecords(ctx, b.w, set, label, n, b.limits(n, rtt)); err != nil {
 		return nil, err
 	}
 	var reps []results.ReplicaMetrics
@@ -155,18 +193,12 @@ func (b *bench) runReplicas(ctx context.Context, args []string, runDir, runName,
 	return checkMetrics(reps), nil
 }
 
-// waitRecords polls set until it holds n records, with the progress line;
-// it errors after StallTimeout without a new record or WorkerTimeout.
-func (b *bench) waitRecords(ctx context.Context, set *lab.RecordSet, label string, n, rtt int) error {
-	prog := NewProgress(b.w, label, n)
+// waitRecords polls set until it holds n records, with the progress line
+// (to w); it errors after lim.stall without a new record or lim.timeout.
+func waitRecords(ctx context.Context, w io.Writer, set *lab.RecordSet, label string, n int, lim waitLimits) error {
+	prog := NewProgress(w, label, n)
 	defer prog.Finish()
-	timeout, stall := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), StallTimeout
-	if b.timeout > 0 {
-		timeout = b.timeout
-	}
-	if b.stall > 0 {
-		stall = b.stall
-	}
+	timeout, stall := lim.timeout, lim.stall
 	deadline := time.Now().Add(timeout)
 	handled, lastChange := 0, time.Now()
 	for handled < n {

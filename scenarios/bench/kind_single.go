@@ -1,15 +1,19 @@
-package scenarios
+package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
+	"github.com/notifier-lab/notifier-lab/worker/records"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
@@ -22,9 +26,9 @@ var _ waiter = (*vendormock.Worker)(nil)
 
 // workerArgs returns the notifier-worker flags for one run (flag names of
 // worker/cmd/notifier-worker) and the pooled client's idle timeout.
-func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
+func (b *Bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]string, time.Duration, error) {
 	args := append(lab.WorkerArgs(b.stack, b.stack.AMQPURLNetwork, topo, mode), "-max-messages", strconv.Itoa(n))
-	args = append(args, TransportArgs(b.cfg.Transport())...)
+	args = append(args, TransportArgs(b.tr)...)
 	if b.cfg.CPUProfile == "on" {
 		args = append(args, "-cpu-profile", vendormock.WorkerOutDir+"/"+cpuProfileFile)
 	}
@@ -42,10 +46,73 @@ func (b *bench) workerArgs(topo queues.Topology, mode string, rtt, n int) ([]str
 	return args, idle, nil
 }
 
-// waitWorker tails the records file for progress until the worker exits,
-// and errors when it exits non-zero or early, stalls for StallTimeout, or
-// outlives WorkerTimeout.
-func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label string, n, rtt int) error {
+// singleKind runs one Go worker container (1 CPU) and samples its
+// TIME_WAIT sockets while it runs.
+type singleKind struct {
+	b        *Bench
+	timeWait *results.TimeWait
+}
+
+func (k *singleKind) run(ctx context.Context, p *point) (err error) {
+	b := k.b
+	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
+		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, p.n)
+	env := workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
+	if b.stateDir != "" {
+		// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
+		// (no fsync cost in the client comparison); it is copied next to
+		// the run's files afterwards, so the worker may accept it.
+		env[vendormock.EnvLedgerEphemeralOK] = "true"
+	}
+	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{Name: p.name, Args: p.args, Env: env, CPUs: 1, OutDir: p.dir})
+	if err != nil {
+		return p.fail("start worker", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)
+		defer cancel()
+		if serr := wk.Stop(cctx, 10*time.Second); serr != nil {
+			err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
+		}
+	}()
+	tw, tick := sampleTimeWait(ctx, b.w, wk.ContainerID())
+	k.timeWait = tw
+	if err := waitWorker(ctx, b.w, wk, p.recordsPath, p.label, p.n, b.limits(p.n, p.rtt), tick); err != nil {
+		re := p.fail("wait worker", err)
+		if ctx.Err() == nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+			logs, lerr := wk.Logs(cctx)
+			cancel()
+			if lerr == nil {
+				re.WorkerLogs = lab.LastLines(logs, WorkerLogLines)
+			}
+		}
+		return re
+	}
+	return nil
+}
+
+func (k *singleKind) readRecords(_ *point, _ []records.Record, err error) error { return err }
+
+func (k *singleKind) complete(_ *point, r *results.Result, _ []vendormock.AccessEntry) error {
+	r.TimeWait = k.timeWait
+	return nil
+}
+
+// waitLimits bound how long a point's worker may take: in all (timeout)
+// and without handling a message (stall).
+type waitLimits struct{ timeout, stall time.Duration }
+
+// limits are WorkerTimeout and StallTimeout of a point of n messages.
+func (b *Bench) limits(n, rtt int) waitLimits {
+	return waitLimits{timeout: WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), stall: StallTimeout}
+}
+
+// waitWorker tails the records file for progress (to w) until the worker
+// exits, and errors when it exits non-zero or early, stalls for
+// lim.stall, or outlives lim.timeout. tick, when not nil, runs at every
+// progress tick (the TIME_WAIT sampler).
+func waitWorker(ctx context.Context, w io.Writer, wk waiter, recordsPath, label string, n int, lim waitLimits, tick func()) error {
 	type exit struct {
 		code int
 		err  error
@@ -58,20 +125,14 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 		exited <- exit{code, err}
 	}()
 
-	prog := NewProgress(b.w, label, n)
+	prog := NewProgress(w, label, n)
 	defer prog.Finish()
 	counter := lab.NewRecords(recordsPath)
-	timeout, stall := WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), StallTimeout
-	if b.timeout > 0 {
-		timeout = b.timeout
-	}
-	if b.stall > 0 {
-		stall = b.stall
-	}
+	timeout, stall := lim.timeout, lim.stall
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
+	ticker := time.NewTicker(200 * time.Millisecond)
+	defer ticker.Stop()
 	handled, lastChange := 0, time.Now()
 	for {
 		select {
@@ -93,9 +154,9 @@ func (b *bench) waitWorker(ctx context.Context, wk waiter, recordsPath, label st
 			return nil
 		case <-deadline.C:
 			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
-		case <-tick.C:
-			if b.onTick != nil {
-				b.onTick()
+		case <-ticker.C:
+			if tick != nil {
+				tick()
 			}
 			if err := counter.Poll(); err != nil {
 				return err

@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 // TCP_HANDSHAKE=on, the handshake toxic (vendormock.WithTCPHandshake): a new
 // connection's first byte waits one RTT more, as the TCP handshake costs on
 // a real network.
-func (b *bench) setNetwork(ctx context.Context, rttMS int) error {
+func (b *Bench) setNetwork(ctx context.Context, rttMS int) error {
 	return b.stack.SetRTT(ctx, rttMS, vendormock.WithTCPHandshake(b.cfg.TCPHandshake == netmodel.HandshakeOn))
 }
 
@@ -22,7 +22,7 @@ func (b *bench) setNetwork(ctx context.Context, rttMS int) error {
 // connection's time to first response byte (>= 2 RTT with TCP_HANDSHAKE=on,
 // >= 1 RTT otherwise). Errors wrap ErrSelfCheck and the stack's
 // vendormock.ErrRTTNotApplied or vendormock.ErrHandshakeNotApplied.
-func (b *bench) selfCheck(ctx context.Context, rttMS int) (established, newConn time.Duration, err error) {
+func (b *Bench) selfCheck(ctx context.Context, rttMS int) (established, newConn time.Duration, err error) {
 	established, err = b.stack.SelfCheck(ctx, rttMS)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%w: %w", ErrSelfCheck, err)

@@ -1,6 +1,6 @@
 //go:build integration
 
-package scenarios
+package bench
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -31,11 +32,11 @@ func TestSelfCheckRefusesMissingHandshake(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	stack := startTestStack(ctx, t, vendormock.Options{ProfileDir: profile, ServerDelayMS: 0, Images: images,
-		WorkDir: filepath.Join(t.TempDir(), "stack"), Log: newLogWriter(t)})
+		WorkDir: filepath.Join(t.TempDir(), "stack"), Log: testlog.New(t)})
 	const rtt = 50
 	cfg := DefaultConfig()
 	cfg.TCPHandshake = netmodel.HandshakeOn
-	b := &bench{cfg: cfg, w: newLogWriter(t), stack: stack}
+	b := NewBench(PointOptions{Config: cfg, Log: testlog.New(t), Stack: stack})
 	if err := b.setNetwork(ctx, rtt); err != nil {
 		t.Fatalf("setNetwork(%d ms, handshake on): %v", rtt, err)
 	}

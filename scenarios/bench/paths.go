@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"errors"
@@ -12,11 +12,8 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 )
 
-// repoRoot is lab.RepoRoot: the repository root (run.sh runs from there).
-func repoRoot() string { return lab.RepoRoot() }
-
 // ResolveProfile finds the profile directory: as given when it exists,
-// else relative to the module root (repoRoot), so tests running in
+// else relative to the module root (lab.RepoRoot), so tests running in
 // scenarios/ find the default profile too, else a bare name ("sms") as
 // vendormock/profiles/<name>. Errors: none is a directory.
 func ResolveProfile(p string) (string, error) {
@@ -24,9 +21,9 @@ func ResolveProfile(p string) (string, error) {
 		return filepath.Abs(p)
 	}
 	if !filepath.IsAbs(p) {
-		cands := []string{filepath.Join(repoRoot(), p)}
+		cands := []string{filepath.Join(lab.RepoRoot(), p)}
 		if !strings.ContainsRune(p, filepath.Separator) {
-			cands = append(cands, filepath.Join(repoRoot(), filepath.Dir(DefaultProfile), p))
+			cands = append(cands, filepath.Join(lab.RepoRoot(), filepath.Dir(DefaultProfile), p))
 		}
 		for _, cand := range cands {
 			if st, err := os.Stat(cand); err == nil && st.IsDir() {

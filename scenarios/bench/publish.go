@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // exactly that many. What was published (warm-up marked) is returned and
 // written to publishedPath (reconcile.WritePublished lines) for the
 // reconciler and the metrics.
-func (b *bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int, publishedPath string) ([]reconcile.Published, error) {
+func (b *Bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int, publishedPath string) ([]reconcile.Published, error) {
 	pub, err := lab.NewPublisher(b.amqp, topo, lab.Purge)
 	if err != nil {
 		return nil, err

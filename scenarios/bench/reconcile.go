@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // bench already read, so journal_count and the verdict see the same
 // requests. A gathering error is returned; a broken invariant is not an
 // error, it is the report's verdict.
-func (b *bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsPath, ledgerPath string,
+func (b *Bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsPath, ledgerPath string,
 	published []reconcile.Published, journal []vendormock.JournalEntry,
 ) (*reconcile.Report, error) {
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{

@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"bufio"
@@ -105,22 +105,20 @@ func containerPID(ctx context.Context, id string) (int, error) {
 	return info.Container.State.Pid, nil
 }
 
-// sampleTimeWait sets b.onTick to count the TIME_WAIT sockets of the
-// worker container id at every progress tick and returns the counts it
-// fills; nil (nothing sampled) when the container's PID cannot be read,
-// which is logged.
-func (b *bench) sampleTimeWait(ctx context.Context, id string) *results.TimeWait {
-	b.onTick = nil
+// sampleTimeWait returns the TIME_WAIT counts of the worker container id
+// and the tick that fills them (call it at every progress tick); nil
+// counts and a nil tick (nothing sampled) when the container's PID cannot
+// be read, which is logged to w.
+func sampleTimeWait(ctx context.Context, w io.Writer, id string) (*results.TimeWait, func()) {
 	pid, err := containerPID(ctx, id)
 	if err != nil || pid <= 0 {
-		logf(b.w, "TIME_WAIT not sampled: worker pid %d: %v", pid, err)
-		return nil
+		logf(w, "TIME_WAIT not sampled: worker pid %d: %v", pid, err)
+		return nil, nil
 	}
 	tw := &results.TimeWait{}
-	b.onTick = func() {
+	return tw, func() {
 		if n, err := CountTimeWaitOfPID("/proc", pid); err == nil {
 			tw.Add(n) // the process is gone once the worker exited: keep the last sample
 		}
 	}
-	return tw
 }

@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"os"
@@ -11,7 +11,7 @@ import (
 )
 
 func TestCountTimeWait(t *testing.T) {
-	f, err := os.Open(filepath.Join("..", "testdata", "scenarios", "proc", "net-tcp.txt"))
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "scenarios", "proc", "net-tcp.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestCountTimeWaitOfPID(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	sample, err := os.ReadFile(filepath.Join("..", "testdata", "scenarios", "proc", "net-tcp.txt"))
+	sample, err := os.ReadFile(filepath.Join("..", "..", "testdata", "scenarios", "proc", "net-tcp.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

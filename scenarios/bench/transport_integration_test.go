@@ -1,6 +1,6 @@
 //go:build integration
 
-package scenarios
+package bench
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -45,7 +46,7 @@ func TestBenchTransport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := newLogWriter(t)
+	log := testlog.New(t)
 	stack := startTestStack(ctx, t, cfg.stackOptions(profile, images, filepath.Join(dir, "stack"), log))
 	if stack.Scheme != vendormock.SchemeMTLS || !stack.HTTP2 {
 		t.Fatalf("stack scheme %s, h2 %v; want mtls with h2 offered", stack.Scheme, stack.HTTP2)
@@ -63,10 +64,10 @@ func TestBenchTransport(t *testing.T) {
 		if err := os.MkdirAll(filepath.Join(out, "nginx"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		b := &bench{cfg: c, w: log, out: out, workDir: out, runID: newRunID(), stack: stack, amqp: conn, env: results.Environment{}}
-		r, err := b.runOne(ctx, vendorapi.PooledName, 3)
+		b := NewBench(PointOptions{Config: c, Log: log, Out: out, WorkDir: out, RunID: NewRunID(), Stack: stack, AMQP: conn})
+		r, err := b.RunPoint(ctx, vendorapi.PooledName, 3)
 		if err != nil {
-			t.Fatalf("runOne: %v", err)
+			t.Fatalf("RunPoint: %v", err)
 		}
 		if err := results.WriteResult(out, r); err != nil {
 			t.Fatal(err)

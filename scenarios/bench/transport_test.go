@@ -1,4 +1,4 @@
-package scenarios
+package bench
 
 import (
 	"slices"
@@ -51,7 +51,7 @@ func TestTransportWorkerArgsAndPool(t *testing.T) {
 func TestBenchWorkerArgsCarryTransport(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Concurrency, cfg.HTTPVersion, cfg.PoolSize = 8, "2", 2
-	b := &bench{cfg: cfg, stack: &vendormock.Stack{KeepaliveTimeout: 75e9}}
+	b := NewBench(PointOptions{Config: cfg, Stack: &vendormock.Stack{KeepaliveTimeout: 75e9}})
 	args, _, err := b.workerArgs(queues.DefaultTopology(queues.DefaultMain), vendorapi.PooledName, 3, 10)
 	if err != nil {
 		t.Fatal(err)

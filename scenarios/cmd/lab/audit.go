@@ -6,8 +6,8 @@ import (
 	"io"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -27,7 +27,7 @@ PASS or FAIL with its evidence). Exit 1 when a rule failed.
 // OUT the audit may empty (outdir.CheckFresh: the audit starts from an
 // empty folder and never empties one the lab did not make). Errors are
 // *UsageError: nothing was started.
-func parseAuditArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
+func parseAuditArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseArgs(args, getenv)
 	if err != nil {
 		return cfg, err

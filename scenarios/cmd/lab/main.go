@@ -28,6 +28,7 @@ import (
 	"syscall"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -36,7 +37,7 @@ import (
 // parseArgs is parseKeys plus the check of SCENARIO against the catalog:
 // an unknown scenario is a *UsageError (exit 2, nothing started) that
 // lists the known names.
-func parseArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
+func parseArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseKeys(args, getenv)
 	if err != nil || cfg.Scenario == "" {
 		return cfg, err
@@ -48,7 +49,7 @@ func parseArgs(args []string, getenv func(string) string) (scenarios.Config, err
 }
 
 // runScenarios runs SCENARIO on one stack (package scenarios/fault).
-func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdout io.Writer) error {
+func runScenarios(ctx context.Context, cfg bench.Config, args []string, stdout io.Writer) error {
 	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil {
@@ -60,7 +61,7 @@ func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdo
 	if countGiven(args, os.Getenv) {
 		count = cfg.Count
 	}
-	profile, err := scenarios.ResolveProfile(cfg.Profile)
+	profile, err := bench.ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if cfg.Scenario != "" {
 			return runScenarios(ctx, cfg, rest, stdout)
 		}
-		return scenarios.Run(ctx, cfg, stdout)
+		return bench.Run(ctx, cfg, stdout)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":

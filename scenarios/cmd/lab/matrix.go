@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -22,9 +23,9 @@ type matrixKey struct {
 // matrixKeys lists the matrix's arguments in the order usage prints them.
 var matrixKeys = []matrixKey{
 	{"RTT", "round trip added by Toxiproxy, ms (study A ran on loopback)", "0",
-		fmt.Sprintf("a whole number 0..%d", scenarios.MaxRTTMS),
+		fmt.Sprintf("a whole number 0..%d", bench.MaxRTTMS),
 		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.RTTMS, err = parseInt(v, 0, scenarios.MaxRTTMS)
+			c.RTTMS, err = parseInt(v, 0, bench.MaxRTTMS)
 			return
 		}},
 	{"COUNT", "measured sends per cell", strconv.Itoa(scenarios.DefaultMatrixCount), "a whole number >= 1",
@@ -59,9 +60,9 @@ var matrixKeys = []matrixKey{
 		}},
 	{"POOL_SIZE", helpPoolSize, "0", allowPoolSize,
 		func(c *scenarios.MatrixConfig, v string) (err error) { c.PoolSize, err = parsePoolSize(v); return }},
-	{"SERVER_DELAY_MS", "vendor think time, ms (study A: none)", "0", fmt.Sprintf("a whole number 0..%d", scenarios.MaxServerDelayMS),
+	{"SERVER_DELAY_MS", "vendor think time, ms (study A: none)", "0", fmt.Sprintf("a whole number 0..%d", bench.MaxServerDelayMS),
 		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.ServerDelayMS, err = parseInt(v, 0, scenarios.MaxServerDelayMS)
+			c.ServerDelayMS, err = parseInt(v, 0, bench.MaxServerDelayMS)
 			return
 		}},
 	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (study A: Go's default)", "1.3", "1.2 or 1.3",
