@@ -1,6 +1,6 @@
 //go:build integration
 
-package scenarios
+package matrix
 
 import (
 	"context"
@@ -24,15 +24,15 @@ import (
 func TestMatrixSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	cfg := DefaultMatrixConfig()
+	cfg := DefaultConfig()
 	cfg.Count, cfg.Warmup = 40, 5
 	cfg.Schemes = []vendormock.Scheme{vendormock.SchemeMTLS}
 	cfg.Modes = []string{vendorapi.PooledName}
 	cfg.Concurrencies = []int{8}
 	cfg.Out = t.TempDir()
 	lw := testlog.New(t)
-	if err := RunMatrix(ctx, cfg, lw); err != nil {
-		t.Fatalf("RunMatrix: %v", err)
+	if err := Run(ctx, cfg, lw); err != nil {
+		t.Fatalf("Run: %v", err)
 	}
 	cells, err := results.ReadMatrixCells(cfg.Out)
 	if err != nil {

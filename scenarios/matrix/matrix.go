@@ -1,4 +1,4 @@
-package scenarios
+package matrix
 
 import (
 	"context"
@@ -24,14 +24,14 @@ import (
 // Defaults of the matrix (docs/studies.md, study A: 800 requests plus 50
 // warm-up per case, loopback, concurrency 1, 8 and 32).
 const (
-	DefaultMatrixCount  = 800
-	DefaultMatrixWarmup = 50
-	DefaultMatrixOut    = "results/matrix"
+	DefaultCount  = 800
+	DefaultWarmup = 50
+	DefaultOut    = "results/matrix"
 )
 
-// MatrixConfig is one run of the published matrix: every scheme x driver x
+// Config is one run of the published matrix: every scheme x driver x
 // mode x concurrency, at one RTT.
-type MatrixConfig struct {
+type Config struct {
 	RTTMS         int                 // RTT added by Toxiproxy, ms (0 = loopback, as study A)
 	Count, Warmup int                 // measured and warm-up sends per cell
 	Schemes       []vendormock.Scheme // http, https, mtls
@@ -48,14 +48,14 @@ type MatrixConfig struct {
 	PerRequestTLS    string
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout; 0 = the profile's
 	Profile          string
-	Out              string // results directory, DefaultMatrixOut
+	Out              string // results directory, DefaultOut
 }
 
-// DefaultMatrixConfig is study A's matrix at loopback: 3 schemes x 2
+// DefaultConfig is study A's matrix at loopback: 3 schemes x 2
 // strategies x concurrency 1/8/32, both drivers, no server delay.
-func DefaultMatrixConfig() MatrixConfig {
-	return MatrixConfig{
-		Count: DefaultMatrixCount, Warmup: DefaultMatrixWarmup,
+func DefaultConfig() Config {
+	return Config{
+		Count: DefaultCount, Warmup: DefaultWarmup,
 		Schemes:       slices.Clone(vendormock.Schemes),
 		Modes:         slices.Clone(results.AllModes),
 		Concurrencies: []int{1, 8, 32},
@@ -63,7 +63,7 @@ func DefaultMatrixConfig() MatrixConfig {
 		HTTPVersion:   "1.1",
 		PerRequestTLS: "1.3",
 		Profile:       bench.DefaultProfile,
-		Out:           DefaultMatrixOut,
+		Out:           DefaultOut,
 	}
 }
 
@@ -81,7 +81,7 @@ func (c matrixCellSpec) name() string {
 
 // plan lists the cells in run order: scheme (one stack each), driver,
 // mode, concurrency.
-func (cfg MatrixConfig) plan() []matrixCellSpec {
+func (cfg Config) plan() []matrixCellSpec {
 	var cells []matrixCellSpec
 	for _, s := range cfg.Schemes {
 		for _, d := range cfg.Drivers {
@@ -95,12 +95,12 @@ func (cfg MatrixConfig) plan() []matrixCellSpec {
 	return cells
 }
 
-// RunMatrix runs every cell of cfg and writes OUT/cell-*.json, then
+// Run runs every cell of cfg and writes OUT/cell-*.json, then
 // OUT/matrix.md and OUT/charts/ (WriteMatrixReport). One stack per scheme;
 // each cell starts a worker container with 1 CPU. A progress line per cell
 // gives its figures, the time so far and an ETA. The first failing cell
 // stops the run with a *RunError; containers are removed on return.
-func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
+func Run(ctx context.Context, cfg Config, w io.Writer) error {
 	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil {
@@ -187,7 +187,7 @@ func RunMatrix(ctx context.Context, cfg MatrixConfig, w io.Writer) error {
 
 // matrixRun is the state of the cells of one stack.
 type matrixRun struct {
-	cfg     MatrixConfig
+	cfg     Config
 	w       io.Writer
 	workDir string
 	stack   *vendormock.Stack

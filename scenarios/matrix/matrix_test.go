@@ -1,9 +1,9 @@
-package scenarios
+package matrix
 
 import "testing"
 
 func TestMatrixPlan(t *testing.T) {
-	cfg := DefaultMatrixConfig()
+	cfg := DefaultConfig()
 	cells := cfg.plan()
 	if len(cells) != 36 {
 		t.Fatalf("%d cells, want 3 schemes x 2 drivers x 2 modes x 3 concurrencies = 36", len(cells))

@@ -27,9 +27,9 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -139,7 +139,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		return scenarios.RunMatrix(ctx, cfg, stdout)
+		return matrix.Run(ctx, cfg, stdout)
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err
