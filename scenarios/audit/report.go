@@ -38,7 +38,7 @@ type Figure struct {
 	Sends        int     `json:"sends"`
 	TLS          string  `json:"tls"`
 	// LatencySource and CPUSource say where latency and CPU come from
-	// (scenarios.Source* values); connections and TLS always come from
+	// (results.Source* values); connections and TLS always come from
 	// nginx.
 	LatencySource string `json:"latency_source"`
 	CPUSource     string `json:"cpu_source"`

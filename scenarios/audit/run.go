@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -97,7 +99,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if keepalive <= 0 {
 		keepalive = profile.Nginx.KeepaliveTimeout
 	}
-	raceCount, raceBurst := cmpOr(o.RaceCount, DefaultRaceCount), cmpOr(o.RaceBurst, DefaultRaceBurst)
+	raceCount, raceBurst := cmp.Or(max(o.RaceCount, 0), DefaultRaceCount), cmp.Or(max(o.RaceBurst, 0), DefaultRaceBurst)
 	setting := fault.IdleSettingWorker
 	if !sel.Contract {
 		setting = "t_minus_rtt_margin"
@@ -168,26 +170,11 @@ func Rebuild(dir, worker, profile string, keepalive time.Duration) (Report, erro
 }
 
 // workRoot is where the fault runner's work files go: the repository root
-// (the nearest parent of the working directory with go.mod, as the bench's
-// .lab/runs), else the system's temporary folder.
+// (lab.FindRepoRoot, as the bench's .lab/runs), else the system's
+// temporary folder.
 func workRoot() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return os.TempDir()
+	if root, ok := lab.FindRepoRoot(); ok {
+		return root
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			return os.TempDir()
-		}
-	}
-}
-
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
+	return os.TempDir()
 }

@@ -83,7 +83,7 @@ var matrixKeys = []matrixKey{
 		}},
 }
 
-// parseMatrixArgs builds a MatrixConfig from KEY=VALUE words, then the
+// parseMatrixArgs builds a matrix.Config from KEY=VALUE words, then the
 // environment for keys no word set. Errors are *UsageError.
 func parseMatrixArgs(args []string, getenv func(string) string) (matrix.Config, error) {
 	cfg := matrix.DefaultConfig()
