@@ -64,6 +64,7 @@ func Folder(worker, profile string) string {
 // when a rule failed (after writing the report), ctx's.
 func Run(ctx context.Context, o Options, w io.Writer) error {
 	cfg := o.Config
+	cfg.Images = o.Images // the bench runs on the audit's images
 	pdir, err := bench.ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err

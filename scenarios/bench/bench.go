@@ -103,9 +103,8 @@ func WorkerTimeout(n, rttMS, serverDelayMS int) time.Duration {
 // a *RunError; a per-send failure is not an error (it is data: outcomes,
 // errors in the result).
 func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
-	vendormock.EnsureTestcontainersEnv()
-	images, err := vendormock.ImagesFromEnv()
-	if err != nil {
+	images := cfg.Images
+	if err := images.Validate(); err != nil {
 		return fmt.Errorf("read images: %w", err)
 	}
 	if images.Worker == "" {
@@ -161,7 +160,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	defer conn.Close()
 
 	b := NewBench(PointOptions{Config: cfg, Worker: sel, Log: w, Out: out, WorkDir: workDir, RunID: runID, Stack: stack, AMQP: conn,
-		Env: DescribeEnvironment(images)})
+		Env: DescribeEnvironment(images, cfg.HostNote)})
 	if cfg.WorkerState == "tmpfs" {
 		if b.stateDir, err = tmpfsDir(runID); err != nil {
 			return err

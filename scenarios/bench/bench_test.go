@@ -159,18 +159,26 @@ func TestRunErrorUnwraps(t *testing.T) {
 }
 
 func TestHelpers(t *testing.T) {
-	env := DescribeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"})
-	if env.GoVersion == "" || env.CPUs < 1 || env.Images.Worker != "w:1" || env.Images.Kind != "offline" {
-		t.Errorf("DescribeEnvironment = %+v", env)
+	env := DescribeEnvironment(vendormock.Images{Kind: "offline", Worker: "w:1"}, "rack 7")
+	if env.GoVersion == "" || env.CPUs < 1 || env.Images.Worker != "w:1" || env.Images.Kind != "offline" || !strings.HasSuffix(env.HostNote, "rack 7") {
+		t.Errorf("DescribeEnvironment = %+v; want the images and the host note", env)
+	}
+	// The note comes from the caller, not from LAB_HOST_NOTE.
+	t.Setenv("LAB_HOST_NOTE", "from the environment")
+	if env := DescribeEnvironment(vendormock.Images{}, ""); strings.Contains(env.HostNote, "from the environment") {
+		t.Errorf("DescribeEnvironment read LAB_HOST_NOTE: %q", env.HostNote)
 	}
 	if id := NewRunID(); !strings.Contains(id, "T") || len(id) != len("20261130T030405-1a2b") {
 		t.Errorf("NewRunID = %q", id)
 	}
 }
 
+// TestRunWithoutImagesStartsNothing: a Config without images fails
+// before anything starts, even when the environment names every image
+// (Run reads Config.Images, never LAB_IMAGE_*: the command reads them).
 func TestRunWithoutImagesStartsNothing(t *testing.T) {
-	for _, k := range []string{"LAB_IMAGES_KIND", "LAB_IMAGE_RABBITMQ", "LAB_IMAGE_NGINX", "LAB_IMAGE_WIREMOCK", "LAB_IMAGE_TOXIPROXY", "LAB_IMAGE_WORKER"} {
-		t.Setenv(k, "")
+	for _, k := range []string{"LAB_IMAGE_RABBITMQ", "LAB_IMAGE_NGINX", "LAB_IMAGE_WIREMOCK", "LAB_IMAGE_TOXIPROXY", "LAB_IMAGE_WORKER"} {
+		t.Setenv(k, "planted:1")
 	}
 	cfg := DefaultConfig()
 	cfg.Out = filepath.Join(t.TempDir(), "results")

@@ -126,6 +126,11 @@ type Config struct {
 	// PoolSize is the pooled client's idle connections per host
 	// (POOL_SIZE); 0 = the concurrency.
 	PoolSize int
+	// Images are the lab's container images and HostNote the operator's
+	// note on the machine (LAB_HOST_NOTE): what the command reads from
+	// the environment (vendormock.ImagesFrom), no key sets them.
+	Images   vendormock.Images
+	HostNote string
 	// withoutClientCert starts the worker without the run's client
 	// certificate (tests of the mtls refusal).
 	withoutClientCert bool

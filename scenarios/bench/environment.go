@@ -11,8 +11,10 @@ import (
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
-// DescribeEnvironment collects the Environment of a run (Date is set per result).
-func DescribeEnvironment(im vendormock.Images) results.Environment {
+// DescribeEnvironment collects the Environment of a run (Date is set per
+// result): the host's facts, the images im and the operator's hostNote
+// (LAB_HOST_NOTE, read by the command; "" for none).
+func DescribeEnvironment(im vendormock.Images, hostNote string) results.Environment {
 	kernel := strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))
 	var note []string
 	if v := osRelease(); v != "" {
@@ -24,8 +26,8 @@ func DescribeEnvironment(im vendormock.Images) results.Environment {
 	if v := memTotal(); v != "" {
 		note = append(note, v)
 	}
-	if v := os.Getenv("LAB_HOST_NOTE"); v != "" {
-		note = append(note, v)
+	if hostNote != "" {
+		note = append(note, hostNote)
 	}
 	return results.Environment{
 		GoVersion: runtime.Version(),

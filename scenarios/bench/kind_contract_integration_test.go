@@ -20,10 +20,12 @@ import (
 // COUNT and returns its one result.
 func runContractBench(t *testing.T, worker string, count int) results.Result {
 	t.Helper()
-	if _, err := vendormock.ImagesFromEnv(); err != nil {
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
 		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a", err)
 	}
 	cfg := DefaultConfig()
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
 	cfg.Worker, cfg.Count, cfg.Warmup, cfg.RTTs = worker, count, 2, []int{3}
 	cfg.Out = filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -123,7 +123,7 @@ func (k *replicasKind) complete(p *point, r *results.Result, _ []vendormock.Acce
 func (b *Bench) runReplicas(ctx context.Context, args []string, runDir, runName, label, recordsPath string, n, rtt int) (_ *results.MetricsCheck, err error) {
 	ws, err := b.stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: runName, Count: b.cfg.Workers, Ledger: b.cfg.Ledger, QueueType: b.cfg.QueueType,
-		PostgresImage: lab.PostgresImage(),
+		PostgresImage: b.cfg.Images.Postgres,
 		Args:          lab.StripFlags(args, "records", "ledger", "max-messages", "cpu-profile"),
 		Env:           map[string]string{"GOMAXPROCS": "1"},
 		CPUs:          1, OutDir: runDir,

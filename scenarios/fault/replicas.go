@@ -33,7 +33,7 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		Ledger:                 w.Ledger,
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
-		PostgresImage:          lab.PostgresImage(),
+		PostgresImage:          s.r.opts.Images.Postgres,
 		Args:                   lab.StripFlags(s.workerArgs(), "records", "ledger"),
 		CPUs:                   workerCPUs,
 		OutDir:                 s.dir,

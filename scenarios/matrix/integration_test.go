@@ -24,7 +24,12 @@ import (
 func TestMatrixSmall(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil {
+		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a", err)
+	}
 	cfg := DefaultConfig()
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
 	cfg.Count, cfg.Warmup = 40, 5
 	cfg.Schemes = []vendormock.Scheme{vendormock.SchemeMTLS}
 	cfg.Modes = []string{vendorapi.PooledName}

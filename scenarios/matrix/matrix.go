@@ -49,6 +49,10 @@ type Config struct {
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout; 0 = the profile's
 	Profile          string
 	Out              string // results directory, DefaultOut
+	// Images and HostNote are what the command read from the
+	// environment (vendormock.ImagesFrom, LAB_HOST_NOTE).
+	Images   vendormock.Images
+	HostNote string
 }
 
 // DefaultConfig is study A's matrix at loopback: 3 schemes x 2
@@ -101,9 +105,8 @@ func (cfg Config) plan() []matrixCellSpec {
 // gives its figures, the time so far and an ETA. The first failing cell
 // stops the run with a *RunError; containers are removed on return.
 func Run(ctx context.Context, cfg Config, w io.Writer) error {
-	vendormock.EnsureTestcontainersEnv()
-	images, err := vendormock.ImagesFromEnv()
-	if err != nil {
+	images := cfg.Images
+	if err := images.Validate(); err != nil {
 		return fmt.Errorf("read images: %w", err)
 	}
 	if images.Worker == "" {
@@ -126,7 +129,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 	report.Logf(w, "matrix %s: %d cells (schemes %v, drivers %v, modes %v, concurrency %v), RTT %d ms, COUNT=%d WARMUP=%d SERVER_DELAY_MS=%d HTTP_VERSION=%s; work dir %s",
 		runID, len(cells), cfg.Schemes, cfg.Drivers, cfg.Modes, cfg.Concurrencies, cfg.RTTMS, cfg.Count, cfg.Warmup,
 		cfg.ServerDelayMS, cfg.HTTPVersion, workDir)
-	env := bench.DescribeEnvironment(images)
+	env := bench.DescribeEnvironment(images, cfg.HostNote)
 	start := time.Now()
 	var measured []results.MatrixCell
 	done := 0

@@ -48,17 +48,26 @@ func parseArgs(args []string, getenv func(string) string) (bench.Config, error) 
 	return cfg, nil
 }
 
-// runScenarios runs SCENARIO on one stack (package scenarios/fault).
-func runScenarios(ctx context.Context, cfg bench.Config, args []string, stdout io.Writer) error {
+// labEnvironment reads what a run takes from the environment besides its
+// keys, once, here at the command's edge: the images (LAB_IMAGE_*,
+// vendormock.ImagesFrom) and the operator's LAB_HOST_NOTE. It applies the
+// lab's testcontainers settings (vendormock.EnsureTestcontainersEnv)
+// before anything starts a container.
+func labEnvironment(getenv func(string) string) (vendormock.Images, string, error) {
 	vendormock.EnsureTestcontainersEnv()
-	images, err := vendormock.ImagesFromEnv()
+	images, err := vendormock.ImagesFrom(getenv)
 	if err != nil {
-		return fmt.Errorf("read images: %w", err)
+		return images, "", fmt.Errorf("read images: %w", err)
 	}
+	return images, getenv("LAB_HOST_NOTE"), nil
+}
+
+// runScenarios runs SCENARIO on one stack (package scenarios/fault).
+func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv func(string) string, stdout io.Writer) error {
 	// COUNT sets the idle race's sends per lane only when given: each
 	// scenario file has its own count otherwise.
 	count := 0
-	if countGiven(args, os.Getenv) {
+	if countGiven(args, getenv) {
 		count = cfg.Count
 	}
 	profile, err := bench.ResolveProfile(cfg.Profile)
@@ -67,7 +76,7 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, stdout i
 	}
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images, Worker: cfg.Worker,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker,
 	}, stdout)
 }
 
@@ -107,8 +116,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
+		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+			return err
+		}
 		if cfg.Scenario != "" {
-			return runScenarios(ctx, cfg, rest, stdout)
+			return runScenarios(ctx, cfg, rest, getenv, stdout)
 		}
 		return bench.Run(ctx, cfg, stdout)
 	case "audit":
@@ -126,7 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: report takes one argument, the results directory (OUT)", errUsage)
 		}
 		// BULK (environment only) sets the bulk projection of the rebuilt summary.
-		cfg, err := parseKeys(nil, os.Getenv)
+		cfg, err := parseKeys(nil, getenv)
 		if err != nil {
 			return err
 		}
@@ -137,6 +149,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		cfg, err := parseMatrixArgs(rest, getenv)
 		if err != nil {
+			return err
+		}
+		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 			return err
 		}
 		return matrix.Run(ctx, cfg, stdout)

@@ -1,20 +1,9 @@
 package lab
 
 import (
-	"os"
 	"slices"
 	"strings"
-
-	"github.com/notifier-lab/notifier-lab/vendormock"
 )
-
-// PostgresImage returns the PostgreSQL image of the run, from the images
-// file vendormock/images/ensure-images.sh writes (.lab/images.env,
-// vendormock.EnvPostgresImage); "" leaves the choice to
-// vendormock.StartPostgres.
-func PostgresImage() string {
-	return os.Getenv(vendormock.EnvPostgresImage)
-}
 
 // StripFlags returns args without the flags named (given as -name value,
 // -name=value, --name value or --name=value): WorkerArgs minus what
