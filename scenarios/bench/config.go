@@ -107,7 +107,7 @@ type Config struct {
 	// Worker is the worker under test (WORKER, vendormock.WorkerImage):
 	// vendormock.WorkerGo, a reference worker or "image:NAME"
 	// (docs/worker-contract.md). Any other worker runs once per RTT in
-	// place of MODES (bench_contract.go).
+	// place of MODES (kind_contract.go).
 	Worker string
 	// Baseline adds the Go worker's pooled run at every RTT beside a
 	// contract worker's, so its figures (CPU per send) read side by side;
