@@ -38,7 +38,7 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		Ledger:                 w.Ledger,
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
-		PostgresImage:          lab.PostgresImage(),
+		PostgresImage:          s.r.opts.Images.Postgres,
 		Args:                   lab.ReplicaArgs(wcfg),
 		Grace:                  worker.ShutdownGrace(wcfg),
 		CPUs:                   workerCPUs,
