@@ -37,7 +37,7 @@ const DefaultImagesEnvFile = ".lab/images.env"
 // The error wraps ErrImagesMissing, names every missing variable and says
 // to run ./run.sh (which builds them).
 func ImagesFromEnv() (Images, error) {
-	return imagesFrom(os.Getenv)
+	return ImagesFrom(os.Getenv)
 }
 
 // ReadImagesEnv reads Images from a KEY=VALUE file such as
@@ -71,7 +71,7 @@ func ReadImagesEnv(path string) (Images, error) {
 	if err := sc.Err(); err != nil {
 		return Images{}, fmt.Errorf("read %s: %w", abs, err)
 	}
-	return imagesFrom(func(k string) string {
+	return ImagesFrom(func(k string) string {
 		if v := os.Getenv(k); v != "" {
 			return v
 		}
@@ -79,8 +79,10 @@ func ReadImagesEnv(path string) (Images, error) {
 	})
 }
 
-// imagesFrom builds Images from a lookup function.
-func imagesFrom(get func(string) string) (Images, error) {
+// ImagesFrom builds Images from a lookup of the LAB_IMAGE_* variables
+// (os.Getenv at a command's edge, a map in tests): the one place that
+// reads them. Errors as Validate.
+func ImagesFrom(get func(string) string) (Images, error) {
 	im := Images{
 		Kind:      get(EnvImagesKind),
 		RabbitMQ:  get(EnvImageRabbitMQ),
@@ -88,7 +90,15 @@ func imagesFrom(get func(string) string) (Images, error) {
 		WireMock:  get(EnvImageWireMock),
 		Toxiproxy: get(EnvImageToxiproxy),
 		Worker:    get(EnvImageWorker),
+		Postgres:  get(EnvPostgresImage),
 	}
+	return im, im.Validate()
+}
+
+// Validate checks that the four service images are named; Worker and
+// Postgres are optional here. The error wraps ErrImagesMissing, names
+// every missing variable and says to run ./run.sh (which builds them).
+func (im Images) Validate() error {
 	var missing []string
 	for _, kv := range [][2]string{
 		{EnvImageRabbitMQ, im.RabbitMQ}, {EnvImageNginx, im.Nginx},
@@ -99,10 +109,10 @@ func imagesFrom(get func(string) string) (Images, error) {
 		}
 	}
 	if len(missing) > 0 {
-		return im, fmt.Errorf("%w: %s not set: run ./run.sh (it builds the images and writes %s)",
+		return fmt.Errorf("%w: %s not set: run ./run.sh (it builds the images and writes %s)",
 			ErrImagesMissing, strings.Join(missing, ", "), DefaultImagesEnvFile)
 	}
-	return im, nil
+	return nil
 }
 
 // CheckImages verifies that every named image (empty names are skipped)

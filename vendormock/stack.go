@@ -36,6 +36,9 @@ import (
 type Images struct {
 	Kind                                         string // "official" or "offline"
 	RabbitMQ, Nginx, WireMock, Toxiproxy, Worker string
+	// Postgres is the PostgreSQL image of replicas on LEDGER=postgres
+	// (EnvPostgresImage); "" leaves the choice to StartPostgres.
+	Postgres string
 }
 
 // Options configure Start.

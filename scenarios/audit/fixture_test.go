@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // fixtureDir is an audit folder's result files (no report, no charts):
@@ -36,11 +37,11 @@ func buildFixture(t *testing.T) (string, Report) {
 			t.Fatal(err)
 		}
 	}
-	rs, err := scenarios.ReadResults(dir)
+	rs, err := results.ReadResults(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := scenarios.WriteCharts(filepath.Join(dir, "charts"), rs); err != nil {
+	if err := report.WriteCharts(filepath.Join(dir, "charts"), rs); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Create(filepath.Join(dir, "charts", RaceName+".svg"))

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 )
 
@@ -27,7 +27,7 @@ func TestRunRefusesAnOUTItDidNotMake(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := scenarios.DefaultConfig()
+	cfg := bench.DefaultConfig()
 	cfg.Profile = "../../vendormock/profiles/alimtalk"
 	cfg.Out = dir
 	err := Run(context.Background(), Options{Config: cfg}, io.Discard)

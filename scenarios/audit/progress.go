@@ -5,7 +5,7 @@ import (
 	"io"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 )
 
 // Estimates of the battery's steps, for the ETA of the progress lines
@@ -26,7 +26,7 @@ type progress struct {
 	est   []time.Duration // remaining estimate at each step
 }
 
-func newProgress(w io.Writer, cfg scenarios.Config, keepalive time.Duration, raceCount, raceBurst int) *progress {
+func newProgress(w io.Writer, cfg bench.Config, keepalive time.Duration, raceCount, raceBurst int) *progress {
 
 	bench := stackStart
 	for _, rtt := range cfg.RTTs {

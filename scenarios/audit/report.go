@@ -10,8 +10,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -38,7 +38,7 @@ type Figure struct {
 	Sends        int     `json:"sends"`
 	TLS          string  `json:"tls"`
 	// LatencySource and CPUSource say where latency and CPU come from
-	// (scenarios.Source* values); connections and TLS always come from
+	// (results.Source* values); connections and TLS always come from
 	// nginx.
 	LatencySource string `json:"latency_source"`
 	CPUSource     string `json:"cpu_source"`
@@ -97,10 +97,10 @@ func NewReport(dir string, in Inputs, date string) (Report, error) {
 	return rep, nil
 }
 
-func figureOf(r scenarios.Result) Figure {
+func figureOf(r results.Result) Figure {
 	f := Figure{Worker: r.Worker, RTTMS: r.RTTMS, SendsPerS: r.SendsPerS, P50MS: r.LatencyMS.P50, P99MS: r.LatencyMS.P99,
 		CPUMSPerSend: r.CPUMSPerSend, Connections: r.TCPConnections, Sends: r.SendRequests,
-		LatencySource: scenarios.SourceRecords + " (total_ms)", CPUSource: scenarios.SourceRecords + " (cpu_ms)"}
+		LatencySource: results.SourceRecords + " (total_ms)", CPUSource: results.SourceRecords + " (cpu_ms)"}
 	if f.Worker == "" {
 		f.Worker = vendormock.WorkerGo
 	}
@@ -139,7 +139,7 @@ func inlineSVG(b []byte) (string, error) {
 // file that exists but does not parse.
 func Load(dir, worker, profile string, keepaliveS float64) (Inputs, error) {
 	in := Inputs{Worker: worker, Profile: profile, KeepaliveS: keepaliveS}
-	if bench, err := scenarios.ReadResults(dir); err == nil {
+	if bench, err := results.ReadResults(dir); err == nil {
 		in.Bench = bench
 	} else {
 		in.Errors = append(in.Errors, "no bench result: "+err.Error())

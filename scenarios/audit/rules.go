@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
@@ -36,7 +36,7 @@ type Inputs struct {
 	Worker        string // WORKER value audited
 	Profile       string // the profile's name
 	KeepaliveS    float64
-	Bench         []scenarios.Result
+	Bench         []results.Result
 	Faults        []fault.Verdict
 	NotApplicable []fault.NotApplicable
 	Race          *fault.IdleRaceResult
@@ -59,7 +59,7 @@ const OneConnectionPerSend = 0.9
 // open by default, as docs/worker-contract.md lists it; ok is false when
 // the lab does not know it (any image, Node's fetch), and reuse is false
 // for a worker that keeps no connection at all.
-func declaredIdle(worker string, r scenarios.Result) (s float64, reuse, ok bool) {
+func declaredIdle(worker string, r results.Result) (s float64, reuse, ok bool) {
 	switch worker {
 	case vendormock.WorkerGo:
 		return r.IdleConnTimeoutS, true, r.IdleConnTimeoutS > 0
@@ -75,8 +75,8 @@ func declaredIdle(worker string, r scenarios.Result) (s float64, reuse, ok bool)
 
 // workerRuns returns the bench runs of the worker under test (not the Go
 // baseline beside a contract worker).
-func (in Inputs) workerRuns() []scenarios.Result {
-	var out []scenarios.Result
+func (in Inputs) workerRuns() []results.Result {
+	var out []results.Result
 	for _, r := range in.Bench {
 		if r.Worker == in.Worker || (r.Worker == "" && in.Worker == vendormock.WorkerGo) {
 			out = append(out, r)
@@ -118,7 +118,7 @@ func Evaluate(in Inputs) []Rule {
 	return rules
 }
 
-func contractRule(in Inputs, runs []scenarios.Result) Rule {
+func contractRule(in Inputs, runs []results.Result) Rule {
 	r := Rule{ID: "contract", Name: "Keeps the worker contract (records, routing, exit)", Source: "records file, queues"}
 	if in.Worker == vendormock.WorkerGo {
 		r.Verdict, r.Evidence = Pass, "the Go worker is the contract's reference implementation"
@@ -146,7 +146,7 @@ func contractRule(in Inputs, runs []scenarios.Result) Rule {
 	return r
 }
 
-func connectionsRule(runs []scenarios.Result) Rule {
+func connectionsRule(runs []results.Result) Rule {
 	r := Rule{ID: "connections-per-send", Name: "Reuses its connection (connections per send)", Source: "nginx access log ($connection)"}
 	if len(runs) == 0 {
 		r.Verdict, r.Evidence = NA, "no bench run"
@@ -176,7 +176,7 @@ func connectionsRule(runs []scenarios.Result) Rule {
 	return r
 }
 
-func tlsRule(runs []scenarios.Result) Rule {
+func tlsRule(runs []results.Result) Rule {
 	r := Rule{ID: "tls-version", Name: "Negotiates TLS 1.3", Source: "nginx access log ($ssl_protocol)"}
 	if len(runs) == 0 {
 		r.Verdict, r.Evidence = NA, "no bench run"
@@ -204,7 +204,7 @@ func tlsRule(runs []scenarios.Result) Rule {
 	return r
 }
 
-func idleRule(in Inputs, runs []scenarios.Result) Rule {
+func idleRule(in Inputs, runs []results.Result) Rule {
 	r := Rule{ID: "idle-timeout", Name: "Idles out below the vendor's keep-alive minus one RTT", Source: "worker settings (docs/worker-contract.md), idle race (records, journal)"}
 	var ev []string
 	r.Verdict = Pass
@@ -256,7 +256,7 @@ type counts struct{ duplicates, lost, unreconciled int }
 // battery sums duplicates and lost over the worker's bench runs, the
 // faults (less the duplicates a negative control plants on purpose) and
 // the idle race, and says where each came from.
-func battery(in Inputs, runs []scenarios.Result) (counts, []string) {
+func battery(in Inputs, runs []results.Result) (counts, []string) {
 	var c counts
 	var parts []string
 	for _, run := range runs {
@@ -292,7 +292,7 @@ func battery(in Inputs, runs []scenarios.Result) (counts, []string) {
 	return c, parts
 }
 
-func countRule(id, name string, in Inputs, runs []scenarios.Result, pick func(counts) int) Rule {
+func countRule(id, name string, in Inputs, runs []results.Result, pick func(counts) int) Rule {
 	c, parts := battery(in, runs)
 	r := Rule{ID: id, Name: name, Source: "queues + records (reconciler), WireMock journal"}
 	n := pick(c)
@@ -309,7 +309,7 @@ func countRule(id, name string, in Inputs, runs []scenarios.Result, pick func(co
 	return r
 }
 
-func replayRule(in Inputs, runs []scenarios.Result) Rule {
+func replayRule(in Inputs, runs []results.Result) Rule {
 	r := Rule{ID: "post-never-replayed", Name: "A POST is never replayed (no refkey twice in the journal without a 4xx)", Source: "WireMock journal"}
 	total, unreconciled, parts := 0, 0, []string{}
 	for _, run := range runs {

@@ -4,9 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 func rule(t *testing.T, rules []Rule, id string) Rule {
@@ -20,8 +20,8 @@ func rule(t *testing.T, rules []Rule, id string) Rule {
 	return Rule{}
 }
 
-func goRun(rtt, conns, sends int, tls string, idleS float64, dup, lost int) scenarios.Result {
-	return scenarios.Result{Worker: "go", Mode: "pooled", RTTMS: rtt, TCPConnections: conns, SendRequests: sends, JournalCount: sends,
+func goRun(rtt, conns, sends int, tls string, idleS float64, dup, lost int) results.Result {
+	return results.Result{Worker: "go", Mode: "pooled", RTTMS: rtt, TCPConnections: conns, SendRequests: sends, JournalCount: sends,
 		TLSVersions: map[string]int{tls: sends}, IdleConnTimeoutS: idleS, Reconcile: &reconcile.Report{Duplicates: dup, Lost: lost}}
 }
 
@@ -29,7 +29,7 @@ func TestEvaluate(t *testing.T) {
 	race := &fault.IdleRaceResult{Scenario: RaceName, KeepaliveTimeoutMS: 75000, Pass: true,
 		Rows: []fault.IdleRaceRow{{RTTMS: 10, Sends: 15}}}
 	good := Inputs{Worker: "go", Profile: "alimtalk", KeepaliveS: 75, Race: race,
-		Bench: []scenarios.Result{goRun(3, 1, 210, "TLSv1.3", 73.997, 0, 0), goRun(10, 1, 210, "TLSv1.3", 73.99, 0, 0)}}
+		Bench: []results.Result{goRun(3, 1, 210, "TLSv1.3", 73.997, 0, 0), goRun(10, 1, 210, "TLSv1.3", 73.99, 0, 0)}}
 	tests := []struct {
 		name     string
 		change   func(in *Inputs)
@@ -61,7 +61,7 @@ func TestEvaluate(t *testing.T) {
 			in.Worker = "image:x"
 			for i := range in.Bench {
 				in.Bench[i].Worker = "image:x"
-				in.Bench[i].Contract = &scenarios.ContractCheck{Missing: []string{"wrote no records file"}}
+				in.Bench[i].Contract = &results.ContractCheck{Missing: []string{"wrote no records file"}}
 			}
 		}, "contract", Fail, "wrote no records file"},
 		{"a battery step that failed is a rule", func(in *Inputs) { in.Errors = []string{"bench: stack did not start"} }, "battery", Fail, "stack did not start"},
@@ -69,7 +69,7 @@ func TestEvaluate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := good
-			in.Bench = []scenarios.Result{goRun(3, 1, 210, "TLSv1.3", 73.997, 0, 0), goRun(10, 1, 210, "TLSv1.3", 73.99, 0, 0)}
+			in.Bench = []results.Result{goRun(3, 1, 210, "TLSv1.3", 73.997, 0, 0), goRun(10, 1, 210, "TLSv1.3", 73.99, 0, 0)}
 			r := *race
 			r.Rows = []fault.IdleRaceRow{{RTTMS: 10, Sends: 15}}
 			in.Race = &r

@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,8 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -37,7 +39,7 @@ var ErrFailed = errors.New("audit failed")
 // COUNT, RTTS, KEEPALIVE_TIMEOUT, SERVER_DELAY_MS...); Out "" writes to
 // DefaultDir/<worker>-<profile>.
 type Options struct {
-	Config scenarios.Config
+	Config bench.Config
 	Images vendormock.Images
 	// RaceCount and RaceBurst size the idle race (0 = the defaults).
 	RaceCount, RaceBurst int
@@ -51,7 +53,7 @@ func Folder(worker, profile string) string {
 	if worker == "" {
 		worker = vendormock.WorkerGo
 	}
-	return scenarios.WorkerMode(worker) + "-" + profile
+	return bench.WorkerMode(worker) + "-" + profile
 }
 
 // Run runs the battery and writes the report: the bench at the RTTs of
@@ -62,7 +64,8 @@ func Folder(worker, profile string) string {
 // when a rule failed (after writing the report), ctx's.
 func Run(ctx context.Context, o Options, w io.Writer) error {
 	cfg := o.Config
-	pdir, err := scenarios.ResolveProfile(cfg.Profile)
+	cfg.Images = o.Images // the bench runs on the audit's images
+	pdir, err := bench.ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
@@ -74,7 +77,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}
-	if cfg.Out == "" || cfg.Out == scenarios.DefaultOut {
+	if cfg.Out == "" || cfg.Out == bench.DefaultOut {
 		cfg.Out = filepath.Join(DefaultDir, Folder(sel.Name, profile.Name))
 	}
 	out, err := filepath.Abs(cfg.Out)
@@ -97,7 +100,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if keepalive <= 0 {
 		keepalive = profile.Nginx.KeepaliveTimeout
 	}
-	raceCount, raceBurst := cmpOr(o.RaceCount, DefaultRaceCount), cmpOr(o.RaceBurst, DefaultRaceBurst)
+	raceCount, raceBurst := cmp.Or(max(o.RaceCount, 0), DefaultRaceCount), cmp.Or(max(o.RaceBurst, 0), DefaultRaceBurst)
 	setting := fault.IdleSettingWorker
 	if !sel.Contract {
 		setting = "t_minus_rtt_margin"
@@ -108,7 +111,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	p := newProgress(w, cfg, keepalive, raceCount, raceBurst)
 	var runErrs []string
 	p.step("bench", fmt.Sprintf("%s at RTT %v ms, %d sends each", strings.Join(cfg.RunModes(), " and "), cfg.RTTs, cfg.Count))
-	if err := scenarios.Run(ctx, cfg, w); err != nil {
+	if err := bench.Run(ctx, cfg, w); err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -168,26 +171,11 @@ func Rebuild(dir, worker, profile string, keepalive time.Duration) (Report, erro
 }
 
 // workRoot is where the fault runner's work files go: the repository root
-// (the nearest parent of the working directory with go.mod, as the bench's
-// .lab/runs), else the system's temporary folder.
+// (lab.FindRepoRoot, as the bench's .lab/runs), else the system's
+// temporary folder.
 func workRoot() string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return os.TempDir()
+	if root, ok := lab.FindRepoRoot(); ok {
+		return root
 	}
-	for d := wd; ; d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		if filepath.Dir(d) == d {
-			return os.TempDir()
-		}
-	}
-}
-
-func cmpOr(v, def int) int {
-	if v > 0 {
-		return v
-	}
-	return def
+	return os.TempDir()
 }

@@ -1,6 +1,7 @@
 package fault
 
 import (
+	"cmp"
 	"fmt"
 	"image/color"
 	"io"
@@ -24,7 +25,7 @@ import (
 // section named after the scenario to OUT/summary.md, and prints the
 // table to w.
 func WriteIdleRace(out string, res IdleRaceResult, w io.Writer) error {
-	name := cmpOr(res.Scenario, "idle-race")
+	name := cmp.Or(res.Scenario, "idle-race")
 	if err := os.MkdirAll(filepath.Join(out, "charts"), 0o755); err != nil {
 		return fmt.Errorf("create results dir: %w", err)
 	}

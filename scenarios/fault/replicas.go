@@ -38,7 +38,7 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		Ledger:                 w.Ledger,
 		QueueType:              w.QueueType,
 		NoSingleActiveConsumer: !w.SAC(),
-		PostgresImage:          lab.PostgresImage(),
+		PostgresImage:          s.r.opts.Images.Postgres,
 		// Through Toxiproxy (LedgerProxy), so a step can cut or slow it.
 		PostgresAddr: fmt.Sprintf("%s:%d", vendormock.AliasToxiproxy, LedgerPort),
 		Args:         lab.ReplicaArgs(wcfg),

@@ -46,7 +46,7 @@ type Options struct {
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
-// else relative to the repository root (the nearest parent with go.mod).
+// else relative to the repository root (lab.FindRepoRoot).
 func ResolveCatalog(dir string) (string, error) {
 	if dir == "" {
 		dir = DefaultCatalog
@@ -54,20 +54,9 @@ func ResolveCatalog(dir string) (string, error) {
 	if st, err := os.Stat(dir); err == nil && st.IsDir() {
 		return filepath.Abs(dir)
 	}
-	if !filepath.IsAbs(dir) {
-		if wd, err := os.Getwd(); err == nil {
-			for d := wd; ; d = filepath.Dir(d) {
-				if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-					cand := filepath.Join(d, dir)
-					if st, err := os.Stat(cand); err == nil && st.IsDir() {
-						return cand, nil
-					}
-					break
-				}
-				if filepath.Dir(d) == d {
-					break
-				}
-			}
+	if root, ok := lab.FindRepoRoot(); ok && !filepath.IsAbs(dir) {
+		if cand := filepath.Join(root, dir); isDir(cand) {
+			return cand, nil
 		}
 	}
 	return "", fmt.Errorf("find catalog: %s is not a directory", dir)
@@ -245,4 +234,10 @@ func names(scs []*Scenario) string {
 		ns = append(ns, sc.Name)
 	}
 	return strings.Join(ns, ", ")
+}
+
+// isDir reports whether p is a directory.
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
 }

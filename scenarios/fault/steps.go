@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
@@ -194,7 +195,7 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 			if ka == 0 {
 				ka = s.r.defaultKeepalive()
 			}
-			idle = ka - time.Duration(s.sc.Network.RTTMS)*time.Millisecond - time.Second
+			idle = netmodel.IdleConnTimeout(ka, s.sc.Network.RTTMS)
 		}
 		w.IdleConnTimeout = idle
 	}

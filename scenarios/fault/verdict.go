@@ -482,10 +482,3 @@ func passWord(ok bool) string {
 	}
 	return "NO"
 }
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}

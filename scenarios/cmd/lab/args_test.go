@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 )
 
 func envOf(m map[string]string) func(string) string {
@@ -15,9 +15,9 @@ func envOf(m map[string]string) func(string) string {
 }
 
 func TestParseArgs(t *testing.T) {
-	def := scenarios.DefaultConfig()
-	with := func(f func(c *scenarios.Config)) scenarios.Config {
-		c := scenarios.DefaultConfig()
+	def := bench.DefaultConfig()
+	with := func(f func(c *bench.Config)) bench.Config {
+		c := bench.DefaultConfig()
 		f(&c)
 		return c
 	}
@@ -25,47 +25,47 @@ func TestParseArgs(t *testing.T) {
 		name string
 		args []string
 		env  map[string]string
-		want scenarios.Config
+		want bench.Config
 	}{
 		{"defaults", nil, nil, def},
 		{"count and warmup", []string{"COUNT=60", "WARMUP=0"}, nil,
-			with(func(c *scenarios.Config) { c.Count, c.Warmup = 60, 0 })},
+			with(func(c *bench.Config) { c.Count, c.Warmup = 60, 0 })},
 		{"rtts with spaces", []string{"RTTS=3 10 25"}, nil,
-			with(func(c *scenarios.Config) { c.RTTs = []int{3, 10, 25} })},
+			with(func(c *bench.Config) { c.RTTs = []int{3, 10, 25} })},
 		{"rtts with commas and spaces", []string{"RTTS= 10,0 , 1000"}, nil,
-			with(func(c *scenarios.Config) { c.RTTs = []int{10, 0, 1000} })},
+			with(func(c *bench.Config) { c.RTTs = []int{10, 0, 1000} })},
 		{"one mode", []string{"MODES=pooled"}, nil,
-			with(func(c *scenarios.Config) { c.Modes = []string{"pooled"} })},
+			with(func(c *bench.Config) { c.Modes = []string{"pooled"} })},
 		{"modes reordered with comma", []string{"MODES=pooled,per-request"}, nil,
-			with(func(c *scenarios.Config) { c.Modes = []string{"pooled", "per-request"} })},
+			with(func(c *bench.Config) { c.Modes = []string{"pooled", "per-request"} })},
 		{"server delay bounds", []string{"SERVER_DELAY_MS=0"}, nil,
-			with(func(c *scenarios.Config) { c.ServerDelayMS = 0 })},
+			with(func(c *bench.Config) { c.ServerDelayMS = 0 })},
 		{"tls 1.3", []string{"PER_REQUEST_TLS=1.3"}, nil,
-			with(func(c *scenarios.Config) { c.PerRequestTLS = "1.3" })},
+			with(func(c *bench.Config) { c.PerRequestTLS = "1.3" })},
 		{"rtt sweep with handshake", []string{"RTTS=1 3 10 50 150 380", "TCP_HANDSHAKE=on", "BULK=500"}, nil,
-			with(func(c *scenarios.Config) { c.RTTs, c.TCPHandshake, c.Bulk = []int{1, 3, 10, 50, 150, 380}, "on", 500 })},
+			with(func(c *bench.Config) { c.RTTs, c.TCPHandshake, c.Bulk = []int{1, 3, 10, 50, 150, 380}, "on", 500 })},
 		{"out, images, profile", []string{"OUT=out/x", "LAB_IMAGES=offline", "PROFILE=vendormock/profiles/alimtalk"}, nil,
-			with(func(c *scenarios.Config) {
+			with(func(c *bench.Config) {
 				c.Out, c.LabImages, c.Profile = "out/x", "offline", "vendormock/profiles/alimtalk"
 			})},
 		{"keepalive as duration", []string{"KEEPALIVE_TIMEOUT=75s"}, nil,
-			with(func(c *scenarios.Config) { c.KeepaliveTimeout = 75 * time.Second })},
+			with(func(c *bench.Config) { c.KeepaliveTimeout = 75 * time.Second })},
 		{"keepalive as whole seconds", []string{"KEEPALIVE_TIMEOUT=5"}, nil,
-			with(func(c *scenarios.Config) { c.KeepaliveTimeout = 5 * time.Second })},
+			with(func(c *bench.Config) { c.KeepaliveTimeout = 5 * time.Second })},
 		{"from environment", nil, map[string]string{"COUNT": "7", "RTTS": "10", "MODES": "pooled"},
-			with(func(c *scenarios.Config) { c.Count, c.RTTs, c.Modes = 7, []int{10}, []string{"pooled"} })},
+			with(func(c *bench.Config) { c.Count, c.RTTs, c.Modes = 7, []int{10}, []string{"pooled"} })},
 		{"word wins over environment", []string{"COUNT=9"}, map[string]string{"COUNT": "7", "WARMUP": "3"},
-			with(func(c *scenarios.Config) { c.Count, c.Warmup = 9, 3 })},
+			with(func(c *bench.Config) { c.Count, c.Warmup = 9, 3 })},
 		{"word wins over invalid environment", []string{"COUNT=9"}, map[string]string{"COUNT": "abc"},
-			with(func(c *scenarios.Config) { c.Count = 9 })},
+			with(func(c *bench.Config) { c.Count = 9 })},
 		{"empty environment is unset", nil, map[string]string{"COUNT": ""}, def},
 		{"later word wins", []string{"COUNT=1", "COUNT=2"}, nil,
-			with(func(c *scenarios.Config) { c.Count = 2 })},
+			with(func(c *bench.Config) { c.Count = 2 })},
 		{"unrelated environment ignored", nil, map[string]string{"HOME": "/root", "FOO": "x"}, def},
 		{"replicas, postgres, quorum", []string{"WORKERS=2", "LEDGER=postgres", "QUEUE_TYPE=quorum"}, nil,
-			with(func(c *scenarios.Config) { c.Workers, c.Ledger, c.QueueType = 2, "postgres", "quorum" })},
+			with(func(c *bench.Config) { c.Workers, c.Ledger, c.QueueType = 2, "postgres", "quorum" })},
 		{"workers from environment", nil, map[string]string{"WORKERS": "3"},
-			with(func(c *scenarios.Config) { c.Workers = 3 })},
+			with(func(c *bench.Config) { c.Workers = 3 })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

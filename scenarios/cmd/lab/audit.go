@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
-	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // auditHelp follows usage in `lab help`.
@@ -27,7 +25,7 @@ PASS or FAIL with its evidence). Exit 1 when a rule failed.
 // OUT the audit may empty (outdir.CheckFresh: the audit starts from an
 // empty folder and never empties one the lab did not make). Errors are
 // *UsageError: nothing was started.
-func parseAuditArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
+func parseAuditArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseArgs(args, getenv)
 	if err != nil {
 		return cfg, err
@@ -56,12 +54,10 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	vendormock.EnsureTestcontainersEnv()
-	images, err := vendormock.ImagesFromEnv()
-	if err != nil {
-		return fmt.Errorf("read images: %w", err)
+	if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+		return err
 	}
-	return audit.Run(ctx, audit.Options{Config: cfg, Images: images}, stdout)
+	return audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout)
 }
 
 // given reports whether key was set by a word or the environment.

@@ -29,15 +29,17 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // parseArgs is parseKeys plus the check of SCENARIO against the catalog:
 // an unknown scenario is a *UsageError (exit 2, nothing started) that
 // lists the known names.
-func parseArgs(args []string, getenv func(string) string) (scenarios.Config, error) {
+func parseArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseKeys(args, getenv)
 	if err != nil || cfg.Scenario == "" {
 		return cfg, err
@@ -48,26 +50,35 @@ func parseArgs(args []string, getenv func(string) string) (scenarios.Config, err
 	return cfg, nil
 }
 
-// runScenarios runs SCENARIO on one stack (package scenarios/fault).
-func runScenarios(ctx context.Context, cfg scenarios.Config, args []string, stdout io.Writer) error {
+// labEnvironment reads what a run takes from the environment besides its
+// keys, once, here at the command's edge: the images (LAB_IMAGE_*,
+// vendormock.ImagesFrom) and the operator's LAB_HOST_NOTE. It applies the
+// lab's testcontainers settings (vendormock.EnsureTestcontainersEnv)
+// before anything starts a container.
+func labEnvironment(getenv func(string) string) (vendormock.Images, string, error) {
 	vendormock.EnsureTestcontainersEnv()
-	images, err := vendormock.ImagesFromEnv()
+	images, err := vendormock.ImagesFrom(getenv)
 	if err != nil {
-		return fmt.Errorf("read images: %w", err)
+		return images, "", fmt.Errorf("read images: %w", err)
 	}
+	return images, getenv("LAB_HOST_NOTE"), nil
+}
+
+// runScenarios runs SCENARIO on one stack (package scenarios/fault).
+func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv func(string) string, stdout io.Writer) error {
 	// COUNT sets the idle race's sends per lane only when given: each
 	// scenario file has its own count otherwise.
 	count := 0
-	if countGiven(args, os.Getenv) {
+	if countGiven(args, getenv) {
 		count = cfg.Count
 	}
-	profile, err := scenarios.ResolveProfile(cfg.Profile)
+	profile, err := bench.ResolveProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: images, Worker: cfg.Worker,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker,
 	}, stdout)
 }
 
@@ -107,10 +118,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		if cfg.Scenario != "" {
-			return runScenarios(ctx, cfg, rest, stdout)
+		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+			return err
 		}
-		return scenarios.Run(ctx, cfg, stdout)
+		if cfg.Scenario != "" {
+			return runScenarios(ctx, cfg, rest, getenv, stdout)
+		}
+		return bench.Run(ctx, cfg, stdout)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
@@ -126,7 +140,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: report takes one argument, the results directory (OUT)", errUsage)
 		}
 		// BULK (environment only) sets the bulk projection of the rebuilt summary.
-		cfg, err := parseKeys(nil, os.Getenv)
+		cfg, err := parseKeys(nil, getenv)
 		if err != nil {
 			return err
 		}
@@ -139,7 +153,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		return scenarios.RunMatrix(ctx, cfg, stdout)
+		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+			return err
+		}
+		return matrix.Run(ctx, cfg, stdout)
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err
@@ -147,7 +164,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if len(rest) != 1 {
 			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
 		}
-		return scenarios.MatrixReport(rest[0], stdout)
+		return report.MatrixReport(rest[0], stdout)
 	case "version", "--version":
 		_, err := fmt.Fprintln(stdout, version())
 		return err

@@ -7,31 +7,33 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // matrixKey is one argument of `lab matrix`.
 type matrixKey struct {
 	name, help, def, allowed string
-	set                      func(c *scenarios.MatrixConfig, v string) error
+	set                      func(c *matrix.Config, v string) error
 }
 
 // matrixKeys lists the matrix's arguments in the order usage prints them.
 var matrixKeys = []matrixKey{
 	{"RTT", "round trip added by Toxiproxy, ms (study A ran on loopback)", "0",
-		fmt.Sprintf("a whole number 0..%d", scenarios.MaxRTTMS),
-		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.RTTMS, err = parseInt(v, 0, scenarios.MaxRTTMS)
+		fmt.Sprintf("a whole number 0..%d", bench.MaxRTTMS),
+		func(c *matrix.Config, v string) (err error) {
+			c.RTTMS, err = parseInt(v, 0, bench.MaxRTTMS)
 			return
 		}},
-	{"COUNT", "measured sends per cell", strconv.Itoa(scenarios.DefaultMatrixCount), "a whole number >= 1",
-		func(c *scenarios.MatrixConfig, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
-	{"WARMUP", "warm-up sends per cell", strconv.Itoa(scenarios.DefaultMatrixWarmup), "a whole number >= 0",
-		func(c *scenarios.MatrixConfig, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
+	{"COUNT", "measured sends per cell", strconv.Itoa(matrix.DefaultCount), "a whole number >= 1",
+		func(c *matrix.Config, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
+	{"WARMUP", "warm-up sends per cell", strconv.Itoa(matrix.DefaultWarmup), "a whole number >= 0",
+		func(c *matrix.Config, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
 	{"SCHEMES", "vendor schemes", `"http https mtls"`, "one or more of " + strings.Join(allowedSchemes, ", "),
-		func(c *scenarios.MatrixConfig, v string) error {
+		func(c *matrix.Config, v string) error {
 			names, err := parseList(v, allowedSchemes)
 			c.Schemes = nil
 			for _, n := range names {
@@ -40,36 +42,36 @@ var matrixKeys = []matrixKey{
 			return err
 		}},
 	{"MODES", "client strategies", `"per-request pooled"`, "one or more of " + strings.Join(allowedModes, ", "),
-		func(c *scenarios.MatrixConfig, v string) (err error) { c.Modes, err = parseModes(v); return }},
+		func(c *matrix.Config, v string) (err error) { c.Modes, err = parseModes(v); return }},
 	{"CONCURRENCY", "sends in flight per cell", `"1 8 32"`, "whole numbers, each " + allowConcurrency(),
-		func(c *scenarios.MatrixConfig, v string) (err error) {
+		func(c *matrix.Config, v string) (err error) {
 			c.Concurrencies, err = parseConcurrencies(v)
 			return
 		}},
 	{"DRIVERS", "direct: the client in a loop; worker: the whole worker", `"direct worker"`, "one or more of direct, worker",
-		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.Drivers, err = parseList(v, []string{scenarios.DriverDirect, scenarios.DriverWorker})
+		func(c *matrix.Config, v string) (err error) {
+			c.Drivers, err = parseList(v, []string{results.DriverDirect, results.DriverWorker})
 			return
 		}},
 	{"HTTP_VERSION", helpHTTPVersion, "1.1", strings.Join(allowedHTTPVersions, " or "),
-		func(c *scenarios.MatrixConfig, v string) (err error) {
+		func(c *matrix.Config, v string) (err error) {
 			c.HTTPVersion, err = parseHTTPVersion(v)
 			return
 		}},
 	{"POOL_SIZE", helpPoolSize, "0", allowPoolSize,
-		func(c *scenarios.MatrixConfig, v string) (err error) { c.PoolSize, err = parsePoolSize(v); return }},
-	{"SERVER_DELAY_MS", "vendor think time, ms (study A: none)", "0", fmt.Sprintf("a whole number 0..%d", scenarios.MaxServerDelayMS),
-		func(c *scenarios.MatrixConfig, v string) (err error) {
-			c.ServerDelayMS, err = parseInt(v, 0, scenarios.MaxServerDelayMS)
+		func(c *matrix.Config, v string) (err error) { c.PoolSize, err = parsePoolSize(v); return }},
+	{"SERVER_DELAY_MS", "vendor think time, ms (study A: none)", "0", fmt.Sprintf("a whole number 0..%d", bench.MaxServerDelayMS),
+		func(c *matrix.Config, v string) (err error) {
+			c.ServerDelayMS, err = parseInt(v, 0, bench.MaxServerDelayMS)
 			return
 		}},
 	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (study A: Go's default)", "1.3", "1.2 or 1.3",
-		func(c *scenarios.MatrixConfig, v string) (err error) {
+		func(c *matrix.Config, v string) (err error) {
 			c.PerRequestTLS, err = oneOf(v, allowedTLS)
 			return
 		}},
-	{"OUT", "results directory", scenarios.DefaultMatrixOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
-		func(c *scenarios.MatrixConfig, v string) error {
+	{"OUT", "results directory", matrix.DefaultOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
+		func(c *matrix.Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")
 			}
@@ -81,10 +83,10 @@ var matrixKeys = []matrixKey{
 		}},
 }
 
-// parseMatrixArgs builds a MatrixConfig from KEY=VALUE words, then the
+// parseMatrixArgs builds a matrix.Config from KEY=VALUE words, then the
 // environment for keys no word set. Errors are *UsageError.
-func parseMatrixArgs(args []string, getenv func(string) string) (scenarios.MatrixConfig, error) {
-	cfg := scenarios.DefaultMatrixConfig()
+func parseMatrixArgs(args []string, getenv func(string) string) (matrix.Config, error) {
+	cfg := matrix.DefaultConfig()
 	given := map[string]bool{}
 	find := func(name string) (matrixKey, bool) {
 		i := slices.IndexFunc(matrixKeys, func(k matrixKey) bool { return k.name == name })

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -18,7 +18,7 @@ func TestParseMatrixArgs(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.RTTMS != 0 || c.Count != 800 || c.ServerDelayMS != 0 || !slices.Equal(c.Concurrencies, []int{1, 8, 32}) ||
-			len(c.Schemes) != 3 || len(c.Drivers) != 2 || c.Out != scenarios.DefaultMatrixOut {
+			len(c.Schemes) != 3 || len(c.Drivers) != 2 || c.Out != matrix.DefaultOut {
 			t.Errorf("defaults %+v", c)
 		}
 	})

@@ -8,8 +8,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // runReport re-renders the reports of a results folder from its result
@@ -30,9 +31,9 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	case has(audit.RulesFile):
 		return reportAudit(dir, w)
 	case has("cell-*.json"):
-		return scenarios.MatrixReport(dir, w)
+		return report.MatrixReport(dir, w)
 	case has("bench-*.json"):
-		return scenarios.Report(dir, w, scenarios.WithBulk(bulk))
+		return report.Report(dir, w, report.WithBulk(bulk))
 	}
 	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json or bench-*.json: name a folder a run wrote (results, results/matrix, results/audit/<worker>-<profile>...)", errUsage, dir)
 }
@@ -51,7 +52,7 @@ func reportAudit(dir string, w io.Writer) error {
 	if old.Worker == "" || old.Profile == "" {
 		return fmt.Errorf("%s names no worker or profile", filepath.Join(dir, audit.RulesFile))
 	}
-	rs, err := scenarios.ReadResults(dir)
+	rs, err := results.ReadResults(dir)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

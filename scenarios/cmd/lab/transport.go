@@ -3,7 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/worker"
 )
 
@@ -38,21 +38,21 @@ func parseHTTPVersion(v string) (string, error) { return oneOf(v, allowedHTTPVer
 // transportKeys are the bench's SCHEME, CONCURRENCY, HTTP_VERSION and
 // POOL_SIZE.
 var transportKeys = []key{
-	{"SCHEME", "how the worker reaches nginx: plain HTTP, HTTPS (the case's), or HTTPS with a client certificate from the run's CA (mtls)", scenarios.DefaultScheme,
+	{"SCHEME", "how the worker reaches nginx: plain HTTP, HTTPS (the case's), or HTTPS with a client certificate from the run's CA (mtls)", bench.DefaultScheme,
 		"one of http, https, mtls",
-		func(c *scenarios.Config, v string) (err error) { c.Scheme, err = oneOf(v, allowedSchemes); return }},
-	{"CONCURRENCY", "messages each worker handles at once (prefetch and sends in flight); above 1 the queue order is not kept", fmt.Sprint(scenarios.DefaultConcurrency),
+		func(c *bench.Config, v string) (err error) { c.Scheme, err = oneOf(v, allowedSchemes); return }},
+	{"CONCURRENCY", "messages each worker handles at once (prefetch and sends in flight); above 1 the queue order is not kept", fmt.Sprint(bench.DefaultConcurrency),
 		allowConcurrency(),
-		func(c *scenarios.Config, v string) (err error) { c.Concurrency, err = parseConcurrency(v); return }},
-	{"HTTP_VERSION", helpHTTPVersion, scenarios.DefaultHTTPVersion, "1.1 or 2; 2 needs SCHEME https or mtls",
-		func(c *scenarios.Config, v string) (err error) { c.HTTPVersion, err = parseHTTPVersion(v); return }},
+		func(c *bench.Config, v string) (err error) { c.Concurrency, err = parseConcurrency(v); return }},
+	{"HTTP_VERSION", helpHTTPVersion, bench.DefaultHTTPVersion, "1.1 or 2; 2 needs SCHEME https or mtls",
+		func(c *bench.Config, v string) (err error) { c.HTTPVersion, err = parseHTTPVersion(v); return }},
 	{"POOL_SIZE", helpPoolSize, "0", allowPoolSize,
-		func(c *scenarios.Config, v string) (err error) { c.PoolSize, err = parsePoolSize(v); return }},
+		func(c *bench.Config, v string) (err error) { c.PoolSize, err = parsePoolSize(v); return }},
 }
 
 // checkTransport is the check across transport keys: HTTP/2 needs TLS
 // (the lab has no h2c). It returns a *UsageError naming HTTP_VERSION.
-func checkTransport(c scenarios.Config, sources map[string]string) error {
+func checkTransport(c bench.Config, sources map[string]string) error {
 	if c.HTTPVersion == "2" && c.Scheme == "http" {
 		src := sources["HTTP_VERSION"]
 		return &UsageError{Key: "HTTP_VERSION", Value: c.HTTPVersion, Source: src,

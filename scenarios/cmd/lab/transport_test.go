@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // TestParseTransportKeys: SCHEME, CONCURRENCY, HTTP_VERSION and POOL_SIZE
@@ -23,14 +23,14 @@ func TestParseTransportKeys(t *testing.T) {
 		name string
 		args []string
 		env  map[string]string
-		want scenarios.Transport
+		want results.Transport
 	}{
 		{"mtls h2 at 8", []string{"SCHEME=mtls", "CONCURRENCY=8", "HTTP_VERSION=2"}, nil,
-			scenarios.Transport{Scheme: "mtls", Concurrency: 8, HTTPVersion: "2"}},
+			results.Transport{Scheme: "mtls", Concurrency: 8, HTTPVersion: "2"}},
 		{"pool size below the concurrency", []string{"CONCURRENCY=8", "POOL_SIZE=2"}, nil,
-			scenarios.Transport{Scheme: "https", Concurrency: 8, HTTPVersion: "1.1", PoolSize: 2}},
+			results.Transport{Scheme: "https", Concurrency: 8, HTTPVersion: "1.1", PoolSize: 2}},
 		{"plain http from environment", nil, map[string]string{"SCHEME": "http", "CONCURRENCY": "32"},
-			scenarios.Transport{Scheme: "http", Concurrency: 32, HTTPVersion: "1.1"}},
+			results.Transport{Scheme: "http", Concurrency: 32, HTTPVersion: "1.1"}},
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/notifier-lab/notifier-lab/scenarios"
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -20,7 +20,7 @@ func parseWorker(v string) (string, error) {
 // another ledger or queue type (the reference workers run as one replica
 // on a local ledger file, docs/worker-contract.md#what-the-reference-workers-do-not-do)
 // and a Go CPU profile.
-func checkWorker(cfg scenarios.Config, source string) error {
+func checkWorker(cfg bench.Config, source string) error {
 	if cfg.Worker == "" || cfg.Worker == vendormock.WorkerGo {
 		return nil
 	}
@@ -35,7 +35,7 @@ func checkWorker(cfg scenarios.Config, source string) error {
 		return bad("CPU_PROFILE=on")
 	case cfg.Concurrency > 1:
 		return bad("CONCURRENCY above 1 (the contract's prefetch is 1)")
-	case cfg.HTTPVersion != "" && cfg.HTTPVersion != scenarios.DefaultHTTPVersion:
+	case cfg.HTTPVersion != "" && cfg.HTTPVersion != bench.DefaultHTTPVersion:
 		return bad("HTTP_VERSION=" + cfg.HTTPVersion)
 	}
 	return nil

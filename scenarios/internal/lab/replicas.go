@@ -1,20 +1,11 @@
 package lab
 
 import (
-	"os"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
 )
-
-// PostgresImage returns the PostgreSQL image of the run, from the images
-// file vendormock/images/ensure-images.sh writes (.lab/images.env,
-// vendormock.EnvPostgresImage); "" leaves the choice to
-// vendormock.StartPostgres.
-func PostgresImage() string {
-	return os.Getenv(vendormock.EnvPostgresImage)
-}
 
 // ReplicaArgs returns vendormock.ReplicaOptions.Args for cfg: each
 // replica's command line is cfg with its own records file and, for a

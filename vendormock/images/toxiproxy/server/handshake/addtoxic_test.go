@@ -98,7 +98,7 @@ func replaySetRTT(t *testing.T, settle time.Duration) (string, bool) {
 // around: replacing the toxics at once after a connection closed at 380 ms
 // panics with an index out of range in ToxicLink.AddToxic (link.go). When
 // it stops panicking, a Toxiproxy upgrade fixed it: drop LinkSettle's
-// reason in scenarios/bench.go and the write-up in docs/environment.md.
+// reason in scenarios/bench/bench.go and the write-up in docs/environment.md.
 func TestAddToxicPanicsWhileLinkCloses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a child process")

@@ -1,0 +1,173 @@
+package bench
+
+import (
+	"slices"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// Defaults of the lab's arguments. They reproduce the case of
+// docs/case.md#reproduction-settings: 1,000 measured sends plus 50 warm-up
+// sends, 3 ms and 10 ms RTT, both client strategies, an 18 ms vendor think time
+// and a per-request engine capped at TLS 1.2. Usage prints them.
+const (
+	DefaultCount         = 1000
+	DefaultWarmup        = 50
+	DefaultServerDelayMS = 18
+	DefaultPerRequestTLS = netmodel.DefaultPerRequestTLS
+	DefaultOut           = "results"
+	DefaultLabImages     = "auto"
+	DefaultProfile       = vendormock.DefaultProfileDir
+	DefaultWorkerState   = "tmpfs"
+	DefaultCPUProfile    = "off"
+	DefaultMalformed     = 0
+	DefaultTCPHandshake  = netmodel.HandshakeOff
+	DefaultWorkers       = 1
+	DefaultLedger        = vendormock.LedgerBbolt
+	DefaultQueueType     = vendormock.QueueClassic
+	DefaultWorker        = vendormock.WorkerGo
+	DefaultScheme        = results.DefaultScheme
+	DefaultConcurrency   = 1
+	DefaultHTTPVersion   = results.DefaultHTTPVersion
+	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
+	MaxWorkers = 8
+)
+
+// Limits of the lab's arguments, checked by the lab command.
+const (
+	MaxRTTMS         = 1000  // largest RTT per value, ms
+	MaxServerDelayMS = 10000 // largest SERVER_DELAY_MS, ms
+	// MinKeepaliveTimeout is the smallest KEEPALIVE_TIMEOUT accepted: the
+	// pooled client's idle timeout is netmodel.IdleConnTimeout
+	// (keepalive_timeout - RTT - netmodel.IdleConnMargin) and must stay
+	// positive.
+	MinKeepaliveTimeout = 2 * time.Second
+	MaxKeepaliveTimeout = time.Hour
+)
+
+// Config is one lab run (the lab command builds it from KEY=VALUE words
+// and the environment). Durations are wall time; *MS fields are whole milliseconds.
+type Config struct {
+	Count         int      // COUNT: measured sends per (mode, RTT), >= 1
+	Warmup        int      // WARMUP: warm-up sends before them, excluded from stats, >= 0
+	RTTs          []int    // RTTS: round trips to run at, ms, each 0..MaxRTTMS, in the given order, no duplicates
+	Modes         []string // MODES: client strategies, vendorapi.PerRequestName / vendorapi.PooledName
+	ServerDelayMS int      // SERVER_DELAY_MS: WireMock fixed delay on a send, ms
+	PerRequestTLS string   // PER_REQUEST_TLS: highest TLS version of the per-request client, "1.2" or "1.3"
+	Out           string   // OUT: results directory
+	LabImages     string   // LAB_IMAGES: official | offline | auto (used by the images script)
+	// KeepaliveTimeout is nginx's keepalive_timeout (KEEPALIVE_TIMEOUT);
+	// 0 means the vendor profile's value.
+	KeepaliveTimeout time.Duration
+	Profile          string // PROFILE: vendor profile directory
+	// WorkerState is where the worker's ledger and records live during a
+	// run (WORKER_STATE): "tmpfs" (/dev/shm, the default) or "disk" (next to
+	// OUT). The ledger syncs to its file before every send; on this class of
+	// shared VM a disk fsync costs CPU and wall time that has nothing to do
+	// with the client strategies being compared, so the comparison runs on
+	// tmpfs and "disk" measures that cost on its own (README, "Known limits").
+	WorkerState string
+	// CPUProfile "on" makes every worker write a Go CPU profile to
+	// OUT/pprof/worker-<mode>-<rtt>ms.pprof (CPU_PROFILE).
+	CPUProfile string
+	// Scenario is a fault or race scenario of scenarios/catalog to run
+	// instead of the bench (SCENARIO): a scenario's name or "all"; ""
+	// runs the bench. The lab command checks the name against the catalog
+	// (package scenarios/fault).
+	Scenario string
+	// Malformed is how many malformed messages (MALFORMED) are mixed among
+	// the measured ones of every run: each must be dead-lettered with its
+	// reason while every valid message is SENT . Their
+	// handling time counts in wall_s and CPU per send.
+	Malformed int
+	// TCPHandshake is TCP_HANDSHAKE: HandshakeOn adds Toxiproxy's handshake
+	// toxic (rtt = the run's RTT), so a new connection costs its TCP round
+	// trip as on a real network; HandshakeOff (the default) is stock
+	// Toxiproxy, the case's own conditions (docs/case.md, "Reproduction
+	// settings").
+	TCPHandshake string
+	// Bulk is BULK: how many messages the summary's bulk projection
+	// calculates for (DefaultBulk), >= 1.
+	Bulk int
+	// Workers is the number of worker replicas of every run (WORKERS),
+	// 1..MaxWorkers; all consume one queue under RabbitMQ's single active
+	// consumer, so one of them handles everything and the others stand by.
+	Workers int
+	// Ledger is the replicas' ledger (LEDGER): vendormock.LedgerBbolt, one
+	// file per replica on a Docker volume, or vendormock.LedgerPostgres,
+	// one database shared by every replica.
+	Ledger string
+	// QueueType is the worker's queues' type (QUEUE_TYPE):
+	// vendormock.QueueClassic or vendormock.QueueQuorum.
+	QueueType string
+	// Worker is the worker under test (WORKER, vendormock.WorkerImage):
+	// vendormock.WorkerGo, a reference worker or "image:NAME"
+	// (docs/worker-contract.md). Any other worker runs once per RTT in
+	// place of MODES (kind_contract.go).
+	Worker string
+	// Baseline adds the Go worker's pooled run at every RTT beside a
+	// contract worker's, so its figures (CPU per send) read side by side;
+	// the audit command sets it, no key does.
+	Baseline bool
+	// Scheme is how the worker reaches nginx (SCHEME): "http", "https"
+	// (the case's) or "mtls" (nginx requires a client certificate from the
+	// run's CA); see docs/studies.md, study A.
+	Scheme string
+	// Concurrency is the messages each worker handles at once
+	// (CONCURRENCY; prefetch and sends in flight), 1 = the case's.
+	Concurrency int
+	// HTTPVersion is "1.1" or "2" (HTTP_VERSION; h2 through ALPN, TLS
+	// schemes only).
+	HTTPVersion string
+	// PoolSize is the pooled client's idle connections per host
+	// (POOL_SIZE); 0 = the concurrency.
+	PoolSize int
+	// Images are the lab's container images and HostNote the operator's
+	// note on the machine (LAB_HOST_NOTE): what the command reads from
+	// the environment (vendormock.ImagesFrom), no key sets them.
+	Images   vendormock.Images
+	HostNote string
+	// withoutClientCert starts the worker without the run's client
+	// certificate (tests of the mtls refusal).
+	withoutClientCert bool
+}
+
+// Replicated reports whether the runs use worker replicas (WORKERS,
+// LEDGER or QUEUE_TYPE away from its default): each run then starts them
+// with vendormock.StartReplicas, merges their records and checks every
+// replica's /metrics against them (Result.MetricsCheck).
+func (c Config) Replicated() bool {
+	return c.Workers > 1 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType)
+}
+
+// DefaultConfig returns the Config used when no word or environment
+// variable sets a key: the case's 3 ms and 10 ms RTTs and both client
+// strategies, per-request first.
+func DefaultConfig() Config {
+	return Config{
+		Count:         DefaultCount,
+		Warmup:        DefaultWarmup,
+		RTTs:          []int{3, 10},
+		Modes:         slices.Clone(results.AllModes),
+		ServerDelayMS: DefaultServerDelayMS,
+		PerRequestTLS: DefaultPerRequestTLS,
+		Out:           DefaultOut,
+		LabImages:     DefaultLabImages,
+		Profile:       DefaultProfile,
+		WorkerState:   DefaultWorkerState,
+		CPUProfile:    DefaultCPUProfile,
+		TCPHandshake:  DefaultTCPHandshake,
+		Bulk:          report.DefaultBulk,
+		Workers:       DefaultWorkers,
+		Ledger:        DefaultLedger,
+		QueueType:     DefaultQueueType,
+		Worker:        DefaultWorker,
+		Scheme:        DefaultScheme,
+		Concurrency:   DefaultConcurrency,
+		HTTPVersion:   DefaultHTTPVersion,
+	}
+}

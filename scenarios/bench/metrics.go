@@ -1,0 +1,248 @@
+package bench
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/records"
+)
+
+// StackSendPath is the send endpoint of st's vendor profile (api.send_path;
+// docs/worker-contract.md), or SendPath when st has no profile.
+func StackSendPath(st *vendormock.Stack) string {
+	if st == nil || st.Profile == nil || st.Profile.API.SendPath == "" {
+		return results.SendPath
+	}
+	return st.Profile.API.SendPath
+}
+
+// RefKey returns the refkey of the i-th (1-based) warm-up or measured
+// message of one bench run: "<runID>-<mode>-<rtt>ms-w0001" for warm-up,
+// "...-m0001" for measured. The letter is for people reading the files;
+// Metrics tells warm-up from measured by the published list, never by the
+// refkey.
+func RefKey(runID, mode string, rttMS int, warmup bool, i int) string {
+	kind := "m"
+	if warmup {
+		kind = "w"
+	}
+	return fmt.Sprintf("%s-%s-%dms-%s%04d", runID, mode, rttMS, kind, i)
+}
+
+// maxErrors bounds Metrics.Errors.
+const maxErrors = 20
+
+// Metrics aggregates the worker's records of one bench run, in the manner of
+// vegeta's Metrics: Add accumulates, Close derives rates and percentiles.
+// Records are told apart by the run's published list (NewMetrics): a
+// refkey published valid with Warmup set is warm-up, one published valid
+// without it is measured. Warm-up records only count in Outcomes and as the
+// CPU baseline; measured ones make every other field. Records of any other
+// refkey (malformed messages, or none published) count in Outcomes only.
+// Fields are valid after Close.
+type Metrics struct {
+	Latency      results.Latency    // httptrace total_ms of measured records that made a send call, ms
+	Phases       results.Phases     // p50 of their connect / TLS handshake / TTFB, ms
+	PhasesP99    results.Phases     // p99 of their connect / TLS handshake / TTFB, ms
+	CDF          []results.CDFPoint // LatencyCDFOf their total, CDFPoints quantiles
+	SendsPerS    float64            // Measured / WallS
+	WallS        float64            // earliest measured Start to latest measured End, s
+	CPUMSPerSend float64            // see Close; -1 = unknown
+	// ClientCPUMSPerSend is the mean over measured sends of the CPU the
+	// worker spent inside the send call (Record.SendCPUMS), ms: the client
+	// strategy's own cost, without ledger, broker and records work.
+	ClientCPUMSPerSend float64
+	ClientReused       int                     // measured records whose trace says reused
+	ClientTLS          map[string]int          // measured records' negotiated TLS version -> count
+	Measured           int                     // measured records
+	Warmups            int                     // warm-up records
+	Outcomes           map[outcome.Outcome]int // outcome -> count, every record
+	Errors             []string                // distinct error texts, at most 20
+
+	totals, connects, handshakes, ttfbs []float64
+	sendCPU                             float64
+	first, last                         time.Time
+	lastWarm, firstMeas, lastMeas       *records.Record
+	// kind maps a published refkey to whether it is warm-up (true) or
+	// measured (false).
+	kind map[string]bool
+}
+
+// NewMetrics returns Metrics for a run whose published list is published
+// (the driver's published file: reconcile.Published.Warmup marks warm-up).
+func NewMetrics(published []reconcile.Published) *Metrics {
+	m := &Metrics{kind: make(map[string]bool, len(published))}
+	for _, p := range published {
+		if p.Valid && p.RefKey != "" {
+			m.kind[p.RefKey] = p.Warmup
+		}
+	}
+	return m
+}
+
+// Add accumulates one record.
+func (m *Metrics) Add(r records.Record) {
+	if m.Outcomes == nil {
+		m.Outcomes = map[outcome.Outcome]int{}
+		m.ClientTLS = map[string]int{}
+	}
+	m.Outcomes[r.Outcome]++
+	if r.Error != "" && len(m.Errors) < maxErrors && !slices.Contains(m.Errors, r.Error) {
+		m.Errors = append(m.Errors, r.Error)
+	}
+	warm, published := m.kind[r.RefKey]
+	switch {
+	case !published:
+	case warm:
+		m.Warmups++
+		if m.lastWarm == nil || r.Seq > m.lastWarm.Seq {
+			m.lastWarm = &r
+		}
+	default:
+		m.Measured++
+		if m.firstMeas == nil || r.Seq < m.firstMeas.Seq {
+			m.firstMeas = &r
+		}
+		if m.lastMeas == nil || r.Seq > m.lastMeas.Seq {
+			m.lastMeas = &r
+		}
+		if m.first.IsZero() || r.Start.Before(m.first) {
+			m.first = r.Start
+		}
+		if r.End.After(m.last) {
+			m.last = r.End
+		}
+		if r.Reused {
+			m.ClientReused++
+		}
+		if r.TLSVersion != "" {
+			m.ClientTLS[r.TLSVersion]++
+		}
+		if r.TotalMS > 0 {
+			m.sendCPU += r.SendCPUMS
+			m.totals = append(m.totals, r.TotalMS)
+			m.connects = append(m.connects, r.ConnectMS)
+			m.handshakes = append(m.handshakes, r.TLSHandshakeMS)
+			m.ttfbs = append(m.ttfbs, r.TTFBMS)
+		}
+	}
+}
+
+// Close derives the rates and percentiles. CPUMSPerSend is the worker's
+// own user+sys CPU over the measured sends only: (CPUMS of the last
+// measured record - CPUMS of the last warm-up record) / Measured. Without
+// warm-up records the baseline is the first measured record, divided by
+// Measured-1, so process start-up never counts. It is -1 when a record
+// says the worker could not read its CPU time (CPUMS -1). Fields stay 0
+// when there is nothing to derive them from.
+func (m *Metrics) Close() {
+	if m.Outcomes == nil {
+		m.Outcomes = map[outcome.Outcome]int{}
+		m.ClientTLS = map[string]int{}
+	}
+	if m.Measured > 0 && m.last.After(m.first) {
+		m.WallS = m.last.Sub(m.first).Seconds()
+		m.SendsPerS = float64(m.Measured) / m.WallS
+	}
+	switch {
+	case m.lastMeas != nil && (m.lastMeas.CPUMS < 0 || m.firstMeas.CPUMS < 0 || (m.lastWarm != nil && m.lastWarm.CPUMS < 0)):
+		m.CPUMSPerSend = -1 // the worker could not read its CPU time
+	case m.lastMeas != nil && m.lastWarm != nil:
+		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.lastWarm.CPUMS) / float64(m.Measured)
+	case m.lastMeas != nil && m.Measured > 1:
+		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.firstMeas.CPUMS) / float64(m.Measured-1)
+	}
+	if len(m.totals) > 0 {
+		m.ClientCPUMSPerSend = m.sendCPU / float64(len(m.totals))
+		sorted := slices.Sorted(slices.Values(m.totals))
+		m.Latency = results.Latency{
+			P50:  results.Percentile(sorted, 0.50),
+			P90:  results.Percentile(sorted, 0.90),
+			P99:  results.Percentile(sorted, 0.99),
+			Max:  sorted[len(sorted)-1],
+			Mean: stat.Mean(sorted, nil),
+		}
+		m.Phases, m.PhasesP99 = phasesAt(m.connects, m.handshakes, m.ttfbs, 0.5), phasesAt(m.connects, m.handshakes, m.ttfbs, 0.99)
+		m.CDF = results.LatencyCDFOf(sorted, results.CDFPoints)
+	}
+}
+
+// phasesAt returns the q-quantile of each phase's samples, ms.
+func phasesAt(connects, handshakes, ttfbs []float64, q float64) results.Phases {
+	at := func(v []float64) float64 { return results.Percentile(slices.Sorted(slices.Values(v)), q) }
+	return results.Phases{ConnectMS: at(connects), TLSHandshakeMS: at(handshakes), TTFBMS: at(ttfbs)}
+}
+
+// ConnStats is what nginx's access log says about the send requests
+// (POST SendPath) of one bench run, warm-up included.
+type ConnStats struct {
+	SendRequests   int            // POST SendPath lines
+	TCPConnections int            // distinct $connection values among them
+	TLSVersions    map[string]int // $ssl_protocol -> count among them
+	// MaxRequestsPerConn is the largest $connection_requests seen on a send.
+	MaxRequestsPerConn int
+}
+
+// CountConnections counts the send requests in entries by nginx
+// connection. Toxiproxy opens one upstream connection per client
+// connection, so distinct $connection values are the worker's TCP
+// connections (docs/topology.md#counting-connections); this is how the case
+// counted them.
+func CountConnections(entries []vendormock.AccessEntry) ConnStats {
+	return CountConnectionsTo(entries, results.SendPath)
+}
+
+// CountConnectionsTo is CountConnections for the send path sendPath.
+func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnStats {
+	s := ConnStats{TLSVersions: map[string]int{}}
+	conns := map[int64]bool{}
+	for _, e := range entries {
+		if e.Method != "POST" || e.Path != sendPath {
+			continue
+		}
+		s.SendRequests++
+		conns[e.Connection] = true
+		proto := e.TLSProtocol
+		if proto == "" {
+			proto = "none"
+		}
+		s.TLSVersions[proto]++
+		s.MaxRequestsPerConn = max(s.MaxRequestsPerConn, e.Request)
+	}
+	s.TCPConnections = len(conns)
+	return s
+}
+
+// CountJournalSends returns how many POST SendPath requests WireMock's
+// journal holds, and how many refkeys appear more than once among them
+// (the vendor does not de-duplicate: a repeat is a second notification).
+func CountJournalSends(journal []vendormock.JournalEntry) (sends, repeatedRefKeys int) {
+	return CountJournalSendsTo(journal, results.SendPath)
+}
+
+// CountJournalSendsTo is CountJournalSends for the send path sendPath.
+func CountJournalSendsTo(journal []vendormock.JournalEntry, sendPath string) (sends, repeatedRefKeys int) {
+	seen := map[string]int{}
+	for _, j := range journal {
+		if j.Method != "POST" || j.Path != sendPath {
+			continue
+		}
+		sends++
+		if j.RefKey != "" {
+			seen[j.RefKey]++
+		}
+	}
+	for _, n := range seen {
+		if n > 1 {
+			repeatedRefKeys++
+		}
+	}
+	return sends, repeatedRefKeys
+}

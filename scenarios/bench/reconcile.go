@@ -1,0 +1,38 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
+)
+
+// reconcileRun checks the delivery promises of one run with package
+// reconcile: every published message ended in exactly one
+// place, none reached the vendor twice, and the worker's records and
+// ledger agree with WireMock's journal. It needs the worker stopped (the
+// ledger is locked by a running worker, and a running consumer would take
+// the messages reconcile.ReadQueues puts back). The journal is the one the
+// bench already read, so journal_count and the verdict see the same
+// requests. A gathering error is returned; a broken invariant is not an
+// error, it is the report's verdict.
+func (b *Bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsPath, ledgerPath string,
+	published []reconcile.Published, journal []vendormock.JournalEntry,
+) (*reconcile.Report, error) {
+	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
+		Published:   published,
+		RecordsPath: recordsPath,
+		LedgerPath:  ledgerPath,
+		AMQPURL:     b.stack.AMQPURL,
+		Main:        topo.Names.Main,
+		SendPath:    StackSendPath(b.stack),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reconcile: %w", err)
+	}
+	in.Journal = journal
+	rep := reconcile.Reconcile(in)
+	return &rep, nil
+}

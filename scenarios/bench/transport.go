@@ -1,0 +1,57 @@
+package bench
+
+import (
+	"io"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+// Transport returns the Config's transport.
+func (c Config) Transport() results.Transport {
+	return results.Transport{Scheme: vendormock.Scheme(c.Scheme), Concurrency: c.Concurrency, HTTPVersion: c.HTTPVersion, PoolSize: c.PoolSize}
+}
+
+// ConfigureTransport sets t's worker settings in c: Concurrency and
+// HTTPVersion (with their defaults filled in), and PoolSize (0 = the
+// worker's default pool, the concurrency).
+func ConfigureTransport(t results.Transport, c *worker.Config) {
+	t = t.Normal()
+	c.Concurrency, c.HTTPVersion, c.PoolSize = t.Concurrency, t.HTTPVersion, max(t.PoolSize, 0)
+}
+
+// CountProtocols counts the send requests (POST SendPath) of entries by
+// nginx's $server_protocol ("HTTP/1.1", "HTTP/2.0").
+func CountProtocols(entries []vendormock.AccessEntry) map[string]int {
+	out := map[string]int{}
+	for _, e := range entries {
+		if e.Method == "POST" && e.Path == results.SendPath {
+			out[e.ServerProtocol]++
+		}
+	}
+	return out
+}
+
+// workerEnv returns env with, when withoutCert, the client certificate
+// variables set empty, so a worker under mtls starts without the run's
+// certificate (the stack adds them otherwise: vendormock.Stack.StartWorker)
+// and nginx refuses it (docs/vendor-api.md, status 421).
+func workerEnv(env map[string]string, withoutCert bool) map[string]string {
+	if withoutCert {
+		env["CLIENT_CERT_FILE"], env["CLIENT_KEY_FILE"] = "", ""
+	}
+	return env
+}
+
+// stackOptions are the vendor stack's options of a bench run: the
+// resolved profile folder, its server delay and keepalive_timeout, and
+// the transport's scheme and HTTP version (nginx offers h2 for "2").
+func (c Config) stackOptions(profile string, images vendormock.Images, workDir string, w io.Writer) vendormock.Options {
+	return vendormock.Options{
+		ProfileDir: profile, ServerDelayMS: c.ServerDelayMS, KeepaliveTimeout: c.KeepaliveTimeout,
+		Scheme: vendormock.Scheme(c.Scheme), HTTPVersion: c.HTTPVersion, Images: images,
+		WorkDir: workDir, Log: lab.PrefixWriter{W: w, Prefix: "[stack] "},
+	}
+}

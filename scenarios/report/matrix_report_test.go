@@ -1,0 +1,152 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// fakeCell is a matrix cell with the given rate and CPU, all SENT.
+// The direct driver records its measured sends only.
+func fakeCell(driver, scheme, mode string, conc int, reqPerS, cpu float64, conns int) results.MatrixCell {
+	sent := 110
+	if driver == results.DriverDirect {
+		sent = 100
+	}
+	return results.MatrixCell{
+		Scheme: scheme, Driver: driver, Mode: mode, Concurrency: conc, HTTPVersion: "1.1", PoolSize: conc,
+		Count: 100, Warmup: 10, ReqPerS: reqPerS, CPUMSPerReq: cpu, Connections: conns,
+		Outcomes: map[outcome.Outcome]int{outcome.Sent: sent}, Lost: -1, Duplicates: -1,
+	}
+}
+
+// fakeMatrix is a full direct matrix whose ratios behave as study A's.
+func fakeMatrix() []results.MatrixCell {
+	var cs []results.MatrixCell
+	fresh := map[string]float64{"http": 2000, "https": 800, "mtls": 500}
+	cpu := map[string]float64{"http": 0.2, "https": 1.0, "mtls": 1.5}
+	for _, s := range []string{"http", "https", "mtls"} {
+		for _, n := range []int{1, 8, 32} {
+			cs = append(cs,
+				fakeCell(results.DriverDirect, s, vendorapi.PerRequestName, n, fresh[s], cpu[s], 110),
+				fakeCell(results.DriverDirect, s, vendorapi.PooledName, n, 6000, 0.1, n))
+		}
+	}
+	return cs
+}
+
+// TestMatrixChecks: the fake matrix passes; a matrix whose ratios do not
+// rise, a cell that lost a message, and a pooled cell with more
+// connections than its pool each fail (negative controls).
+func TestMatrixChecks(t *testing.T) {
+	tests := []struct {
+		name     string
+		mod      func(cs []results.MatrixCell)
+		wantFail string
+	}{
+		{"study-like matrix passes", func([]results.MatrixCell) {}, ""},
+		{"ratio does not rise", func(cs []results.MatrixCell) {
+			for i := range cs {
+				if cs[i].Scheme == "mtls" && cs[i].Mode == vendorapi.PerRequestName {
+					cs[i].ReqPerS = 5000
+				}
+			}
+		}, "rises http"},
+		{"fresh mtls cheaper than https", func(cs []results.MatrixCell) {
+			for i := range cs {
+				if cs[i].Scheme == "mtls" && cs[i].Mode == vendorapi.PerRequestName {
+					cs[i].CPUMSPerReq = 0.5
+				}
+			}
+		}, "fresh mtls"},
+		{"worker cell lost a message", func(cs []results.MatrixCell) {
+			cs[0].Driver, cs[0].Lost, cs[0].Duplicates, cs[0].Outcomes[outcome.Sent] = results.DriverWorker, 1, 0, 110
+		}, "1 lost"},
+		// An unmeasured worker cell (-1: no reconciler verdict) is not a
+		// pass (issue 14's surviving mutant: -1 read as 0).
+		{"worker cell not reconciled", func(cs []results.MatrixCell) {
+			cs[0].Driver, cs[0].Outcomes[outcome.Sent] = results.DriverWorker, 110
+		}, "not reconciled"},
+		{"pool of 2 that did not churn", func(cs []results.MatrixCell) {
+			for i := range cs {
+				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {
+					cs[i].PoolSize, cs[i].Connections = 2, 8
+				}
+			}
+		}, "churns connections: 8 accepted"},
+		{"h2 pooled on more than one connection", func(cs []results.MatrixCell) {
+			for i := range cs {
+				if cs[i].Mode == vendorapi.PooledName && cs[i].Scheme == "https" && cs[i].Concurrency == 8 {
+					cs[i].HTTPVersion, cs[i].Protocols = "2", map[string]int{"HTTP/2.0": 110}
+				}
+			}
+		}, "h2 pooled: 8 connection(s)"},
+		{"direct cell with a failed send", func(cs []results.MatrixCell) { cs[1].Outcomes[outcome.Sent] = 99 }, "SENT 99 of 100"},
+		{"pool churns", func(cs []results.MatrixCell) {
+			for i := range cs {
+				if cs[i].Mode == vendorapi.PooledName && cs[i].Concurrency == 8 {
+					cs[i].Connections = 40
+				}
+			}
+		}, "40 connections with a pool of 8"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := fakeMatrix()
+			tc.mod(cs)
+			got := strings.Join(MatrixChecks(cs), "\n")
+			if tc.wantFail == "" {
+				if strings.Contains(got, "FAIL") {
+					t.Errorf("checks failed:\n%s", got)
+				}
+				return
+			}
+			if !strings.Contains(got, "FAIL") || !strings.Contains(got, tc.wantFail) {
+				t.Errorf("checks %q, want a FAIL naming %q", got, tc.wantFail)
+			}
+		})
+	}
+}
+
+// TestMatrixReport: the report holds study A's ratios beside ours, the
+// full matrix, and the charts; the cells round-trip through their files.
+func TestMatrixReport(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range fakeMatrix() {
+		if err := results.WriteMatrixCell(dir, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if err := MatrixReport(dir, &out); err != nil {
+		t.Fatalf("MatrixReport: %v", err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "matrix.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"| https | 800.0 | 6000.0 | 7.50x | 7.65x |", // ours beside study A's at concurrency 1
+		"| mtls | 15.00x | 13.64x |",                 // CPU ratio at concurrency 8 (study A: 2.468 s / 0.181 s)
+		"## Full matrix, driver direct",
+		"| http | study A | 0 | 8 | 39 |",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("matrix.md lacks %q:\n%s", want, md)
+		}
+	}
+	for _, f := range []string{"matrix-req-per-s-direct.svg", "matrix-cpu-per-req-direct.svg"} {
+		if fi, err := os.Stat(filepath.Join(dir, "charts", f)); err != nil || fi.Size() == 0 {
+			t.Errorf("chart %s: %v", f, err)
+		}
+	}
+	if !strings.Contains(out.String(), "PASS") {
+		t.Errorf("no check printed: %s", out.String())
+	}
+}

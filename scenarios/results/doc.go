@@ -1,0 +1,15 @@
+// Package results is the lab's result schema: a bench point's Result
+// (OUT/bench-<mode>-<rtt>ms[transport].json), its check types
+// (MetricsCheck, ContractCheck, TimeWait), a matrix cell (MatrixCell,
+// OUT/cell-<name>.json), the transport a run used (Transport), the file
+// names, reading, writing and sorting. The JSON keys are a contract that
+// other tools read: keep them, add freely.
+//
+// It depends on nothing of the driver: it may import reconcile (the
+// verdict a Result carries), vendormock (schemes) and worker (outcomes,
+// strategy names), never bench, matrix, report, fault, audit, cmd or
+// internal/*.
+//
+//	bench, matrix ──(fill)──> Result, MatrixCell ──WriteResult, WriteMatrixCell──> OUT/*.json
+//	OUT/*.json ──ReadResults, ReadMatrixCells──> report, audit
+package results
