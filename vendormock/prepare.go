@@ -29,7 +29,7 @@ func (s *Stack) prepare(opts Options) error {
 		return fmt.Errorf("stack options: %w", err)
 	}
 	asked := s.Scheme
-	if s.Scheme, err = schemeFor(p, asked); err != nil {
+	if s.Scheme, err = SchemeFor(p, asked); err != nil {
 		return err
 	}
 	if s.Scheme != asked {
@@ -125,10 +125,12 @@ func (s *Stack) registerStubs() error {
 	return nil
 }
 
-// schemeFor is the scheme the stack runs for a validated profile when
+// SchemeFor is the scheme the stack runs for a validated profile when
 // asked is requested: a profile that requires client certificates
-// (tls.client_auth: required) turns https into mtls and refuses plain http.
-func schemeFor(p *Profile, asked Scheme) (Scheme, error) {
+// (tls.client_auth: required) turns https into mtls and refuses plain http
+// (an error naming the profile and the schemes it allows). The lab's
+// argument check calls it, so the refusal comes before anything starts.
+func SchemeFor(p *Profile, asked Scheme) (Scheme, error) {
 	if p.TLS.ClientAuth != ClientAuthRequired {
 		return asked, nil
 	}

@@ -182,9 +182,9 @@ func TestSchemeForClientAuth(t *testing.T) {
 		{ali, SchemeHTTPS, SchemeHTTPS, false},
 		{ali, SchemeHTTP, SchemeHTTP, false},
 	} {
-		got, err := schemeFor(tc.p, tc.asked)
+		got, err := SchemeFor(tc.p, tc.asked)
 		if got != tc.want || (err != nil) != tc.wantErr {
-			t.Errorf("schemeFor(%s, %s) = %q, %v; want %q (error %v)", tc.p.Name, tc.asked, got, err, tc.want, tc.wantErr)
+			t.Errorf("SchemeFor(%s, %s) = %q, %v; want %q (error %v)", tc.p.Name, tc.asked, got, err, tc.want, tc.wantErr)
 		}
 	}
 	bad := *ali

@@ -227,6 +227,9 @@ func parseKeys(args []string, getenv func(string) string) (bench.Config, error) 
 	if err := checkWorker(cfg, sources["WORKER"]); err != nil {
 		return bench.Config{}, err
 	}
+	if err := precheck(cfg, sources); err != nil {
+		return bench.Config{}, err
+	}
 	return cfg, nil
 }
 
