@@ -104,6 +104,11 @@ type Config struct {
 	// QueueType is the worker's queues' type (QUEUE_TYPE):
 	// vendormock.QueueClassic or vendormock.QueueQuorum.
 	QueueType string
+	// BrokerNodes is the number of RabbitMQ nodes (BROKER_NODES):
+	// 1, or a cluster of 2..vendormock.MaxBrokerNodes whose every node the
+	// workers are given (they reconnect to another node when theirs goes).
+	// 0 = 1.
+	BrokerNodes int
 	// Worker is the worker under test (WORKER, vendormock.WorkerImage):
 	// vendormock.WorkerGo, a reference worker or "image:NAME"
 	// (docs/worker-contract.md). Any other worker runs once per RTT in
@@ -141,7 +146,7 @@ type Config struct {
 // with vendormock.StartReplicas, merges their records and checks every
 // replica's /metrics against them (Result.MetricsCheck).
 func (c Config) Replicated() bool {
-	return c.Workers > 1 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType)
+	return c.Workers > 1 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType) || c.BrokerNodes > 1
 }
 
 // DefaultConfig returns the Config used when no word or environment

@@ -104,6 +104,7 @@ func (k *replicasKind) readRecords(_ *point, _ []records.Record, err error) erro
 func (k *replicasKind) complete(p *point, r *results.Result, _ []vendormock.AccessEntry) error {
 	b, mcheck := k.b, k.check
 	r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck
+	r.BrokerNodes = b.cfg.BrokerNodes
 	if !mcheck.OK {
 		logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", p.label, mcheck.Detail)
 		if err := results.WriteResult(b.out, *r); err != nil {

@@ -101,6 +101,8 @@ type Result struct {
 	Workers   int    `json:"workers,omitempty"`
 	Ledger    string `json:"ledger,omitempty"`
 	QueueType string `json:"queue_type,omitempty"`
+	// BrokerNodes is the run's BROKER_NODES; 0 in results of one node.
+	BrokerNodes int `json:"broker_nodes,omitempty"`
 	// Scheme, Concurrency, HTTPVersion and PoolSize are the run's SCHEME,
 	// CONCURRENCY, HTTP_VERSION and the pooled client's idle pool
 	// (POOL_SIZE, or the concurrency when 0; 0 for per-request). "" and 0

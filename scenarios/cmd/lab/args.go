@@ -149,6 +149,12 @@ var benchKeys = []key{
 	{"QUEUE_TYPE", "RabbitMQ queue type of the worker's queues", bench.DefaultQueueType,
 		"one of " + strings.Join(allowedQueues, ", "),
 		func(c *bench.Config, v string) (err error) { c.QueueType, err = oneOf(v, allowedQueues); return }},
+	{"BROKER_NODES", "RabbitMQ nodes: 1, or a cluster whose every node the workers are given (quorum queues spread over all of them; use QUEUE_TYPE=quorum)", "1",
+		fmt.Sprintf("a whole number 1..%d", vendormock.MaxBrokerNodes),
+		func(c *bench.Config, v string) (err error) {
+			c.BrokerNodes, err = parseInt(v, 1, vendormock.MaxBrokerNodes)
+			return
+		}},
 	{"WORKER", "the worker under test (docs/worker-contract.md): the Go worker, a reference worker, or any image that follows the contract; any worker but go runs once per RTT instead of MODES",
 		bench.DefaultWorker, "one of " + strings.Join(vendormock.WorkerNames(), ", "),
 		func(c *bench.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},

@@ -26,11 +26,11 @@ func checkWorker(cfg bench.Config, source string) error {
 	}
 	bad := func(what string) error {
 		return &UsageError{Key: "WORKER", Value: cfg.Worker, Source: source,
-			Msg: what + " needs WORKER=go; allowed with another worker: WORKERS=1, LEDGER=bbolt, QUEUE_TYPE=classic, CPU_PROFILE=off, CONCURRENCY=1, HTTP_VERSION=1.1"}
+			Msg: what + " needs WORKER=go; allowed with another worker: WORKERS=1, BROKER_NODES=1, LEDGER=bbolt, QUEUE_TYPE=classic, CPU_PROFILE=off, CONCURRENCY=1, HTTP_VERSION=1.1"}
 	}
 	switch {
 	case cfg.Replicated():
-		return bad("WORKERS, LEDGER or QUEUE_TYPE away from the default")
+		return bad("WORKERS, LEDGER, QUEUE_TYPE or BROKER_NODES away from the default")
 	case cfg.CPUProfile == "on":
 		return bad("CPU_PROFILE=on")
 	case cfg.Concurrency > 1:
