@@ -11,7 +11,7 @@ import (
 
 func setImageEnv(t *testing.T, kv map[string]string) {
 	t.Helper()
-	for _, k := range []string{EnvImageRabbitMQ, EnvImageNginx, EnvImageWireMock, EnvImageToxiproxy, EnvImageWorker, EnvImagesKind} {
+	for _, k := range []string{EnvImageRabbitMQ, EnvImageNginx, EnvImageWireMock, EnvImageToxiproxy, EnvImageWorker, EnvPostgresImage, EnvImagesKind} {
 		t.Setenv(k, kv[k])
 	}
 }
