@@ -18,6 +18,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
 )
 
 // WriteIdleRace writes OUT/<scenario>.json, OUT/charts/<scenario>.svg and
@@ -173,12 +175,10 @@ func WriteIdleRaceChart(w io.Writer, res IdleRaceResult) error {
 	if err := addValueLabels(p, marks); err != nil {
 		return fmt.Errorf("plot idle race: %w", err)
 	}
-	wt, err := p.WriterTo(18*vg.Centimeter, 11*vg.Centimeter, "svg")
-	if err != nil {
-		return fmt.Errorf("render idle race chart: %w", err)
+	if err := report.WriteSVG(w, p, 18*vg.Centimeter, 11*vg.Centimeter); err != nil {
+		return fmt.Errorf("idle race chart: %w", err)
 	}
-	_, err = wt.WriteTo(w)
-	return err
+	return nil
 }
 
 // Layout of the idle-race chart (18 x 11 cm; the data area is about

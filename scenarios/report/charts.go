@@ -189,12 +189,8 @@ func (c Chart) Reporter(rs []results.Result) Reporter {
 		if err != nil {
 			return err
 		}
-		wt, err := p.WriterTo(chartWidth, chartHeight, "svg")
-		if err != nil {
-			return fmt.Errorf("render %s: %w", c.File, err)
-		}
-		if _, err := wt.WriteTo(w); err != nil {
-			return fmt.Errorf("write %s: %w", c.File, err)
+		if err := WriteSVG(w, p, chartWidth, chartHeight); err != nil {
+			return fmt.Errorf("%s: %w", c.File, err)
 		}
 		return nil
 	}

@@ -309,7 +309,7 @@ func WriteSweepCharts(dir string, rs []results.Result) error {
 		if err != nil {
 			return err
 		}
-		if err := p.Save(chartWidth, chartHeight, filepath.Join(dir, j.file)); err != nil {
+		if err := SaveSVG(filepath.Join(dir, j.file), p, chartWidth, chartHeight); err != nil {
 			return fmt.Errorf("write chart %s: %w", j.file, err)
 		}
 	}

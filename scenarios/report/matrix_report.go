@@ -404,7 +404,7 @@ func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 			p.NominalX(groups...)
 			p.X.Tick.Label.Rotation = math.Pi / 4
 			p.X.Tick.Label.XAlign = -1
-			if err := p.Save(22*vg.Centimeter, 11*vg.Centimeter, filepath.Join(dir, ch.file)); err != nil {
+			if err := SaveSVG(filepath.Join(dir, ch.file), p, 22*vg.Centimeter, 11*vg.Centimeter); err != nil {
 				return fmt.Errorf("write chart %s: %w", ch.file, err)
 			}
 		}
