@@ -101,7 +101,7 @@ func main() {
 	defer stop()
 	go func() { <-ctx.Done(); ln.Close() }()
 	p.log.Printf("listening on %s, upstream %s, reset every %d POST on %s", ln.Addr(), o.upstream, o.resetEvery, o.resetPath)
-	if err := p.serve(ln); err != nil && ctx.Err() == nil {
+	if err := p.serve(ln); ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "streamreset:", err)
 		os.Exit(1)
 	}

@@ -37,7 +37,8 @@ var hopHeaders = map[string]bool{
 	"transfer-encoding": true, "upgrade": true, "te": true, "content-length": true, "host": true,
 }
 
-// serve accepts connections until ln is closed.
+// serve accepts connections until ln is closed, and returns the error
+// that ended it (never nil).
 func (p *proxy) serve(ln net.Listener) error {
 	for {
 		c, err := ln.Accept()
