@@ -25,7 +25,10 @@ const (
 	EnvImageWireMock  = "LAB_IMAGE_WIREMOCK"
 	EnvImageToxiproxy = "LAB_IMAGE_TOXIPROXY"
 	EnvImageWorker    = "LAB_IMAGE_WORKER"
-	EnvImagesKind     = "LAB_IMAGES_KIND"
+	// EnvImageStreamReset names the stream-reset fault proxy's image
+	// (vendormock/streamreset; optional, StartStreamReset needs it).
+	EnvImageStreamReset = "LAB_IMAGE_STREAMRESET"
+	EnvImagesKind       = "LAB_IMAGES_KIND"
 )
 
 // DefaultImagesEnvFile is where vendormock/images/ensure-images.sh writes
@@ -84,13 +87,14 @@ func ReadImagesEnv(path string) (Images, error) {
 // reads them. Errors as Validate.
 func ImagesFrom(get func(string) string) (Images, error) {
 	im := Images{
-		Kind:      get(EnvImagesKind),
-		RabbitMQ:  get(EnvImageRabbitMQ),
-		Nginx:     get(EnvImageNginx),
-		WireMock:  get(EnvImageWireMock),
-		Toxiproxy: get(EnvImageToxiproxy),
-		Worker:    get(EnvImageWorker),
-		Postgres:  get(EnvPostgresImage),
+		Kind:        get(EnvImagesKind),
+		RabbitMQ:    get(EnvImageRabbitMQ),
+		Nginx:       get(EnvImageNginx),
+		WireMock:    get(EnvImageWireMock),
+		Toxiproxy:   get(EnvImageToxiproxy),
+		Worker:      get(EnvImageWorker),
+		Postgres:    get(EnvPostgresImage),
+		StreamReset: get(EnvImageStreamReset),
 	}
 	return im, im.Validate()
 }
@@ -130,7 +134,7 @@ func CheckImages(ctx context.Context, im Images) error {
 	for _, kv := range [][2]string{
 		{EnvImageRabbitMQ, im.RabbitMQ}, {EnvImageNginx, im.Nginx},
 		{EnvImageWireMock, im.WireMock}, {EnvImageToxiproxy, im.Toxiproxy},
-		{EnvImageWorker, im.Worker},
+		{EnvImageWorker, im.Worker}, {EnvImageStreamReset, im.StreamReset},
 	} {
 		if kv[1] == "" {
 			continue

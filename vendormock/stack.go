@@ -39,6 +39,9 @@ type Images struct {
 	// Postgres is the PostgreSQL image of replicas on LEDGER=postgres
 	// (EnvPostgresImage); "" leaves the choice to StartPostgres.
 	Postgres string
+	// StreamReset is the stream-reset fault proxy's image
+	// (EnvImageStreamReset); only StartStreamReset needs it.
+	StreamReset string
 }
 
 // Options configure Start.

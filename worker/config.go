@@ -113,6 +113,13 @@ type Config struct {
 	// IdempotencyHeader, when set, carries the refkey as an idempotency
 	// key: only for a vendor that de-duplicates on it.
 	IdempotencyHeader string
+	// UnsafeAllowTransportReplay gives Go's transport back its own replays
+	// (vendorapi.Config.AllowTransportReplay): an HTTP/2 POST whose stream
+	// the vendor reset with PROTOCOL_ERROR after reading it is sent again,
+	// so one notification can reach the vendor twice. UNSAFE: for tests
+	// and the lab's negative controls only (docs/outcomes.md#automatic-replays);
+	// Run logs a warning at start when it is on.
+	UnsafeAllowTransportReplay bool
 
 	// LedgerPath is the LEDGER spec (ledger.OpenStore): a bbolt file path,
 	// or a postgres:// or postgresql:// URL shared by every replica.
@@ -252,6 +259,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("dial_timeout", c.DialTimeout.String()),
 		slog.String("correlation_header", c.CorrelationHeader),
 		slog.String("idempotency_header", c.IdempotencyHeader),
+		slog.Bool("unsafe_allow_transport_replay", c.UnsafeAllowTransportReplay),
 		slog.String("ledger", redactLedger(c.LedgerPath)),
 		slog.String("ledger_retention", c.LedgerRetention.String()),
 		slog.Bool("ledger_ephemeral_ok", c.LedgerEphemeralOK),

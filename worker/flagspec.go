@@ -49,6 +49,7 @@ var settings = []setting[Config]{
 	knob("concurrency", "CONCURRENCY", DefaultConcurrency, "messages handled at once (prefetch and sends in flight); above 1 the queue order is not kept", func(c *Config) *int { return &c.Concurrency }),
 	knob("pool-size", "POOL_SIZE", 0, "pooled: idle connections kept per host; 0 = concurrency (2 is Go's default, the classic pitfall)", func(c *Config) *int { return &c.PoolSize }),
 	knob("correlation-header", "VENDOR_CORRELATION_HEADER", DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key)", func(c *Config) *string { return &c.CorrelationHeader }),
+	knob("unsafe-allow-transport-replay", "UNSAFE_ALLOW_TRANSPORT_REPLAY", false, "UNSAFE, tests and negative controls only: let Go's transport re-send a request the vendor may have processed (an HTTP/2 reset with PROTOCOL_ERROR after the body), so a notification can be sent twice (docs/outcomes.md)", func(c *Config) *bool { return &c.UnsafeAllowTransportReplay }),
 	knob("idempotency-header", "", DefaultIdempotencyHeader, "request header carrying the refkey as an idempotency key; empty = none (only for a vendor that de-duplicates on it)", func(c *Config) *string { return &c.IdempotencyHeader }),
 
 	knob("ledger", "LEDGER", DefaultLedgerPath, "attempt ledger `spec`: a bbolt file path (one replica) or a postgres:// URL (shared by every replica)", func(c *Config) *string { return &c.LedgerPath }),

@@ -101,6 +101,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		now:      time.Now,
 	}
 	log.Info("starting", "config", cfg, "shutdown_grace", ShutdownGrace(cfg).String())
+	if cfg.UnsafeAllowTransportReplay {
+		log.Warn(UnsafeReplayWarning, "flag", "unsafe-allow-transport-replay")
+	}
 	if cfg.OpsAddr != "" {
 		stop, err := startOps(cfg.OpsAddr, opsHandler(&c.health, led, metrics), log)
 		if err != nil {
@@ -122,6 +125,10 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	log.Info("stopped", "handled", c.stats.handled)
 	return nil
 }
+
+// UnsafeReplayWarning is the message of the warning Run logs at start when
+// Config.UnsafeAllowTransportReplay is on.
+const UnsafeReplayWarning = "UNSAFE: the transport's own replays are on; a notification the vendor may have processed can be sent twice (tests and negative controls only, docs/outcomes.md)"
 
 // PoolSize is the pooled strategy's idle pool for cfg: Config.PoolSize,
 // or Config.Concurrency (at least 1) when it is 0.
@@ -173,6 +180,8 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 		MaxIdleConnsPerHost: PoolSize(cfg),
 		MaxConnsPerHost:     MaxConns(cfg),
 		HTTPVersion:         httpVersion,
+		// The negative control's switch; Run warns when it is on.
+		AllowTransportReplay: cfg.UnsafeAllowTransportReplay,
 	}
 	if cfg.ClientCertFile != "" || cfg.ClientKeyFile != "" {
 		cert, err := tls.LoadX509KeyPair(cfg.ClientCertFile, cfg.ClientKeyFile)

@@ -76,6 +76,9 @@ func (sc *Scenario) Applies(worker, profile string) (bool, string) {
 	if contract && sc.Client.HTTPVersion == "2" {
 		return false, "offers HTTP/2 (client.http_version 2): the contract has no HTTP version setting"
 	}
+	if contract && sc.Client.UnsafeAllowTransportReplay {
+		return false, "turns the Go worker's transport replay on (client.unsafe_allow_transport_replay): the Go worker only"
+	}
 	if ws := sc.AppliesTo.Workers; len(ws) > 0 && !slices.Contains(ws, worker) && !(contract && slices.Contains(ws, WorkerContract)) {
 		return false, "applies to workers " + strings.Join(ws, ", ")
 	}

@@ -137,9 +137,9 @@ func TestCatalogNegativeControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controls := map[string]bool{"no-sac-crash": true, "ledger-lost-bbolt": true}
+	controls := map[string]bool{"no-sac-crash": true, "ledger-lost-bbolt": true, "stream-reset-h2-replay": true}
 	want := []string{"no-sac-crash", "ledger-lost-bbolt", "sigkill-standby", "rolling-deploy", "ledger-lost-postgres",
-		"broker-restart-quorum", "refkey-reused", "rate-limited-429"}
+		"broker-restart-quorum", "refkey-reused", "rate-limited-429", "stream-reset-h2-replay", "stream-reset-h2"}
 	byName := map[string]*Scenario{}
 	for _, sc := range scs {
 		byName[sc.Name] = sc
@@ -159,6 +159,13 @@ func TestCatalogNegativeControls(t *testing.T) {
 	}
 	if sc := byName["no-sac-crash"]; sc != nil && (sc.Workers == nil || sc.Workers.SAC() || sc.Workers.Count < 2 || sc.Workers.Ledger != "bbolt") {
 		t.Errorf("no-sac-crash: workers %+v; want 2+ replicas on bbolt without single active consumer", sc.Workers)
+	}
+	// The HTTP/2 pair differ only in the unsafe switch: the guard is what
+	// keeps stream-reset-h2 at 0.
+	if a, b := byName["stream-reset-h2"], byName["stream-reset-h2-replay"]; a != nil && b != nil &&
+		(a.Client.UnsafeAllowTransportReplay || !b.Client.UnsafeAllowTransportReplay || a.Server.StreamReset == nil ||
+			b.Server.StreamReset == nil || *a.Server.StreamReset != *b.Server.StreamReset) {
+		t.Errorf("stream-reset-h2 and its control: want the same stream_reset, the unsafe switch only on the control")
 	}
 	if sc := byName["sigkill-standby"]; sc != nil && (sc.Workers == nil || !sc.Workers.SAC() || sc.Workers.Ledger != "postgres") {
 		t.Errorf("sigkill-standby: workers %+v; want single active consumer on the postgres ledger", sc.Workers)

@@ -18,7 +18,7 @@ const (
 // Tools that produce a fault (Scenario.Tool). Transport failures come from
 // Toxiproxy or nginx, never from WireMock faults (nginx would turn those
 // into 502s).
-var Tools = []string{"toxiproxy", "nginx", "wiremock", "broker", "worker", "clock", "publisher"}
+var Tools = []string{"toxiproxy", "nginx", "wiremock", "broker", "worker", "clock", "publisher", "streamreset"}
 
 // ToxicTypes are the stock Toxiproxy toxics (v2.12.0) a scenario may add.
 var ToxicTypes = []string{"latency", "bandwidth", "slow_close", "timeout", "reset_peer", "slicer", "limit_data"}
@@ -126,6 +126,10 @@ type ServerSpec struct {
 	// (vendormock/profiles/alimtalk/stubs/stubs.yaml explains it), for
 	// business answers such as a rejection code. Not for transport faults.
 	Stubs []vendormock.StubSpec `yaml:"stubs"`
+	// StreamReset, when set, puts the stream-reset proxy into the vendor
+	// path for the whole scenario (streamreset.go); needs
+	// client.http_version "2".
+	StreamReset *StreamResetSpec `yaml:"stream_reset"`
 }
 
 // NginxSpec is an nginx config variant (vendormock.NginxVariant).
@@ -160,6 +164,11 @@ type ClientSpec struct {
 	// (-http-version): "1.1" (default, the case's) or "2" (h2 through
 	// ALPN; nginx then offers h2 for the scenario). The Go worker only.
 	HTTPVersion string `yaml:"http_version"`
+	// UnsafeAllowTransportReplay turns the worker's
+	// -unsafe-allow-transport-replay on: Go's transport replays a POST
+	// the vendor may have processed. Negative controls only (the Go
+	// worker); docs/outcomes.md#automatic-replays.
+	UnsafeAllowTransportReplay bool `yaml:"unsafe_allow_transport_replay"`
 }
 
 // WorkloadSpec are the defaults of every send step.

@@ -133,6 +133,9 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 // purges its queues, and starts its worker.
 func (s *scenarioRun) setup(ctx context.Context) error {
 	r, sc := s.r, s.sc
+	if err := s.startStreamReset(ctx); err != nil {
+		return err
+	}
 	if err := r.Stack.SetRTT(ctx, sc.Network.RTTMS); err != nil {
 		return err
 	}
@@ -211,6 +214,7 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 	if c.HTTPVersion != "" {
 		w.HTTPVersion = c.HTTPVersion
 	}
+	w.UnsafeAllowTransportReplay = c.UnsafeAllowTransportReplay
 	return w, nil
 }
 

@@ -205,3 +205,25 @@ func TestWriteIdleRaceNamesFilesAfterTheScenario(t *testing.T) {
 		t.Errorf("summary.md should hold one section per race:\n%s", md)
 	}
 }
+
+// TestOtherViolationsPlantedReplay: with an expected duplicate, the
+// attempts finding on that same refkey (a transport replay: two requests,
+// one ledger attempt) is the planted fault; an attempts finding on any
+// other refkey, and every finding of a scenario expecting 0, still count.
+func TestOtherViolationsPlantedReplay(t *testing.T) {
+	rep := &reconcile.Report{
+		DuplicateRefKeys: []string{"r-3"},
+		Violations: []reconcile.Violation{
+			{RefKey: "r-3", Rule: reconcile.RuleDuplicate},
+			{RefKey: "r-3", Rule: reconcile.RuleAttempts},
+			{RefKey: "r-4", Rule: reconcile.RuleAttempts},
+		},
+	}
+	got := OtherViolations(rep, 1)
+	if len(got) != 1 || got[0].RefKey != "r-4" || got[0].Rule != reconcile.RuleAttempts {
+		t.Errorf("want 1, OtherViolations = %+v; want only r-4's attempts finding", got)
+	}
+	if got := OtherViolations(rep, 0); len(got) != 3 {
+		t.Errorf("want 0, OtherViolations = %+v; want all 3", got)
+	}
+}

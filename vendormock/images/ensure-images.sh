@@ -104,6 +104,21 @@ ensure_worker() {
   build_image "$WORKER_IMAGE" "$hash" "$ctx"
 }
 
+# --- The stream-reset fault proxy: built from this checkout ------------------
+# vendormock/streamreset: an HTTP/2 front that resets a stream with
+# PROTOCOL_ERROR after the vendor accepted it (the stream-reset-h2
+# scenarios); a static binary in a FROM scratch image, like the worker.
+ensure_streamreset() {
+  local ctx="$build/streamreset" hash
+  mkdir -p "$ctx"
+  (cd "$root" && CGO_ENABLED=0 go build -trimpath -buildvcs=false -o "$ctx/streamreset" ./vendormock/streamreset) ||
+    die "go build of the stream-reset proxy failed"
+  cp "$here/streamreset/Dockerfile" "$ctx/Dockerfile"
+  hash=$(hash_of "$ctx/streamreset" "$ctx/Dockerfile")
+  STREAMRESET_IMAGE="notifier-lab/streamreset:$hash"
+  build_image "$STREAMRESET_IMAGE" "$hash" "$ctx"
+}
+
 # --- Official images -------------------------------------------------------
 official_available() {
   local img
@@ -206,6 +221,7 @@ else
 fi
 ensure_toxiproxy
 ensure_worker
+ensure_streamreset
 
 cat >"$state/images.env" <<EOF
 # written by vendormock/images/ensure-images.sh; read by run.sh and the Go code
@@ -215,6 +231,7 @@ LAB_IMAGE_NGINX=$NGINX_IMAGE
 LAB_IMAGE_WIREMOCK=$WIREMOCK_IMAGE
 LAB_IMAGE_TOXIPROXY=$TOXIPROXY_IMAGE
 LAB_IMAGE_WORKER=$WORKER_IMAGE
+LAB_IMAGE_STREAMRESET=$STREAMRESET_IMAGE
 EOF
 LAB_IMAGES_KIND=$kind DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/offline/postgres.sh" >>"$state/images.env"
 DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/workers.sh" >>"$state/images.env"
