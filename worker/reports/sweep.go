@@ -129,3 +129,15 @@ func pastHorizonKeep(logged, now map[string]bool) map[string]bool {
 	}
 	return logged
 }
+
+// ClientPuller is the Puller of the worker's vendor client
+// (vendorapi.Client.PullReport with Spec).
+type ClientPuller struct {
+	Client *vendorapi.Client
+	Spec   vendorapi.ReportSpec
+}
+
+// Pull fetches refkey's report (see vendorapi.Client.PullReport).
+func (p ClientPuller) Pull(ctx context.Context, refkey string) (vendorapi.Report, bool, error) {
+	return p.Client.PullReport(ctx, p.Spec, refkey)
+}
