@@ -101,8 +101,17 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		now:      time.Now,
 	}
 	log.Info("starting", "config", cfg, "shutdown_grace", ShutdownGrace(cfg).String())
+	push, stopReports, err := startReports(ctx, cfg, led, client, metrics, log)
+	if err != nil {
+		return err
+	}
+	defer stopReports()
 	if cfg.OpsAddr != "" {
-		stop, err := startOps(cfg.OpsAddr, opsHandler(&c.health, led, metrics), log)
+		ops := opsHandler(&c.health, led, metrics)
+		if push != nil {
+			ops = withReports(ops, push)
+		}
+		stop, err := startOps(cfg.OpsAddr, ops, log)
 		if err != nil {
 			return err
 		}
