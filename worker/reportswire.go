@@ -85,13 +85,16 @@ func startReports(ctx context.Context, cfg Config, store ledger.Store, client *v
 		}
 		res.Journal, closeJournal = j, func() { _ = j.Close() }
 	}
+	drain := &unknownDrain{cfg: cfg, store: store, log: res.Log}
+	drain.dirty.Store(true) // copies of settlements made before a restart
+	res.Copies = drain
 	sw := &reports.Sweeper{Resolver: res}
 	if spec.Pull != nil {
 		sw.Puller = reports.ClientPuller{Client: client, Spec: spec}
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { sweepEvery(sctx, sw, cfg.ReportSweep, res.Log) })
+	wg.Go(func() { sweepEvery(sctx, sw, drain, cfg.ReportSweep, res.Log) })
 	if spec.Push != nil {
 		push = res.Handler(secret, nil)
 	}
@@ -101,8 +104,8 @@ func startReports(ctx context.Context, cfg Config, store ledger.Store, client *v
 }
 
 // sweepEvery sweeps every d until ctx is done, logging each sweep that
-// found something.
-func sweepEvery(ctx context.Context, sw *reports.Sweeper, d time.Duration, log *slog.Logger) {
+// found something, then drains the unknown queue of the copies settled.
+func sweepEvery(ctx context.Context, sw *reports.Sweeper, drain *unknownDrain, d time.Duration, log *slog.Logger) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -119,6 +122,7 @@ func sweepEvery(ctx context.Context, sw *reports.Sweeper, d time.Duration, log *
 			log.Info("report sweep", "unknown", st.Unknown, "pulled", st.Pulled, "settled", st.Settled,
 				"not_sent", st.NotSent, "past_horizon", st.PastHorizon, "pull_errors", st.PullErrors)
 		}
+		drain.Drain(ctx)
 	}
 }
 
