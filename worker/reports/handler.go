@@ -3,7 +3,9 @@ package reports
 import (
 	"encoding/json"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
@@ -19,6 +21,8 @@ const MaxReportBytes = 64 << 10
 //	               (vendorapi.ReportSpec.VerifyPush); nothing is read further
 //	400 malformed: not a report of the spec's shape, or longer than MaxReportBytes
 //	503:           the ledger or the journal failed; the vendor should push again
+//	503 {"verdict": "in_flight"}, Retry-After = MinAge in seconds: the refkey's
+//	               attempt may still be finishing; kept, push it again later
 //	200 {"verdict": ...}: applied (Resolver.Apply with ledger.SourceReport)
 //
 // Every refusal is logged ("refused delivery report") with the reason and
@@ -60,6 +64,12 @@ func (r *Resolver) Handler(secret []byte, now func() time.Time) http.Handler {
 			return
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if v == InFlight {
+			// Kept, but not applied: ask a pushing vendor to come back once
+			// the attempt is old enough to be settled.
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(r.MinAge.Seconds()))))
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
 		_ = json.NewEncoder(w).Encode(map[string]string{"verdict": string(v)})
 	})
 }

@@ -118,3 +118,18 @@ func TestUnrecordedReportAsksForAPushAgain(t *testing.T) {
 		t.Errorf("push = %d; want 503 when the report could not be kept", w.Code)
 	}
 }
+
+func TestPushForAnAttemptInFlightAsksForARetry(t *testing.T) {
+	f := newFixture(t, specJSON)
+	if _, _, err := f.store.Begin(context.Background(), "k1", "", t0.Add(30*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	body := `{"refkey":"k1","status":"DELIVERED"}`
+	w := f.push(t, body, vendorapi.SignReport([]byte(body), secret))
+	if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "55" || !strings.Contains(w.Body.String(), string(InFlight)) {
+		t.Errorf("push = %d Retry-After %q %s; want 503, 55, in_flight", w.Code, w.Header().Get("Retry-After"), w.Body)
+	}
+	if e := f.get(t, "k1"); e.State != ledger.Attempting {
+		t.Errorf("entry = %+v; want ATTEMPTING, untouched", e)
+	}
+}
