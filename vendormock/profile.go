@@ -43,6 +43,9 @@ type Profile struct {
 	Nginx    NginxSpec      `yaml:"nginx"`
 	WireMock WireMockSpec   `yaml:"wiremock"`
 	Client   ClientDefaults `yaml:"client"`
+	// Reports is the vendor's delivery-report API; nil when the vendor
+	// publishes none (reports; docs/vendor-api.md#delivery-reports).
+	Reports *ReportsSpec `yaml:"reports"`
 
 	// Stubs are the WireMock stubs read from WireMock.Stubs, with each
 	// body file already read into Response.Body.
@@ -54,6 +57,11 @@ type Profile struct {
 	// worker then uses its default table, docs/vendor-api.md#status-table).
 	// The worker validates it at start.
 	StatusTableJSON string `yaml:"-"`
+
+	// ReportsJSON is Reports as one JSON document, ready for the worker's
+	// VENDOR_REPORTS (the worker's vendorapi.ReportSpec reads the same
+	// keys and validates it at start); "" when the profile has none.
+	ReportsJSON string `yaml:"-"`
 }
 
 // StatusTableFile is the status table's file name inside a profile folder.
@@ -209,6 +217,13 @@ func LoadProfile(dir string) (*Profile, error) {
 		return nil, err
 	}
 	p.Stubs = stubs
+	if p.Reports != nil {
+		b, err := json.Marshal(p.Reports)
+		if err != nil {
+			return nil, fmt.Errorf("%w: reports: %v", ErrInvalidProfile, err)
+		}
+		p.ReportsJSON = string(b)
+	}
 	if p.StatusTableJSON, err = loadStatusTable(filepath.Join(abs, StatusTableFile)); err != nil {
 		return nil, err
 	}
@@ -315,6 +330,9 @@ func (p *Profile) validate() []string {
 	}
 	if h := p.Client.IdempotencyHeader; h != "" && !headerNameRE.MatchString(h) {
 		bad("client.idempotency_header", "must be empty or an HTTP header name, got %q", h)
+	}
+	if p.Reports != nil {
+		probs = append(probs, p.Reports.validate()...)
 	}
 	return probs
 }

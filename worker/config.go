@@ -56,6 +56,20 @@ type Config struct {
 	// to outcomes: a YAML/JSON file path or inline JSON ("{...}");
 	// "" = vendorapi.DefaultStatusTable.
 	VendorStatusTable string
+	// VendorReports is the vendor's delivery-report API as JSON (a
+	// profile's reports section, vendorapi.ReportSpec); "" = the vendor
+	// publishes none (docs/vendor-api.md#delivery-reports).
+	VendorReports string
+	// ReportSecretFile is the file holding the shared secret that
+	// authenticates pushed reports (its content, trailing newline
+	// trimmed; never logged). Required when VendorReports has push.
+	ReportSecretFile string
+	// ReportJournal is the file every authenticated report is appended to
+	// (one JSON line, synced); "" = none.
+	ReportJournal string
+	// ReportSweep is how often UNKNOWN entries are swept: reports pulled,
+	// the horizon applied; Default ReportSweep when 0.
+	ReportSweep time.Duration
 
 	// VendorURL is the vendor's base URL, "https://host[:port]".
 	VendorURL string
@@ -199,6 +213,7 @@ func (c Config) WithDefaults() Config {
 	set(&c.LogLevel, DefaultLogLevel)
 	setD(&c.RetryDelay, DefaultRetryDelay)
 	setD(&c.RetryMaxDelay, DefaultRetryMaxDelay)
+	setD(&c.ReportSweep, DefaultReportSweep)
 	set(&c.QueueType, DefaultQueueType)
 	if c.WorkerID == "" {
 		c.WorkerID, _ = os.Hostname()
@@ -276,6 +291,10 @@ func (c Config) LogValue() slog.Value {
 		slog.String("worker_id", c.WorkerID),
 		slog.String("ops_addr", c.OpsAddr),
 		slog.String("vendor_status_table", c.VendorStatusTable),
+		slog.String("vendor_reports", c.VendorReports),
+		slog.String("report_secret_file", c.ReportSecretFile),
+		slog.String("report_journal", c.ReportJournal),
+		slog.String("report_sweep", c.ReportSweep.String()),
 	)
 }
 

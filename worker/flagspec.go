@@ -27,6 +27,11 @@ var settings = []setting[Config]{
 	knob("ops-addr", "OPS_ADDR", DefaultOpsAddr, "serve /healthz and /metrics on this `host:port`; empty or \""+OpsAddrOff+"\" = none", func(c *Config) *string { return &c.OpsAddr }),
 	knob("vendor-status-table", "VENDOR_STATUS_TABLE", "", "vendor status table: YAML/JSON `file` or inline JSON mapping HTTP statuses and business codes to outcomes; empty = 429/408 NOT_SENT, other 4xx REJECTED, 5xx UNKNOWN", func(c *Config) *string { return &c.VendorStatusTable }),
 
+	knob("vendor-reports", "VENDOR_REPORTS", "", "vendor delivery-report API as inline JSON (a profile's reports section); empty = the vendor publishes none", func(c *Config) *string { return &c.VendorReports }),
+	knob("report-secret-file", "REPORT_SECRET_FILE", "", "`file` holding the shared secret of pushed delivery reports (required with push)", func(c *Config) *string { return &c.ReportSecretFile }),
+	knob("report-journal", "REPORT_JOURNAL", "", "append every authenticated delivery report to this `file`; empty = none", func(c *Config) *string { return &c.ReportJournal }),
+	knob("report-sweep", "REPORT_SWEEP", DefaultReportSweep, "how often UNKNOWN entries are swept: reports pulled, the vendor's horizon applied", func(c *Config) *time.Duration { return &c.ReportSweep }),
+
 	knob("vendor-url", "VENDOR_URL", "", "vendor base `URL`, https://host[:port]", func(c *Config) *string { return &c.VendorURL }),
 	knob("vendor-addr", "VENDOR_ADDR", "", "dial this `host:port` for the vendor instead of the URL's host; TLS still verifies the URL's host", func(c *Config) *string { return &c.VendorAddr }),
 	knob("vendor-token-path", "VENDOR_TOKEN_PATH", vendorapi.TokenPath, "vendor token endpoint `path` (a profile's api.token_path)", func(c *Config) *string { return &c.VendorAPI.TokenPath }),

@@ -104,8 +104,17 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.UnsafeAllowTransportReplay {
 		log.Warn(UnsafeReplayWarning, "flag", "unsafe-allow-transport-replay")
 	}
+	push, stopReports, err := startReports(ctx, cfg, led, client, metrics, log)
+	if err != nil {
+		return err
+	}
+	defer stopReports()
 	if cfg.OpsAddr != "" {
-		stop, err := startOps(cfg.OpsAddr, opsHandler(&c.health, led, metrics), log)
+		ops := opsHandler(&c.health, led, metrics)
+		if push != nil {
+			ops = withReports(ops, push)
+		}
+		stop, err := startOps(cfg.OpsAddr, ops, log)
 		if err != nil {
 			return err
 		}

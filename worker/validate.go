@@ -75,6 +75,9 @@ func (c Config) Validate() error {
 	if c.DeliveryLimit < 0 {
 		bad("delivery limit %d: want >= 1", c.DeliveryLimit)
 	}
+	if err := c.validateReports(); err != nil {
+		bad("%w", err)
+	}
 	if c.RetryDelay > c.RetryMaxDelay {
 		bad("retry delay %v above retry max delay %v", c.RetryDelay, c.RetryMaxDelay)
 	}

@@ -174,12 +174,15 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 		if !found {
 			return fmt.Errorf("resolve %s: %w", refkey, ErrNotFound)
 		}
-		if err := CheckResolve(refkey, e, as, r.At, minAge); err != nil {
+		if err := CheckSettle(refkey, e, r, minAge); err != nil {
 			return err
 		}
 		e.State = as
 		e.UpdatedAt = r.At
 		e.Resolution = &r
+		if r.Code != "" {
+			e.Detail = r.Code
+		}
 		return put(b, e)
 	})
 	if err != nil {

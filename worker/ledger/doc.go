@@ -40,7 +40,10 @@
 //
 // Operators resolve an UNKNOWN entry (Resolve) after checking with the
 // vendor: as NOT_SENT, a re-published copy is sent; as SENT, it is
-// suppressed. PruneEvery deletes entries older than the retention whose
+// suppressed. A vendor's delivery report settles one the same way, through
+// the same conditional Resolve (Resolution.Source says who settled it:
+// operator, report, pull or horizon; only a report may settle it as
+// REJECTED, CheckSettle). PruneEvery deletes entries older than the retention whose
 // copies cannot come back (CanPrune: never ATTEMPTING, UNKNOWN, REJECTED or
 // resolved ones).
 // CheckPlacement refuses a bbolt file that a container would lose.

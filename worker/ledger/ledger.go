@@ -43,13 +43,47 @@ type Entry struct {
 	Resolution *Resolution `json:"resolution,omitempty"`
 }
 
-// Resolution is an operator's verdict on one entry.
+// Resolution is the settlement of one UNKNOWN (or ATTEMPTING) entry: an
+// operator's verdict, or the vendor's delivery report
+// (docs/outcomes.md#delivery-reports).
 type Resolution struct {
-	By  string    `json:"by"`  // who (free text, for example a login)
+	By  string    `json:"by"`  // who (free text, for example a login, or "vendor report")
 	Why string    `json:"why"` // why, for example "vendor support: not received"
 	At  time.Time `json:"at"`
-	// As is the state the operator set: NOT_SENT or SENT.
+	// As is the state that was set: NOT_SENT or SENT, or REJECTED when
+	// the vendor reported a failure (Source report or pull).
 	As outcome.Outcome `json:"as"`
+	// Source is where the settlement came from: SourceOperator, SourceReport,
+	// SourcePull or SourceHorizon; "" is an operator's (entries written
+	// before sources were recorded).
+	Source string `json:"source,omitempty"`
+	// Code is the vendor's result code of a report ("" for an operator);
+	// Resolve also writes it to Entry.Detail when it is not "".
+	Code string `json:"code,omitempty"`
+}
+
+// Settlement sources of Resolution.Source (docs/outcomes.md#delivery-reports).
+const (
+	// SourceOperator: `notifier-worker ledger resolve`.
+	SourceOperator = "operator"
+	// SourceReport: a delivery report the vendor pushed to the worker.
+	SourceReport = "report"
+	// SourcePull: a delivery report the worker fetched by refkey.
+	SourcePull = "pull"
+	// SourceHorizon: no report within the vendor's horizon, from a vendor
+	// whose profile promises a report for every accepted message.
+	SourceHorizon = "horizon"
+)
+
+// Sources lists the valid Resolution.Source values ("" aside).
+var Sources = []string{SourceOperator, SourceReport, SourcePull, SourceHorizon}
+
+// SourceOf returns r.Source, or SourceOperator when it is "".
+func (r Resolution) SourceOf() string {
+	if r.Source == "" {
+		return SourceOperator
+	}
+	return r.Source
 }
 
 // Decision tells the worker what to do with a message, given the ledger.
@@ -191,6 +225,10 @@ type Store interface {
 	// entry last updated less than minAge before r.At is refused: its
 	// attempt may still be sending (CheckResolve; minAge is the worst-case
 	// send time, docs/deployment.md#resolving-unknown).
+	// r.Source says where the verdict came from (an operator when "");
+	// a vendor report (SourceReport, SourcePull) may also set
+	// outcome.Rejected, and its r.Code becomes Entry.Detail (CheckSettle;
+	// docs/outcomes.md#delivery-reports).
 	// Errors: ErrNotFound, ErrBadState, ErrAttemptTooRecent.
 	Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error
 	// Prune deletes the entries CanPrune(e, cutoff) allows (older than
@@ -283,9 +321,25 @@ func CheckAttempt(refkey string, cur Entry, found bool, attempt int, state outco
 // ATTEMPTING) or ErrAttemptTooRecent (an ATTEMPTING entry updated less
 // than minAge before at: its request may still be on its way), naming what
 // is allowed.
+//
+// REJECTED is accepted only from the vendor (source SourceReport or
+// SourcePull: the vendor's report said the message failed); an unknown
+// source is ErrBadState.
 func CheckResolve(refkey string, cur Entry, as outcome.Outcome, at time.Time, minAge time.Duration) error {
-	if as != outcome.NotSent && as != outcome.Sent {
-		return fmt.Errorf("resolve %s as %q: %w; want %s or %s", refkey, as, ErrBadState, outcome.NotSent, outcome.Sent)
+	return CheckSettle(refkey, cur, Resolution{As: as, At: at}, minAge)
+}
+
+// CheckSettle is CheckResolve for a settlement r (r.As the state to set,
+// r.At its time, r.Source where it came from); every store calls it.
+func CheckSettle(refkey string, cur Entry, r Resolution, minAge time.Duration) error {
+	as, at := r.As, r.At
+	if r.Source != "" && !slices.Contains(Sources, r.Source) {
+		return fmt.Errorf("resolve %s: source %q: %w; want one of %v", refkey, r.Source, ErrBadState, Sources)
+	}
+	fromVendor := r.Source == SourceReport || r.Source == SourcePull
+	if as != outcome.NotSent && as != outcome.Sent && !(fromVendor && as == outcome.Rejected) {
+		return fmt.Errorf("resolve %s as %q (source %s): %w; want %s or %s (%s only from a vendor report)",
+			refkey, as, r.SourceOf(), ErrBadState, outcome.NotSent, outcome.Sent, outcome.Rejected)
 	}
 	if cur.State != outcome.Unknown && cur.State != Attempting {
 		return fmt.Errorf("resolve %s: entry is %s: %w; only %s or %s entries are resolved",

@@ -237,11 +237,12 @@ func (p *Postgres) Resolve(ctx context.Context, refkey string, as outcome.Outcom
 		if err != nil {
 			return err
 		}
-		if err := CheckResolve(refkey, cur, as, r.At, minAge); err != nil {
+		if err := CheckSettle(refkey, cur, r, minAge); err != nil {
 			return err
 		}
-		_, err = tx.Exec(ctx, `UPDATE `+Table+` SET state = $2, updated_at = $3, resolution = $4 WHERE refkey = $1`,
-			refkey, string(as), r.At, res)
+		_, err = tx.Exec(ctx, `UPDATE `+Table+` SET state = $2, updated_at = $3, resolution = $4,
+			detail = CASE WHEN $5::text = '' THEN detail ELSE $5::text END WHERE refkey = $1`,
+			refkey, string(as), r.At, res, r.Code)
 		return err
 	})
 	if err != nil {

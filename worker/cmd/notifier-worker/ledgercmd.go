@@ -180,7 +180,7 @@ func runLedgerCmd(ctx context.Context, args []string, getenv func(string) string
 		enc.SetIndent("", "  ")
 		return enc.Encode(e)
 	}
-	r := ledger.Resolution{By: by, Why: why, At: time.Now().UTC()}
+	r := ledger.Resolution{By: by, Why: why, At: time.Now().UTC(), Source: ledger.SourceOperator}
 	if err := store.Resolve(ctx, pos[0], verdict, r, minAge); err != nil {
 		if errors.Is(err, ledger.ErrAttemptTooRecent) {
 			return fmt.Errorf("%w (-min-age %s; docs/deployment.md#resolving-unknown)", err, minAge)

@@ -234,6 +234,7 @@ func Cases() []Case {
 		}},
 	}
 	cs = append(cs, finishCases()...)
+	cs = append(cs, settleCases()...)
 	// Every final state with the same body is a duplicate, and not written.
 	for _, st := range []outcome.Outcome{outcome.Sent, outcome.Rejected, outcome.Unknown, outcome.Invalid} {
 		cs = append(cs, Case{st.String() + " with the same body is a duplicate", func(t *testing.T, s ledger.Store) {

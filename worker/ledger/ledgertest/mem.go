@@ -152,11 +152,14 @@ func (l *Mem) Resolve(_ context.Context, refkey string, as outcome.Outcome, r le
 	if r.At.IsZero() {
 		r.At = time.Now()
 	}
-	if err := ledger.CheckResolve(refkey, e, as, r.At, minAge); err != nil {
+	r.As = as
+	if err := ledger.CheckSettle(refkey, e, r, minAge); err != nil {
 		return err
 	}
-	r.As = as
 	e.State, e.UpdatedAt, e.Resolution = as, r.At, &r
+	if r.Code != "" {
+		e.Detail = r.Code
+	}
 	l.m[refkey] = e
 	return nil
 }

@@ -1,0 +1,30 @@
+// Package reports settles UNKNOWN sends from the vendor's delivery reports
+// (docs/outcomes.md#delivery-reports, docs/vendor-api.md#delivery-reports).
+//
+//	vendor POST report ──> Handler: VerifyPush ── forged ──> 401, log, refused{reason="forged"}
+//	                                 ParseReport ─ malformed ─> 400, log, refused{reason="malformed"}
+//	                                      │
+//	Sweep: pull by refkey ──────────────> Resolver.Apply(report, source, now)
+//	                                      │ no ledger entry      -> kept in the Journal, logged, nothing trusted
+//	                                      │ interim result       -> nothing changes
+//	                                      │ entry already final  -> recorded, nothing changes
+//	                                      │ ATTEMPTING < MinAge  -> kept (its attempt may still be finishing)
+//	                                      │ UNKNOWN / ATTEMPTING -> ledger Resolve: delivered -> SENT,
+//	                                      │                         failed -> REJECTED with the vendor code;
+//	                                      │                         Copies.Settled moves the waiting copy
+//	Sweep, after the horizon, UNKNOWN with no report:
+//	    profile complete: true  -> ledger Resolve NOT_SENT (source horizon), Copies.Settled: retried
+//	    profile complete: false -> stays UNKNOWN for an operator, logged once with the reason
+//
+// Every settlement goes through ledger.Store.Resolve, so it is conditional
+// (only an UNKNOWN or ATTEMPTING entry is settled; a late or contradicting
+// report finds a final entry and changes nothing) and it carries its
+// source (report, pull, horizon) and time in ledger.Resolution. Every
+// report that passed authentication is written to the Journal with the
+// verdict it got, whatever it changed.
+//
+// The receiver is an HTTP endpoint of the worker (Handler), not a separate
+// process: a bbolt ledger is one process's file (ledger.Open takes its
+// lock), and the copies in notifications.unknown are moved by the worker's
+// broker session (docs/deployment.md#delivery-reports).
+package reports

@@ -1,0 +1,172 @@
+package reports
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// Verdict is what Apply did with one report.
+type Verdict string
+
+// Verdicts of Apply.
+const (
+	// Settled: the entry was UNKNOWN (or an old ATTEMPTING) and is now SENT
+	// or REJECTED.
+	Settled Verdict = "settled"
+	// AlreadyFinal: the entry already had a final state; the report is
+	// recorded and changes nothing (a duplicate, a late or a contradicting
+	// report).
+	AlreadyFinal Verdict = "already_final"
+	// NoEntry: the ledger does not know the refkey; the report is kept and
+	// logged, never trusted to create an entry.
+	NoEntry Verdict = "no_entry"
+	// Interim: the report's result is not final (an "unknown" value).
+	Interim Verdict = "interim"
+	// InFlight: the entry is ATTEMPTING and younger than MinAge: its
+	// attempt may still write its own outcome. The report is kept; the
+	// next Sweep pulls it again.
+	InFlight Verdict = "in_flight"
+)
+
+// Copies moves the copy of a settled message that waits in
+// notifications.unknown: SENT is acked away, REJECTED goes to the failed
+// queue, NOT_SENT back to be sent. The ledger already holds the settlement
+// when Settled is called, so a copy moved back to the main queue is
+// decided by ledger Begin whatever Settled did.
+type Copies interface {
+	Settled(ctx context.Context, refkey string, as outcome.Outcome) error
+}
+
+// Record is one line of the report journal.
+type Record struct {
+	At      time.Time        `json:"at"`
+	Source  string           `json:"source"` // ledger.SourceReport or ledger.SourcePull
+	Report  vendorapi.Report `json:"report"`
+	Verdict Verdict          `json:"verdict"`
+	// State is the ledger's state for the refkey after the report ("" when
+	// there is no entry).
+	State outcome.Outcome `json:"state,omitempty"`
+}
+
+// Journal keeps every authenticated report (FileJournal). Keep must be
+// durable when it returns nil: an error makes the receiver answer 503 so
+// the vendor pushes the report again.
+type Journal interface {
+	Keep(ctx context.Context, r Record) error
+}
+
+// Resolver applies reports to the ledger (package doc). Store and Spec are
+// required; Copies, Journal, Log and Metrics may be nil.
+type Resolver struct {
+	Store  ledger.Store
+	Spec   vendorapi.ReportSpec
+	Copies Copies
+	// Journal keeps every report Apply was given.
+	Journal Journal
+	// MinAge is the worst-case send time: an ATTEMPTING entry younger than
+	// it is not settled (docs/deployment.md#resolving-unknown).
+	MinAge  time.Duration
+	Log     *slog.Logger
+	Metrics *Metrics
+}
+
+func (r *Resolver) log() *slog.Logger {
+	if r.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return r.Log
+}
+
+// Apply settles the ledger entry of rep's refkey by the package's rules and
+// returns what it did. source is ledger.SourceReport (pushed) or
+// ledger.SourcePull. Errors: the ledger or the journal failed (nothing
+// may be assumed recorded: the caller lets the vendor retry), or source is
+// neither of the two.
+func (r *Resolver) Apply(ctx context.Context, rep vendorapi.Report, source string, now time.Time) (Verdict, error) {
+	if source != ledger.SourceReport && source != ledger.SourcePull {
+		return "", fmt.Errorf("apply report %s: source %q: want %q or %q", rep.RefKey, source, ledger.SourceReport, ledger.SourcePull)
+	}
+	v, state, err := r.decide(ctx, rep, source, now)
+	if err != nil {
+		return "", fmt.Errorf("apply report %s: %w", rep.RefKey, err)
+	}
+	if r.Journal != nil {
+		if err := r.Journal.Keep(ctx, Record{At: now.UTC(), Source: source, Report: rep, Verdict: v, State: state}); err != nil {
+			return "", fmt.Errorf("apply report %s: keep it: %w", rep.RefKey, err)
+		}
+	}
+	r.Metrics.report(source, v)
+	return v, nil
+}
+
+// decide is Apply without the journal: the verdict and the ledger state
+// after it.
+func (r *Resolver) decide(ctx context.Context, rep vendorapi.Report, source string, now time.Time) (Verdict, outcome.Outcome, error) {
+	lg := r.log().With("refkey", rep.RefKey, "source", source, "result", rep.Result)
+	e, found, err := r.Store.Get(ctx, rep.RefKey)
+	if err != nil {
+		return "", "", err
+	}
+	switch {
+	case !found:
+		lg.Warn("report for a refkey the ledger does not know: kept, not trusted")
+		return NoEntry, "", nil
+	case rep.Kind == vendorapi.ReportPending:
+		return Interim, e.State, nil
+	case e.State != outcome.Unknown && e.State != ledger.Attempting:
+		r.final(lg, e, rep)
+		return AlreadyFinal, e.State, nil
+	case e.State == ledger.Attempting && now.Sub(e.UpdatedAt) < r.MinAge:
+		lg.Info("report for an attempt that may still be finishing: kept, not applied", "attempting_since", e.UpdatedAt)
+		return InFlight, e.State, nil
+	}
+	as := outcome.Sent
+	if rep.Kind == vendorapi.ReportFailed {
+		as = outcome.Rejected
+	}
+	res := ledger.Resolution{By: "vendor " + source, Why: fmt.Sprintf("%s %s", r.Spec.ResultField, rep.Result),
+		At: now.UTC(), Source: source, Code: rep.Code}
+	err = r.Store.Resolve(ctx, rep.RefKey, as, res, r.MinAge)
+	switch {
+	case errors.Is(err, ledger.ErrBadState):
+		// Settled meanwhile (another report, an operator, the attempt's
+		// own Finish): read what won.
+		cur, _, gerr := r.Store.Get(ctx, rep.RefKey)
+		if gerr != nil {
+			return "", "", gerr
+		}
+		r.final(lg, cur, rep)
+		return AlreadyFinal, cur.State, nil
+	case errors.Is(err, ledger.ErrAttemptTooRecent):
+		return InFlight, e.State, nil
+	case err != nil:
+		return "", "", err
+	}
+	r.Metrics.settled(source, now.Sub(e.UpdatedAt))
+	lg.Info("settled by vendor report", "was", e.State, "as", as, "code", rep.Code, "unknown_for", now.Sub(e.UpdatedAt).Round(time.Millisecond))
+	if r.Copies != nil {
+		if err := r.Copies.Settled(ctx, rep.RefKey, as); err != nil {
+			lg.Warn("settled, but its copy in the unknown queue was not moved; the ledger decides it when it comes back", "error", err.Error())
+		}
+	}
+	return Settled, as, nil
+}
+
+// final logs a report for an entry that is already final, louder when the
+// report contradicts it.
+func (r *Resolver) final(lg *slog.Logger, e ledger.Entry, rep vendorapi.Report) {
+	agrees := e.State == outcome.Sent && rep.Kind == vendorapi.ReportDelivered ||
+		e.State == outcome.Rejected && rep.Kind == vendorapi.ReportFailed
+	if agrees {
+		lg.Info("report for a final entry: recorded, nothing changes", "state", e.State)
+		return
+	}
+	lg.Warn("report contradicts a final entry: recorded, nothing changes; an operator should look", "state", e.State, "code", rep.Code)
+}

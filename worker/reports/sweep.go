@@ -1,0 +1,143 @@
+package reports
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// Puller fetches the report of one refkey (vendorapi.ReportSpec.Pull).
+// found is false while the vendor has none.
+type Puller interface {
+	Pull(ctx context.Context, refkey string) (rep vendorapi.Report, found bool, err error)
+}
+
+// SweepStats counts what one Sweep did.
+type SweepStats struct {
+	Unknown     int // UNKNOWN entries looked at
+	Pulled      int // reports found by pull (any verdict)
+	Settled     int // settled by a pulled report
+	NotSent     int // past the horizon, complete vendor: NOT_SENT, retried
+	PastHorizon int // past the horizon, incomplete vendor: left UNKNOWN for an operator
+	PullErrors  int // pulls that failed (the entry is tried again next Sweep)
+}
+
+// Sweeper runs the resolver's periodic part over the ledger's UNKNOWN
+// entries: pull each one's report (when Puller is set and the vendor has a
+// pull endpoint), then apply the horizon rule (package doc). Its zero
+// value plus Resolver is ready; it remembers which entries it already
+// logged as left for an operator.
+type Sweeper struct {
+	Resolver *Resolver
+	Puller   Puller // nil: no pull
+
+	mu     sync.Mutex
+	logged map[string]bool
+}
+
+// Sweep looks at every UNKNOWN entry once. Errors: the ledger could not be
+// listed, or a settlement failed to be written (then the Sweep stops; the
+// next one starts over). A failed pull is logged and counted, not an error.
+func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
+	r := s.Resolver
+	var st SweepStats
+	entries, err := r.Store.List(ctx, outcome.Unknown, 0)
+	if err != nil {
+		return st, fmt.Errorf("sweep unknown entries: %w", err)
+	}
+	horizon := r.Spec.HorizonDuration()
+	pastHorizon := map[string]bool{}
+	for _, e := range entries {
+		st.Unknown++
+		if s.Puller != nil && r.Spec.Pull != nil {
+			rep, found, err := s.Puller.Pull(ctx, e.RefKey)
+			switch {
+			case err != nil:
+				st.PullErrors++
+				r.log().Warn("pull of a delivery report failed", "refkey", e.RefKey, "error", err.Error())
+			case found:
+				st.Pulled++
+				v, err := r.Apply(ctx, rep, ledger.SourcePull, now)
+				if err != nil {
+					return st, err
+				}
+				if v == Settled {
+					st.Settled++
+					continue
+				}
+			}
+		}
+		if !r.Spec.Enabled() || now.Sub(e.UpdatedAt) < horizon {
+			continue
+		}
+		if !r.Spec.Complete {
+			st.PastHorizon++
+			pastHorizon[e.RefKey] = true
+			s.logOnce(e, horizon)
+			continue
+		}
+		res := ledger.Resolution{By: "report horizon",
+			Why: fmt.Sprintf("no report %s after the send; the vendor reports every accepted message within %s (complete: true)",
+				now.Sub(e.UpdatedAt).Round(time.Second), horizon),
+			At: now.UTC(), Source: ledger.SourceHorizon}
+		if err := r.Store.Resolve(ctx, e.RefKey, outcome.NotSent, res, r.MinAge); err != nil {
+			r.log().Info("horizon settlement not written; the entry changed meanwhile", "refkey", e.RefKey, "error", err.Error())
+			continue
+		}
+		st.NotSent++
+		r.log().Info("no report within the horizon: NOT_SENT, retried", "refkey", e.RefKey, "horizon", horizon)
+		if r.Copies != nil {
+			if err := r.Copies.Settled(ctx, e.RefKey, outcome.NotSent); err != nil {
+				r.log().Warn("settled NOT_SENT, but its copy in the unknown queue was not moved", "refkey", e.RefKey, "error", err.Error())
+			}
+		}
+	}
+	s.mu.Lock()
+	s.logged = pastHorizonKeep(s.logged, pastHorizon)
+	s.mu.Unlock()
+	r.Metrics.setPastHorizon(st.PastHorizon)
+	return st, nil
+}
+
+// logOnce says, once per entry, why it stays UNKNOWN.
+func (s *Sweeper) logOnce(e ledger.Entry, horizon time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.logged[e.RefKey] {
+		return
+	}
+	if s.logged == nil {
+		s.logged = map[string]bool{}
+	}
+	s.logged[e.RefKey] = true
+	s.Resolver.log().Warn("stays UNKNOWN for an operator: no report within the horizon, and the vendor does not promise one for every message (complete: false)",
+		"refkey", e.RefKey, "unknown_since", e.UpdatedAt, "horizon", horizon)
+}
+
+// pastHorizonKeep forgets the logged entries that are no longer past the
+// horizon and UNKNOWN (settled meanwhile).
+func pastHorizonKeep(logged, now map[string]bool) map[string]bool {
+	for k := range logged {
+		if !now[k] {
+			delete(logged, k)
+		}
+	}
+	return logged
+}
+
+// ClientPuller is the Puller of the worker's vendor client
+// (vendorapi.Client.PullReport with Spec).
+type ClientPuller struct {
+	Client *vendorapi.Client
+	Spec   vendorapi.ReportSpec
+}
+
+// Pull fetches refkey's report (see vendorapi.Client.PullReport).
+func (p ClientPuller) Pull(ctx context.Context, refkey string) (vendorapi.Report, bool, error) {
+	return p.Client.PullReport(ctx, p.Spec, refkey)
+}
