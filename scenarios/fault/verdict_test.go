@@ -121,11 +121,11 @@ func TestWriteFaultsMergesAndWrites(t *testing.T) {
 	a := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[outcome.Outcome]int{"UNKNOWN": 3}, Expected: Expected{Outcomes: map[outcome.Outcome]Count{"UNKNOWN": three}}}
 	b := Verdict{Name: "b", Tool: "toxiproxy", Pass: false, Failures: []string{"journal: 1, want 0"}, Observed: map[outcome.Outcome]int{"SENT": 1}}
 	var buf bytes.Buffer
-	if err := WriteFaults(out, []Verdict{a, b}, &buf); err != nil {
+	if err := WriteFaults(out, []Verdict{a, b}, nil, &buf); err != nil {
 		t.Fatal(err)
 	}
 	a.JournalCount = 7
-	if err := WriteFaults(out, []Verdict{a}, &buf); err != nil { // a run of one scenario keeps b
+	if err := WriteFaults(out, []Verdict{a}, nil, &buf); err != nil { // a run of one scenario keeps b
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "faults.json"))

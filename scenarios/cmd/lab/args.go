@@ -82,7 +82,7 @@ var benchKeys = []key{
 	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (the case's old engine spoke only 1.2)", bench.DefaultPerRequestTLS,
 		"one of " + strings.Join(allowedTLS, ", "),
 		func(c *bench.Config, v string) (err error) { c.PerRequestTLS, err = oneOf(v, allowedTLS); return }},
-	{"OUT", "results directory", bench.DefaultOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
+	{"OUT", "results directory; without it each run writes a new folder " + outdir.RunsDir + "/<run id>/ (" + outdir.RunsDir + "/" + outdir.Latest + " links the newest); OUT=" + bench.DefaultOut + " refreshes the committed reference", "<" + outdir.RunsDir + "/<run id>>", "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
 		func(c *bench.Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
@@ -57,7 +58,12 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 		return err
 	}
-	return audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout)
+	cfg.Provenance = newProvenance(time.Now(), "audit", args, benchKeyNames(), getenv, cfg.Images)
+	perRun := !given(args, getenv, "OUT")
+	if perRun {
+		cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+	}
+	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout), stdout)
 }
 
 // given reports whether key was set by a word or the environment.

@@ -28,9 +28,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -79,6 +81,7 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv f
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
 		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker,
+		Provenance: cfg.Provenance,
 	}, stdout)
 }
 
@@ -121,10 +124,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 			return err
 		}
-		if cfg.Scenario != "" {
-			return runScenarios(ctx, cfg, rest, getenv, stdout)
+		cfg.Provenance = newProvenance(time.Now(), cmd, rest, benchKeyNames(), getenv, cfg.Images)
+		perRun := !given(rest, getenv, "OUT")
+		if perRun {
+			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
 		}
-		return bench.Run(ctx, cfg, stdout)
+		if cfg.Scenario != "" {
+			err = runScenarios(ctx, cfg, rest, getenv, stdout)
+		} else {
+			err = bench.Run(ctx, cfg, stdout)
+		}
+		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, err, stdout)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
@@ -156,7 +166,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 			return err
 		}
-		return matrix.Run(ctx, cfg, stdout)
+		cfg.Provenance = newProvenance(time.Now(), cmd, rest, matrixKeyNames(), getenv, cfg.Images)
+		perRun := !given(rest, getenv, "OUT")
+		if perRun {
+			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+		}
+		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout), stdout)
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err
