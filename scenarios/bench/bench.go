@@ -94,7 +94,10 @@ func WorkerTimeout(n, rttMS, serverDelayMS int) time.Duration {
 // each mode of cfg publishes WARMUP+COUNT notifications, runs the worker
 // until it has handled them all, and writes OUT/bench-<mode>-<rtt>ms.json
 // and OUT/nginx/access-<mode>-<rtt>ms.log; at the end it writes
-// OUT/summary.md and OUT/charts/ and prints the summary to w. Progress goes
+// OUT/summary.md, OUT/charts/ and OUT/verdict.json (delivery and
+// cfg.Thresholds, Judge) and prints the summary to w. A lost or
+// duplicated message (ErrDelivery) or a crossed threshold (ErrThreshold)
+// is an error after every file is written. Progress goes
 // to w (a bar on a terminal, lines otherwise).
 //
 // Images come from vendormock.ImagesFromEnv (LAB_IMAGE_*, written by the
@@ -216,7 +219,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk)); err != nil {
 		return err
 	}
-	return DeliveryError(w, DeliveryFailures(cfg.Out, rs))
+	results.SortResults(rs)
+	v := results.NewVerdict(Judge(rs, cfg.Thresholds), cfg.Provenance)
+	if err := results.WriteVerdict(out, v); err != nil {
+		return err
+	}
+	// Delivery first, thresholds last: the last line names a threshold
+	// when one was crossed.
+	return errors.Join(DeliveryError(w, DeliveryFailures(cfg.Out, rs)), ThresholdError(w, cfg.Out, v))
 }
 
 // LinkSettle is how long the bench waits between two points before it

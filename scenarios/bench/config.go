@@ -140,6 +140,9 @@ type Config struct {
 	// the environment (vendormock.ImagesFrom), no key sets them.
 	Images   vendormock.Images
 	HostNote string
+	// Thresholds are THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS (zero:
+	// not judged); Run judges every result by them (Judge).
+	Thresholds Thresholds
 	// Provenance is the invocation's commit, command line, machine, images
 	// and date (filled once by the lab command); every Result carries it.
 	// nil in tests that build a Config by hand.

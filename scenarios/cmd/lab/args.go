@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -161,6 +162,29 @@ var benchKeys = []key{
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", bench.DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *bench.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
+	// The thresholds (docs/running.md, "Verdict and thresholds").
+	{"THRESHOLD_P99_MS", "fail the command (exit 1) when a run's p99 send latency is above this many ms; OUT/verdict.json lists every check", "<none>",
+		fmt.Sprintf("a number of ms, more than 0 and at most %d", maxThresholdP99MS),
+		func(c *bench.Config, v string) (err error) { c.Thresholds.P99MS, err = parsePositiveMS(v); return }},
+	{"THRESHOLD_CONNECTIONS", "fail the command (exit 1) when a run's TCP connections carrying sends (per run, warm-up included: the summary's TCP conns) are more than this", "<none>",
+		"a whole number >= 1",
+		func(c *bench.Config, v string) (err error) { c.Thresholds.Connections, err = parseInt(v, 1, 1<<31-1); return }},
+}
+
+// maxThresholdP99MS bounds THRESHOLD_P99_MS (an hour).
+const maxThresholdP99MS = 3_600_000
+
+// parsePositiveMS reads THRESHOLD_P99_MS: a decimal number of ms in
+// (0, maxThresholdP99MS].
+func parsePositiveMS(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, fmt.Errorf("not a number")
+	}
+	if f <= 0 || f > maxThresholdP99MS {
+		return 0, fmt.Errorf("%g is out of range", f)
+	}
+	return f, nil
 }
 
 // knownKeys returns the argument names parseKeys accepts, in usage order.
