@@ -168,7 +168,10 @@ var benchKeys = []key{
 		func(c *bench.Config, v string) (err error) { c.Thresholds.P99MS, err = parsePositiveMS(v); return }},
 	{"THRESHOLD_CONNECTIONS", "fail the command (exit 1) when a run's TCP connections carrying sends (per run, warm-up included: the summary's TCP conns) are more than this", "<none>",
 		"a whole number >= 1",
-		func(c *bench.Config, v string) (err error) { c.Thresholds.Connections, err = parseInt(v, 1, 1<<31-1); return }},
+		func(c *bench.Config, v string) (err error) {
+			c.Thresholds.Connections, err = parseInt(v, 1, 1<<31-1)
+			return
+		}},
 }
 
 // maxThresholdP99MS bounds THRESHOLD_P99_MS (an hour).
