@@ -272,7 +272,7 @@ func usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
-       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
+       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
@@ -285,7 +285,14 @@ Measures a per-request HTTP client against a shared pooled keep-alive client:
 for each RTT and each mode, WARMUP+COUNT notifications go through RabbitMQ to
 the worker (1 CPU), which POSTs them (over HTTPS: SCHEME) through Toxiproxy and nginx to a
 WireMock vendor. Results: OUT/bench-<mode>-<rtt>ms.json, OUT/nginx/,
-OUT/summary.md, OUT/charts/.
+OUT/summary.md, OUT/charts/, OUT/verdict.json. Without OUT each run writes a
+new folder results/runs/<run id>/ (results/runs/latest links the newest);
+OUT=results refreshes the committed reference. Every result file records its
+commit, command line, machine, images and date (provenance).
+
+Exit codes: 0 passed; 1 failed (a lost or duplicated message, a crossed
+THRESHOLD_*, a run that broke; the last lines say which and where);
+2 a bad argument, nothing started; 130 interrupted (docs/running.md).
 
 Every key can also be set in the environment; a word wins over the
 environment. An unknown key or an invalid value exits 2 and starts nothing.

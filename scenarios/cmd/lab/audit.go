@@ -17,8 +17,10 @@ The audit (./run.sh audit WORKER=... PROFILE=...): the bench at RTTS (default
 3 and 10 ms, COUNT default 200, WARMUP 10; a contract worker runs beside the
 Go worker's pooled client), the idle race at the profile's keep-alive timeout,
 and every fault scenario that applies to the worker and the profile; writes
-results/audit/<worker>-<profile>/audit.md and audit.html (one rule per line,
-PASS or FAIL with its evidence). Exit 1 when a rule failed.
+OUT/audit.md and audit.html (one rule per line, PASS or FAIL with its
+evidence), OUT a new results/runs/<run id>/ unless given
+(OUT=results/audit/<worker>-<profile> refreshes the committed one). Exit 1
+when a rule failed.
 `
 
 // parseAuditArgs parses the audit's keys: the keys as for run (SCENARIO is
