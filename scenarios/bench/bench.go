@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -138,6 +139,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
 		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
+	if p := cfg.Provenance; p != nil {
+		logf(w, "run id %s (results/runs/ name and provenance), commit %s (%s)", p.RunID, p.ShortCommit(), cmp.Or(p.CommitSource, "unknown"))
+	}
 	if cfg.Replicated() {
 		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s BROKER_NODES=%d: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType, max(cfg.BrokerNodes, 1))
 	}
