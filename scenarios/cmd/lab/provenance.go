@@ -108,15 +108,23 @@ func matrixKeyNames() []string {
 }
 
 // finishRun ends a measuring run whose result folder is out: for a run
-// without OUT (perRun) whose folder exists, it points
-// outdir.RunsDir/latest at it and says where the files are. runErr is
-// returned as it is (joined with a failure to update the link).
+// without OUT (perRun) that wrote a result file, it points
+// outdir.RunsDir/latest at its folder and says where the files are; a
+// folder this run made and left without a file (the stack did not start)
+// is removed, and latest keeps naming the last run that wrote one. runErr
+// is returned as it is (joined with a failure to update the link).
 func finishRun(perRun bool, out, runID string, runErr error, w io.Writer) error {
 	if !perRun {
 		return runErr
 	}
 	if _, err := os.Stat(out); err != nil {
 		return runErr
+	}
+	if empty, err := outdir.OnlyMarker(out); err != nil || empty {
+		if err == nil {
+			err = os.RemoveAll(out)
+		}
+		return errors.Join(runErr, err)
 	}
 	if err := outdir.PointLatest(runID); err != nil {
 		return errors.Join(runErr, err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -80,5 +82,40 @@ func TestWrittenResultCarriesProvenance(t *testing.T) {
 	}
 	if c, _ := file.Provenance["commit"].(string); c == "" || c != p.Commit {
 		t.Errorf("provenance.commit = %q; want %q", c, p.Commit)
+	}
+}
+
+// A run without OUT that wrote a result becomes results/runs/latest; one
+// whose folder got nothing but the marker (the stack did not start) leaves
+// no folder behind and latest keeps naming the earlier run.
+func TestFinishRunLatest(t *testing.T) {
+	t.Chdir(t.TempDir())
+	good, goodID := outdir.NewRunDir("20261201T100000Z-aaaaaaa")
+	if err := outdir.Claim(good, goodID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(good, "bench-pooled-3ms.json"), []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := finishRun(true, good, goodID, nil, &out); err != nil {
+		t.Fatal(err)
+	}
+	failed, failedID := outdir.NewRunDir("20261201T110000Z-aaaaaaa")
+	if err := outdir.Claim(failed, failedID); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(failed, "nginx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	runErr := errors.New("start stack: timeout")
+	if err := finishRun(true, failed, failedID, runErr, &out); !errors.Is(err, runErr) {
+		t.Errorf("finishRun = %v; want the run's error", err)
+	}
+	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the failed run's empty folder is still there (%v)", err)
+	}
+	if got, err := os.Readlink(filepath.Join(outdir.RunsDir, outdir.Latest)); err != nil || got != goodID {
+		t.Errorf("latest -> %q (%v); want %q", got, err, goodID)
 	}
 }

@@ -208,3 +208,23 @@ func PointLatest(runID string) error {
 	}
 	return nil
 }
+
+// OnlyMarker reports whether dir holds no file but Marker (folders without
+// files do not count): a run's folder that received no result.
+func OnlyMarker(dir string) (bool, error) {
+	only := true
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !(d.Name() == Marker && filepath.Dir(p) == filepath.Clean(dir)) {
+			only = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("read OUT: %w", err)
+	}
+	return only, nil
+}
