@@ -40,11 +40,16 @@ import (
 
 // parseArgs is parseKeys plus the check of SCENARIO against the catalog:
 // an unknown scenario is a *UsageError (exit 2, nothing started) that
-// lists the known names.
+// lists the known names; so is a THRESHOLD_* beside SCENARIO (scenarios
+// judge their own rules, a threshold would be silently ignored).
 func parseArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseKeys(args, getenv)
 	if err != nil || cfg.Scenario == "" {
 		return cfg, err
+	}
+	if cfg.Thresholds != (bench.Thresholds{}) {
+		return cfg, &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument",
+			Msg: "THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS judge the bench; a scenario judges its own rules; allowed: SCENARIO without THRESHOLD_*"}
 	}
 	if err := fault.CheckName("", cfg.Scenario); err != nil {
 		return cfg, &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument", Msg: err.Error()}
