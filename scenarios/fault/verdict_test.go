@@ -3,6 +3,7 @@ package fault
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -203,5 +205,26 @@ func TestWriteIdleRaceNamesFilesAfterTheScenario(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "summary.md"))
 	if strings.Count(string(md), "## Idle race: ") != 2 {
 		t.Errorf("summary.md should hold one section per race:\n%s", md)
+	}
+}
+
+// faults.json records the provenance of the run that wrote it last.
+func TestWriteFaultsRecordsProvenance(t *testing.T) {
+	out := t.TempDir()
+	prov := &results.Provenance{RunID: "20261201T230000Z-abcdef0", Commit: "abcdef0123", Command: []string{"run", "SCENARIO=all"}, Date: "2026-12-01T23:00:00Z"}
+	v := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[outcome.Outcome]int{}}
+	if err := WriteFaults(out, []Verdict{v}, prov, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f FaultsFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Provenance == nil || f.Provenance.Commit != prov.Commit || f.Provenance.RunID != prov.RunID {
+		t.Errorf("faults.json provenance = %+v; want %+v", f.Provenance, prov)
 	}
 }
