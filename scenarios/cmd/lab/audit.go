@@ -64,8 +64,9 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	perRun := !given(args, getenv, "OUT")
 	if perRun {
 		cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+		announceRunDir(stdout, cfg.Out)
 	}
-	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout), stdout)
+	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout))
 }
 
 // given reports whether key was set by a word or the environment.

@@ -133,13 +133,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		perRun := !given(rest, getenv, "OUT")
 		if perRun {
 			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+			announceRunDir(stdout, cfg.Out)
 		}
 		if cfg.Scenario != "" {
 			err = runScenarios(ctx, cfg, rest, getenv, stdout)
 		} else {
 			err = bench.Run(ctx, cfg, stdout)
 		}
-		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, err, stdout)
+		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, err)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
@@ -175,8 +176,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		perRun := !given(rest, getenv, "OUT")
 		if perRun {
 			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+			announceRunDir(stdout, cfg.Out)
 		}
-		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout), stdout)
+		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout))
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err

@@ -109,11 +109,11 @@ func matrixKeyNames() []string {
 
 // finishRun ends a measuring run whose result folder is out: for a run
 // without OUT (perRun) that wrote a result file, it points
-// outdir.RunsDir/latest at its folder and says where the files are; a
+// outdir.RunsDir/latest at its folder (announceRunDir said where); a
 // folder this run made and left without a file (the stack did not start)
 // is removed, and latest keeps naming the last run that wrote one. runErr
 // is returned as it is (joined with a failure to update the link).
-func finishRun(perRun bool, out, runID string, runErr error, w io.Writer) error {
+func finishRun(perRun bool, out, runID string, runErr error) error {
 	if !perRun {
 		return runErr
 	}
@@ -129,6 +129,11 @@ func finishRun(perRun bool, out, runID string, runErr error, w io.Writer) error 
 	if err := outdir.PointLatest(runID); err != nil {
 		return errors.Join(runErr, err)
 	}
-	fmt.Fprintf(w, "results of this run: %s (also %s)\n", out, filepath.Join(outdir.RunsDir, outdir.Latest))
 	return runErr
+}
+
+// announceRunDir says, before a run without OUT starts, where its files
+// go, so the run's last lines stay its verdict.
+func announceRunDir(w io.Writer, out string) {
+	fmt.Fprintf(w, "results of this run: %s/ (%s links to it when the run has written a file)\n", out, filepath.Join(outdir.RunsDir, outdir.Latest))
 }

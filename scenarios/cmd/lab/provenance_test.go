@@ -97,8 +97,7 @@ func TestFinishRunLatest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(good, "bench-pooled-3ms.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var out strings.Builder
-	if err := finishRun(true, good, goodID, nil, &out); err != nil {
+	if err := finishRun(true, good, goodID, nil); err != nil {
 		t.Fatal(err)
 	}
 	failed, failedID := outdir.NewRunDir("20261201T110000Z-aaaaaaa")
@@ -109,7 +108,7 @@ func TestFinishRunLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	runErr := errors.New("start stack: timeout")
-	if err := finishRun(true, failed, failedID, runErr, &out); !errors.Is(err, runErr) {
+	if err := finishRun(true, failed, failedID, runErr); !errors.Is(err, runErr) {
 		t.Errorf("finishRun = %v; want the run's error", err)
 	}
 	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
