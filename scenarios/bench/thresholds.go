@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
@@ -74,6 +76,10 @@ func runLabel(r results.Result) string {
 	return s
 }
 
+// tenths formats v rounded to 0.1 as the summary prints it ("100.8",
+// "1050"); verdict.json keeps the exact value.
+func tenths(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
+
 // ThresholdError prints one line per threshold check of v that failed to
 // w, the last one naming the threshold, the value and the result file
 // under out, and returns an error wrapping ErrThreshold that says the
@@ -84,8 +90,8 @@ func ThresholdError(w io.Writer, out string, v results.Verdict) error {
 		if c.Pass || c.Name == "delivery" {
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("%s=%g crossed: %s: %g %s > %g (%s)",
-			c.Name, c.Limit, c.Run, c.Value, c.Unit, c.Limit, filepath.Join(out, c.Evidence)))
+		lines = append(lines, fmt.Sprintf("%s=%g crossed: %s: %s %s > %g (%s)",
+			c.Name, c.Limit, c.Run, tenths(c.Value), c.Unit, c.Limit, filepath.Join(out, c.Evidence)))
 	}
 	if len(lines) == 0 {
 		return nil

@@ -20,7 +20,7 @@ import (
 func TestThresholds(t *testing.T) {
 	ok := &reconcile.Report{OK: true}
 	pooled := results.Result{Mode: "pooled", RTTMS: 3, LatencyMS: results.Latency{P99: 24.3}, TCPConnections: 1, Reconcile: ok}
-	perReq := results.Result{Mode: "per-request", RTTMS: 3, LatencyMS: results.Latency{P99: 39.4}, TCPConnections: 1050, Reconcile: ok}
+	perReq := results.Result{Mode: "per-request", RTTMS: 3, LatencyMS: results.Latency{P99: 39.4123}, TCPConnections: 1050, Reconcile: ok}
 	rs := []results.Result{perReq, pooled}
 	tests := []struct {
 		name     string
@@ -29,7 +29,7 @@ func TestThresholds(t *testing.T) {
 		failLine string // "" = the verdict passes
 	}{
 		{"none: delivery only", Thresholds{}, 2, ""},
-		{"p99 at the limit passes", Thresholds{P99MS: 39.4}, 4, ""},
+		{"p99 at the limit passes", Thresholds{P99MS: 39.4123}, 4, ""},
 		{"p99 above the limit", Thresholds{P99MS: 30}, 4, "THRESHOLD_P99_MS=30 crossed: per-request at 3 ms: 39.4 ms > 30 (out/bench-per-request-3ms.json)"},
 		{"connections above the limit", Thresholds{Connections: 8}, 4, "THRESHOLD_CONNECTIONS=8 crossed: per-request at 3 ms: 1050 connections > 8 (out/bench-per-request-3ms.json)"},
 	}
