@@ -6,13 +6,17 @@
 #                             run fault/race scenarios of scenarios/catalog
 #   ./run.sh audit WORKER=<name> PROFILE=<dir> [KEY=VALUE...]
 #                             audit a worker on a vendor profile: bench, idle
-#                             race and fault scenarios, then
-#                             results/audit/<worker>-<profile>/audit.{md,html}
+#                             race and fault scenarios, then OUT/audit.{md,html}
+#                             (OUT=results/audit/<worker>-<profile> for the committed one)
 #   ./run.sh list             list the scenarios, one line each
 #   ./run.sh matrix [KEY=VALUE...]
 #                             the published matrix: http/https/mtls x both
 #                             strategies x concurrency 1/8/32, client alone and
-#                             whole worker, into results/matrix/ (matrix help)
+#                             whole worker (matrix help; OUT=results/matrix for the committed one)
+# A measuring command without OUT writes a new folder results/runs/<run id>/ and
+# links results/runs/latest to it (docs/running.md); exit codes: 0 passed, 1
+# failed (the last lines say why), 2 refused before anything started, 130
+# interrupted.
 #   ./run.sh matrix-report OUT  rebuild OUT/matrix.md and OUT/charts/
 #   ./run.sh report OUT       re-render any results folder offline (bench,
 #                             sweep, matrix or audit), no Docker

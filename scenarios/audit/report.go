@@ -61,6 +61,9 @@ type Report struct {
 	Figures  []Figure `json:"figures"`
 	Charts   []Chart  `json:"charts"`
 	Progress []string `json:"-"`
+	// Provenance is the audit run's commit, command line, machine, images
+	// and date; nil in reports written before it existed.
+	Provenance *results.Provenance `json:"provenance,omitempty"`
 }
 
 // NewReport evaluates in (Evaluate) and gathers the figures and the

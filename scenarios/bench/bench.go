@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,7 +95,10 @@ func WorkerTimeout(n, rttMS, serverDelayMS int) time.Duration {
 // each mode of cfg publishes WARMUP+COUNT notifications, runs the worker
 // until it has handled them all, and writes OUT/bench-<mode>-<rtt>ms.json
 // and OUT/nginx/access-<mode>-<rtt>ms.log; at the end it writes
-// OUT/summary.md and OUT/charts/ and prints the summary to w. Progress goes
+// OUT/summary.md, OUT/charts/ and OUT/verdict.json (delivery and
+// cfg.Thresholds, Judge) and prints the summary to w. A lost or
+// duplicated message (ErrDelivery) or a crossed threshold (ErrThreshold)
+// is an error after every file is written. Progress goes
 // to w (a bar on a terminal, lines otherwise).
 //
 // Images come from vendormock.ImagesFromEnv (LAB_IMAGE_*, written by the
@@ -135,6 +139,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
 		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
+	if p := cfg.Provenance; p != nil {
+		logf(w, "run id %s (results/runs/ name and provenance), commit %s (%s)", p.RunID, p.ShortCommit(), cmp.Or(p.CommitSource, "unknown"))
+	}
 	if cfg.Replicated() {
 		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s BROKER_NODES=%d: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType, max(cfg.BrokerNodes, 1))
 	}
@@ -216,7 +223,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk)); err != nil {
 		return err
 	}
-	return DeliveryError(w, DeliveryFailures(cfg.Out, rs))
+	results.SortResults(rs)
+	v := results.NewVerdict(Judge(rs, cfg.Thresholds), cfg.Provenance)
+	if err := results.WriteVerdict(out, v); err != nil {
+		return err
+	}
+	// Delivery first, thresholds last: the last line names a threshold
+	// when one was crossed.
+	return errors.Join(DeliveryError(w, DeliveryFailures(cfg.Out, rs)), ThresholdError(w, cfg.Out, v))
 }
 
 // LinkSettle is how long the bench waits between two points before it

@@ -19,20 +19,24 @@ const (
 	DefaultWarmup        = 50
 	DefaultServerDelayMS = 18
 	DefaultPerRequestTLS = netmodel.DefaultPerRequestTLS
-	DefaultOut           = "results"
-	DefaultLabImages     = "auto"
-	DefaultProfile       = vendormock.DefaultProfileDir
-	DefaultWorkerState   = "tmpfs"
-	DefaultCPUProfile    = "off"
-	DefaultMalformed     = 0
-	DefaultTCPHandshake  = netmodel.HandshakeOff
-	DefaultWorkers       = 1
-	DefaultLedger        = vendormock.LedgerBbolt
-	DefaultQueueType     = vendormock.QueueClassic
-	DefaultWorker        = vendormock.WorkerGo
-	DefaultScheme        = results.DefaultScheme
-	DefaultConcurrency   = 1
-	DefaultHTTPVersion   = results.DefaultHTTPVersion
+	// DefaultOut is the committed reference run's folder: OUT=results
+	// refreshes it. The lab command gives a run without OUT a folder of
+	// its own (outdir.RunsDir/<run id>); Config's default stays this for
+	// callers of the library.
+	DefaultOut          = "results"
+	DefaultLabImages    = "auto"
+	DefaultProfile      = vendormock.DefaultProfileDir
+	DefaultWorkerState  = "tmpfs"
+	DefaultCPUProfile   = "off"
+	DefaultMalformed    = 0
+	DefaultTCPHandshake = netmodel.HandshakeOff
+	DefaultWorkers      = 1
+	DefaultLedger       = vendormock.LedgerBbolt
+	DefaultQueueType    = vendormock.QueueClassic
+	DefaultWorker       = vendormock.WorkerGo
+	DefaultScheme       = results.DefaultScheme
+	DefaultConcurrency  = 1
+	DefaultHTTPVersion  = results.DefaultHTTPVersion
 	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
 	MaxWorkers = 8
 )
@@ -136,6 +140,13 @@ type Config struct {
 	// the environment (vendormock.ImagesFrom), no key sets them.
 	Images   vendormock.Images
 	HostNote string
+	// Thresholds are THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS (zero:
+	// not judged); Run judges every result by them (Judge).
+	Thresholds Thresholds
+	// Provenance is the invocation's commit, command line, machine, images
+	// and date (filled once by the lab command); every Result carries it.
+	// nil in tests that build a Config by hand.
+	Provenance *results.Provenance
 	// withoutClientCert starts the worker without the run's client
 	// certificate (tests of the mtls refusal).
 	withoutClientCert bool

@@ -29,7 +29,9 @@
 //	    kind.complete: TIME_WAIT | replicas' metrics check | contract check
 //	  results.WriteResult ─> bench-<mode>-<rtt>ms.json
 //	report.WriteReport ─> summary.md, charts/
+//	Judge (delivery, Config.Thresholds) ─> results.WriteVerdict ─> verdict.json
 //	DeliveryFailures ─> DeliveryError: lost, duplicated or not reconciled ─> ErrDelivery (exit 1)
+//	ThresholdError: THRESHOLD_P99_MS, THRESHOLD_CONNECTIONS crossed ─> ErrThreshold (exit 1)
 //
 // Where each number comes from:
 //

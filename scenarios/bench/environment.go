@@ -32,11 +32,19 @@ func DescribeEnvironment(im vendormock.Images, hostNote string) results.Environm
 	return results.Environment{
 		GoVersion: runtime.Version(),
 		CPUs:      runtime.NumCPU(),
-		Images: results.ImagesInfo{Kind: im.Kind, RabbitMQ: im.RabbitMQ, Nginx: im.Nginx, WireMock: im.WireMock,
-			Toxiproxy: im.Toxiproxy, Worker: im.Worker},
-		Kernel:   kernel,
-		HostNote: strings.Join(note, ", "),
+		Images:    results.ImagesInfoOf(im),
+		Kernel:    kernel,
+		HostNote:  strings.Join(note, ", "),
 	}
+}
+
+// DescribeMachine returns the host's facts for results.Provenance: the
+// cores the Go runtime sees, GOOS/GOARCH, /proc/cpuinfo's first "model
+// name" and /proc/sys/kernel/osrelease ("" where unreadable, e.g. off
+// Linux).
+func DescribeMachine() results.Machine {
+	return results.Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH,
+		CPUModel: cpuModel(), Kernel: strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))}
 }
 
 func readFile(p string) string {

@@ -228,6 +228,10 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: lab.MS(p.selfRTT), AccessLog: logName,
 		Environment: b.env,
 		Reconcile:   verdict,
+		Provenance:  b.cfg.Provenance,
+	}
+	if b.stack.Profile != nil {
+		r.Profile = b.stack.Profile.Name
 	}
 	if mode == vendorapi.PerRequestName {
 		r.TLSMax = b.cfg.PerRequestTLS

@@ -16,6 +16,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
@@ -60,17 +61,20 @@ type IdleRaceRow struct {
 
 // IdleRaceResult is results/idle-race.json.
 type IdleRaceResult struct {
-	Scenario           string        `json:"scenario"`
-	Date               string        `json:"date"`
-	KeepaliveTimeoutMS float64       `json:"keepalive_timeout_ms"`
-	Burst              int           `json:"burst"`
-	PauseMinMS         float64       `json:"pause_min_ms"`
-	PauseMaxMS         float64       `json:"pause_max_ms"`
-	MarginMS           float64       `json:"margin_ms"`
-	Seed               uint64        `json:"seed"`
-	SendsPerLane       int           `json:"sends_per_lane"`
-	ServerDelayMS      int           `json:"server_delay_ms"`
-	Rows               []IdleRaceRow `json:"rows"`
+	// Provenance is the run's commit, command line, machine, images and
+	// date; nil in files written before it existed.
+	Provenance         *results.Provenance `json:"provenance,omitempty"`
+	Scenario           string              `json:"scenario"`
+	Date               string              `json:"date"`
+	KeepaliveTimeoutMS float64             `json:"keepalive_timeout_ms"`
+	Burst              int                 `json:"burst"`
+	PauseMinMS         float64             `json:"pause_min_ms"`
+	PauseMaxMS         float64             `json:"pause_max_ms"`
+	MarginMS           float64             `json:"margin_ms"`
+	Seed               uint64              `json:"seed"`
+	SendsPerLane       int                 `json:"sends_per_lane"`
+	ServerDelayMS      int                 `json:"server_delay_ms"`
+	Rows               []IdleRaceRow       `json:"rows"`
 	// Expect is the scenario's expectation of failures per setting (all
 	// RTTs together); Failures lists what did not hold.
 	Expect   map[string]Count `json:"expect,omitempty"`

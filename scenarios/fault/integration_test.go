@@ -132,7 +132,7 @@ func TestIntegrationFaults(t *testing.T) {
 	}
 	out := t.TempDir()
 	var buf bytes.Buffer
-	if err := WriteFaults(out, vs, &buf); err != nil {
+	if err := WriteFaults(out, vs, nil, &buf); err != nil {
 		t.Fatal(err)
 	}
 	t.Log("\n" + buf.String())

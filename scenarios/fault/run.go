@@ -13,6 +13,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
@@ -43,6 +44,10 @@ type Options struct {
 	// Race, when set, is the idle race to run instead of the catalog's
 	// (the audit's: AuditIdleRace).
 	Race *Scenario
+	// Provenance is the invocation's commit, command line, machine,
+	// images and date (filled by the lab command); faults.json and every
+	// idle race's file carry it. nil for none.
+	Provenance *results.Provenance
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
@@ -203,7 +208,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		verdicts = append(verdicts, v)
 	}
 	if len(verdicts) > 0 {
-		if err := WriteFaults(out, verdicts, w); err != nil {
+		if err := WriteFaults(out, verdicts, o.Provenance, w); err != nil {
 			return err
 		}
 	}
@@ -215,6 +220,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		if err != nil {
 			return fmt.Errorf("idle race %s: %w", sc.Name, err)
 		}
+		res.Provenance = o.Provenance
 		if err := WriteIdleRace(out, res, w); err != nil {
 			return err
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -274,19 +275,23 @@ type FaultsFile struct {
 	Faults []Verdict `json:"faults"`
 	// Pass is true when every fault passed.
 	Pass bool `json:"pass"`
+	// Provenance is the last writing run's commit, command line, machine,
+	// images and date; nil in files written before it existed.
+	Provenance *results.Provenance `json:"provenance,omitempty"`
 }
 
 // WriteFaults writes OUT/faults.json and OUT/faults.md, appends (or
 // replaces) a faults section in OUT/summary.md that links to them, and
 // prints the table to w. Faults of earlier runs with other names stay in
-// faults.json (a scenario run alone replaces its own entry only).
-func WriteFaults(out string, vs []Verdict, w io.Writer) error {
+// faults.json (a scenario run alone replaces its own entry only). prov
+// (nil for none) is recorded in faults.json as the writing run's.
+func WriteFaults(out string, vs []Verdict, prov *results.Provenance, w io.Writer) error {
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return fmt.Errorf("create results dir: %w", err)
 	}
 	path := filepath.Join(out, "faults.json")
 	merged := mergeVerdicts(path, vs)
-	f := FaultsFile{Date: time.Now().UTC().Format(time.RFC3339), Faults: merged, Pass: true}
+	f := FaultsFile{Date: time.Now().UTC().Format(time.RFC3339), Faults: merged, Pass: true, Provenance: prov}
 	for _, v := range merged {
 		f.Pass = f.Pass && v.Pass
 	}

@@ -3,6 +3,7 @@ package fault
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
@@ -121,11 +123,11 @@ func TestWriteFaultsMergesAndWrites(t *testing.T) {
 	a := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[outcome.Outcome]int{"UNKNOWN": 3}, Expected: Expected{Outcomes: map[outcome.Outcome]Count{"UNKNOWN": three}}}
 	b := Verdict{Name: "b", Tool: "toxiproxy", Pass: false, Failures: []string{"journal: 1, want 0"}, Observed: map[outcome.Outcome]int{"SENT": 1}}
 	var buf bytes.Buffer
-	if err := WriteFaults(out, []Verdict{a, b}, &buf); err != nil {
+	if err := WriteFaults(out, []Verdict{a, b}, nil, &buf); err != nil {
 		t.Fatal(err)
 	}
 	a.JournalCount = 7
-	if err := WriteFaults(out, []Verdict{a}, &buf); err != nil { // a run of one scenario keeps b
+	if err := WriteFaults(out, []Verdict{a}, nil, &buf); err != nil { // a run of one scenario keeps b
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(filepath.Join(out, "faults.json"))
@@ -225,5 +227,26 @@ func TestOtherViolationsPlantedReplay(t *testing.T) {
 	}
 	if got := OtherViolations(rep, 0); len(got) != 3 {
 		t.Errorf("want 0, OtherViolations = %+v; want all 3", got)
+	}
+}
+
+// faults.json records the provenance of the run that wrote it last.
+func TestWriteFaultsRecordsProvenance(t *testing.T) {
+	out := t.TempDir()
+	prov := &results.Provenance{RunID: "20261201T230000Z-abcdef0", Commit: "abcdef0123", Command: []string{"run", "SCENARIO=all"}, Date: "2026-12-01T23:00:00Z"}
+	v := Verdict{Name: "a", Tool: "nginx", Pass: true, Observed: map[outcome.Outcome]int{}}
+	if err := WriteFaults(out, []Verdict{v}, prov, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "faults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f FaultsFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		t.Fatal(err)
+	}
+	if f.Provenance == nil || f.Provenance.Commit != prov.Commit || f.Provenance.RunID != prov.RunID {
+		t.Errorf("faults.json provenance = %+v; want %+v", f.Provenance, prov)
 	}
 }

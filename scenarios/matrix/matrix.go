@@ -26,7 +26,10 @@ import (
 const (
 	DefaultCount  = 800
 	DefaultWarmup = 50
-	DefaultOut    = "results/matrix"
+	// DefaultOut is the committed matrix's folder: OUT=results/matrix
+	// refreshes it; the lab command gives a run without OUT a folder of
+	// its own (outdir.RunsDir/<run id>).
+	DefaultOut = "results/matrix"
 )
 
 // Config is one run of the published matrix: every scheme x driver x
@@ -53,6 +56,9 @@ type Config struct {
 	// environment (vendormock.ImagesFrom, LAB_HOST_NOTE).
 	Images   vendormock.Images
 	HostNote string
+	// Provenance is the invocation's commit, command line, machine, images
+	// and date (filled by the lab command); every cell carries it.
+	Provenance *results.Provenance
 }
 
 // DefaultConfig is study A's matrix at loopback: 3 schemes x 2
@@ -225,7 +231,7 @@ func (m *matrixRun) newCell(spec matrixCellSpec) results.MatrixCell {
 		Scheme: string(spec.scheme), Driver: spec.driver, Mode: spec.mode, Concurrency: spec.concurrency,
 		HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.transport(spec).PoolFor(spec.mode), RTTMS: m.cfg.RTTMS, Count: m.cfg.Count,
 		Warmup: m.cfg.Warmup, ServerDelayMS: m.cfg.ServerDelayMS, Environment: m.env,
-		Lost: -1, Duplicates: -1,
+		Lost: -1, Duplicates: -1, Provenance: m.cfg.Provenance,
 	}
 	if spec.mode == vendorapi.PerRequestName {
 		c.TLSMax = m.cfg.PerRequestTLS

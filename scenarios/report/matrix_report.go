@@ -125,6 +125,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 	drivers, schemes, concs := matrixAxes(cs)
 	first := cs[0]
 	fmt.Fprintf(&b, "# The published matrix\n\n")
+	b.WriteString(first.Provenance.Header())
 	fmt.Fprintf(&b, "RTT %d ms, SERVER_DELAY_MS=%d, HTTP/%s, %d measured + %d warm-up sends per cell, worker container 1 CPU. "+
 		"Study A (docs/studies.md): Go net/http on loopback, 2 CPUs, 800 + 50 requests. Absolute figures depend on the machine; "+
 		"compare the ratios. fresh = per-request, keepalive = pooled.\n\n",

@@ -150,7 +150,7 @@ type table struct {
 // mode) our row, then the case's row for the same pair when it exists.
 func summaryTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "client", "sends/s", "p50 ms", "p99 ms", "CPU ms/send",
-		countLabel(rs) + " sends wall s", "TCP conns"}
+		wallHeader(rs), "TCP conns"}
 	sorted := slices.Clone(rs)
 	results.SortResults(sorted)
 	// Runs of several schemes or concurrencies: a first column names the
@@ -268,19 +268,6 @@ func scaledCaseWall(rs []results.Result) bool {
 	})
 }
 
-// countLabel is the common COUNT of rs ("1000"), or "COUNT" when they differ.
-func countLabel(rs []results.Result) string {
-	if len(rs) == 0 {
-		return "COUNT"
-	}
-	for _, r := range rs[1:] {
-		if r.Count != rs[0].Count {
-			return "COUNT"
-		}
-	}
-	return strconv.Itoa(rs[0].Count)
-}
-
 // notes are the caveats printed under the tables.
 func notes(rs []results.Result) []string {
 	n := []string{
@@ -314,11 +301,12 @@ func NewMarkdownReporter(rs []results.Result, opts ...ReportOption) Reporter {
 	o := newReportOptions(opts)
 	return func(w io.Writer) error {
 		var b strings.Builder
-		b.WriteString("# notifier-lab: per-request vs pooled HTTP client\n\n")
+		b.WriteString(summaryTitle(rs))
+		b.WriteString(provenanceHeader(rs))
 		if len(rs) > 0 {
-			r := rs[0]
-			fmt.Fprintf(&b, "%s measured sends after %d warm-up sends per run, vendor delay %d ms, worker on 1 CPU.\n\n",
-				countLabel(rs), r.Warmup, r.ServerDelayMS)
+			fmt.Fprintf(&b, "%s measured sends after %s warm-up sends per run, vendor delay %s ms, worker on 1 CPU.\n\n",
+				countLabel(rs), rangeLabel(rs, func(r results.Result) int { return r.Warmup }),
+				rangeLabel(rs, func(r results.Result) int { return r.ServerDelayMS }))
 			b.WriteString(networkLine(rs) + "\n\n")
 		}
 		mdTable(&b, summaryTable(rs))
@@ -448,12 +436,17 @@ func WriteReport(out string, rs []results.Result, w io.Writer, opts ...ReportOpt
 	return nil
 }
 
-// Report reads OUT/bench-*.json and writes the report (WriteReport): the
-// `lab report OUT` command.
+// Report reads the newest run's OUT/bench-*.json (results.ReadRun) and
+// writes the report (WriteReport): the `lab report OUT` command. Files of
+// other runs in OUT are left out, and w is told which.
 func Report(out string, w io.Writer, opts ...ReportOption) error {
-	rs, err := results.ReadResults(out)
+	rs, skipped, err := results.ReadRun(out)
 	if err != nil {
 		return err
+	}
+	if len(skipped) > 0 {
+		fmt.Fprintf(w, "left out %d bench file(s) of other runs in %s (not this run's; run id %s is reported): %s\n\n",
+			len(skipped), out, rs[0].Provenance.RunID, strings.Join(skipped, ", "))
 	}
 	return WriteReport(out, rs, w, opts...)
 }

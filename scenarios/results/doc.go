@@ -1,8 +1,10 @@
 // Package results is the lab's result schema: a bench point's Result
 // (OUT/bench-<mode>-<rtt>ms[transport].json), its check types
 // (MetricsCheck, ContractCheck, TimeWait), a matrix cell (MatrixCell,
-// OUT/cell-<name>.json), the transport a run used (Transport), the file
-// names, reading, writing and sorting. The JSON keys are a contract that
+// OUT/cell-<name>.json), the transport a run used (Transport), the
+// provenance every result file carries (Provenance), a bench run's
+// verdict (Verdict, OUT/verdict.json), the file names, reading (the
+// newest run's files only: ReadRun), writing and sorting. The JSON keys are a contract that
 // other tools read: keep them, add freely.
 //
 // It depends on nothing of the driver: it may import reconcile (the

@@ -64,6 +64,9 @@ type MatrixCell struct {
 	Lost        int         `json:"lost"`
 	Duplicates  int         `json:"duplicates"`
 	Environment Environment `json:"environment"`
+	// Provenance is the run's commit, command line, machine, images and
+	// date; nil in cells written before it existed.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Name is the cell's name: "<driver>-<scheme>-<mode>-c<concurrency>".

@@ -124,6 +124,12 @@ type Result struct {
 	// docs/worker-contract.md it did not keep, and where each figure comes
 	// from. nil for the Go worker.
 	Contract *ContractCheck `json:"contract,omitempty"`
+	// Profile is the vendor profile's name (PROFILE's folder, e.g.
+	// "alimtalk"); "" in results written before it existed.
+	Profile string `json:"profile,omitempty"`
+	// Provenance is the run's commit, command line, machine, images and
+	// date; nil in results written before it existed.
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // Latency holds percentiles of send latencies in ms. Percentiles use the
@@ -192,6 +198,15 @@ type ImagesInfo struct {
 	WireMock  string `json:"wiremock"`
 	Toxiproxy string `json:"toxiproxy"`
 	Worker    string `json:"worker"`
+	// Postgres is the PostgreSQL image of LEDGER=postgres runs; "" when
+	// none ran.
+	Postgres string `json:"postgres,omitempty"`
+}
+
+// ImagesInfoOf is the ImagesInfo of a vendormock image set.
+func ImagesInfoOf(im vendormock.Images) ImagesInfo {
+	return ImagesInfo{Kind: im.Kind, RabbitMQ: im.RabbitMQ, Nginx: im.Nginx, WireMock: im.WireMock,
+		Toxiproxy: im.Toxiproxy, Worker: im.Worker, Postgres: im.Postgres}
 }
 
 // ResultFileName returns "bench-<mode>-<rtt>ms.json".
@@ -225,31 +240,73 @@ func WriteResult(dir string, r Result) error {
 	return nil
 }
 
-// ReadResults reads every dir/bench-*.json, sorted by RTT then mode
-// (per-request before pooled). It errors when a file does not parse or
+// ReadResults reads the dir/bench-*.json files of the newest run in dir
+// (ReadRun), sorted by SortResults: files another run left in the folder
+// are never read as this run's. It errors when a file does not parse or
 // none is found.
 func ReadResults(dir string) ([]Result, error) {
+	rs, _, err := ReadRun(dir)
+	return rs, err
+}
+
+// ReadRun reads every dir/bench-*.json and keeps the newest run's
+// (LatestRun); skipped names the files of other runs it left out, sorted.
+// Errors as ReadResults.
+func ReadRun(dir string) (rs []Result, skipped []string, err error) {
 	paths, err := filepath.Glob(filepath.Join(dir, "bench-*.json"))
 	if err != nil {
-		return nil, fmt.Errorf("list results: %w", err)
+		return nil, nil, fmt.Errorf("list results: %w", err)
 	}
 	if len(paths) == 0 {
-		return nil, fmt.Errorf("read results: no bench-*.json in %s", dir)
+		return nil, nil, fmt.Errorf("read results: no bench-*.json in %s", dir)
 	}
-	results := make([]Result, 0, len(paths))
+	all := make([]Result, 0, len(paths))
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
-			return nil, fmt.Errorf("read result: %w", err)
+			return nil, nil, fmt.Errorf("read result: %w", err)
 		}
 		var r Result
 		if err := json.Unmarshal(b, &r); err != nil {
-			return nil, fmt.Errorf("parse result %s: %w", p, err)
+			return nil, nil, fmt.Errorf("parse result %s: %w", p, err)
 		}
-		results = append(results, r)
+		all = append(all, r)
 	}
-	SortResults(results)
-	return results, nil
+	keep := LatestRun(all)
+	for i, r := range all {
+		if keep[i] {
+			rs = append(rs, r)
+		} else {
+			skipped = append(skipped, paths[i])
+		}
+	}
+	SortResults(rs)
+	return rs, skipped, nil
+}
+
+// LatestRun marks which of rs belong to the newest run among them: the
+// run id (Provenance.RunID) with the latest Provenance.Date (RFC 3339 UTC,
+// so it sorts as text; the larger run id on a tie). Results without
+// provenance form one run older than any with it. keep[i] is true for
+// rs[i] of that run.
+func LatestRun(rs []Result) (keep []bool) {
+	var newest *Provenance
+	for _, r := range rs {
+		p := r.Provenance
+		if p != nil && (newest == nil || cmp.Or(cmp.Compare(p.Date, newest.Date), cmp.Compare(p.RunID, newest.RunID)) > 0) {
+			newest = p
+		}
+	}
+	keep = make([]bool, len(rs))
+	for i, r := range rs {
+		switch {
+		case newest == nil:
+			keep[i] = true
+		case r.Provenance != nil:
+			keep[i] = r.Provenance.RunID == newest.RunID
+		}
+	}
+	return keep
 }
 
 // SortResults orders results by scheme (http, https, mtls) and

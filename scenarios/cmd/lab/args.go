@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -82,7 +83,7 @@ var benchKeys = []key{
 	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (the case's old engine spoke only 1.2)", bench.DefaultPerRequestTLS,
 		"one of " + strings.Join(allowedTLS, ", "),
 		func(c *bench.Config, v string) (err error) { c.PerRequestTLS, err = oneOf(v, allowedTLS); return }},
-	{"OUT", "results directory", bench.DefaultOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
+	{"OUT", "results directory; without it each run writes a new folder " + outdir.RunsDir + "/<run id>/ (" + outdir.RunsDir + "/" + outdir.Latest + " links the newest); OUT=" + bench.DefaultOut + " refreshes the committed reference", "<" + outdir.RunsDir + "/<run id>>", "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
 		func(c *bench.Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")
@@ -161,6 +162,32 @@ var benchKeys = []key{
 	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", bench.DefaultCPUProfile,
 		"one of " + strings.Join(allowedOnOff, ", "),
 		func(c *bench.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
+	// The thresholds (docs/running.md, "Verdict and thresholds").
+	{"THRESHOLD_P99_MS", "fail the command (exit 1) when a run's p99 send latency is above this many ms; OUT/verdict.json lists every check", "<none>",
+		fmt.Sprintf("a number of ms, more than 0 and at most %d", maxThresholdP99MS),
+		func(c *bench.Config, v string) (err error) { c.Thresholds.P99MS, err = parsePositiveMS(v); return }},
+	{"THRESHOLD_CONNECTIONS", "fail the command (exit 1) when a run's TCP connections carrying sends (per run, warm-up included: the summary's TCP conns) are more than this", "<none>",
+		"a whole number >= 1",
+		func(c *bench.Config, v string) (err error) {
+			c.Thresholds.Connections, err = parseInt(v, 1, 1<<31-1)
+			return
+		}},
+}
+
+// maxThresholdP99MS bounds THRESHOLD_P99_MS (an hour).
+const maxThresholdP99MS = 3_600_000
+
+// parsePositiveMS reads THRESHOLD_P99_MS: a decimal number of ms in
+// (0, maxThresholdP99MS].
+func parsePositiveMS(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, fmt.Errorf("not a number")
+	}
+	if f <= 0 || f > maxThresholdP99MS {
+		return 0, fmt.Errorf("%g is out of range", f)
+	}
+	return f, nil
 }
 
 // knownKeys returns the argument names parseKeys accepts, in usage order.
@@ -245,7 +272,7 @@ func usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
-       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
+       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
@@ -258,7 +285,14 @@ Measures a per-request HTTP client against a shared pooled keep-alive client:
 for each RTT and each mode, WARMUP+COUNT notifications go through RabbitMQ to
 the worker (1 CPU), which POSTs them (over HTTPS: SCHEME) through Toxiproxy and nginx to a
 WireMock vendor. Results: OUT/bench-<mode>-<rtt>ms.json, OUT/nginx/,
-OUT/summary.md, OUT/charts/.
+OUT/summary.md, OUT/charts/, OUT/verdict.json. Without OUT each run writes a
+new folder results/runs/<run id>/ (results/runs/latest links the newest);
+OUT=results refreshes the committed reference. Every result file records its
+commit, command line, machine, images and date (provenance).
+
+Exit codes: 0 passed; 1 failed (a lost or duplicated message, a crossed
+THRESHOLD_*, a run that broke; the last lines say which and where);
+2 a bad argument, nothing started; 130 interrupted (docs/running.md).
 
 Every key can also be set in the environment; a word wins over the
 environment. An unknown key or an invalid value exits 2 and starts nothing.

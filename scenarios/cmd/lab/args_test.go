@@ -66,6 +66,8 @@ func TestParseArgs(t *testing.T) {
 			with(func(c *bench.Config) { c.Workers, c.Ledger, c.QueueType = 2, "postgres", "quorum" })},
 		{"workers from environment", nil, map[string]string{"WORKERS": "3"},
 			with(func(c *bench.Config) { c.Workers = 3 })},
+		{"thresholds", []string{"THRESHOLD_P99_MS=32.5"}, map[string]string{"THRESHOLD_CONNECTIONS": "4"},
+			with(func(c *bench.Config) { c.Thresholds = bench.Thresholds{P99MS: 32.5, Connections: 4} })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +130,10 @@ func TestParseArgsErrors(t *testing.T) {
 		{"bulk zero", []string{"BULK=0"}, nil, "BULK", "argument", []string{"out of range", "1..100000000"}},
 		{"rtt sweep one out of range", []string{"RTTS=1 3 10 50 150 380 2000"}, nil, "RTTS", "argument", []string{`"2000"`, "out of range", "0..1000"}},
 		{"mode empty", []string{"MODES="}, nil, "MODES", "argument", []string{"no mode"}},
+		{"p99 threshold zero", []string{"THRESHOLD_P99_MS=0"}, nil, "THRESHOLD_P99_MS", "argument", []string{"out of range"}},
+		{"p99 threshold not a number", []string{"THRESHOLD_P99_MS=30ms"}, nil, "THRESHOLD_P99_MS", "argument", []string{"not a number"}},
+		{"p99 threshold NaN", []string{"THRESHOLD_P99_MS=NaN"}, nil, "THRESHOLD_P99_MS", "argument", []string{"not a number"}},
+		{"connections threshold zero", nil, map[string]string{"THRESHOLD_CONNECTIONS": "0"}, "THRESHOLD_CONNECTIONS", "environment", []string{"out of range", ">= 1"}},
 		{"server delay too large", []string{"SERVER_DELAY_MS=10001"}, nil, "SERVER_DELAY_MS", "argument", []string{"0..10000"}},
 		{"server delay negative", []string{"SERVER_DELAY_MS=-1"}, nil, "SERVER_DELAY_MS", "argument", []string{"out of range"}},
 		{"tls 1.1", []string{"PER_REQUEST_TLS=1.1"}, nil, "PER_REQUEST_TLS", "argument", []string{"1.2, 1.3"}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
@@ -16,8 +17,10 @@ The audit (./run.sh audit WORKER=... PROFILE=...): the bench at RTTS (default
 3 and 10 ms, COUNT default 200, WARMUP 10; a contract worker runs beside the
 Go worker's pooled client), the idle race at the profile's keep-alive timeout,
 and every fault scenario that applies to the worker and the profile; writes
-results/audit/<worker>-<profile>/audit.md and audit.html (one rule per line,
-PASS or FAIL with its evidence). Exit 1 when a rule failed.
+OUT/audit.md and audit.html (one rule per line, PASS or FAIL with its
+evidence), OUT a new results/runs/<run id>/ unless given
+(OUT=results/audit/<worker>-<profile> refreshes the committed one). Exit 1
+when a rule failed.
 `
 
 // parseAuditArgs parses the audit's keys: the keys as for run (SCENARIO is
@@ -57,7 +60,13 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 		return err
 	}
-	return audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout)
+	cfg.Provenance = newProvenance(time.Now(), "audit", args, benchKeyNames(), getenv, cfg.Images)
+	perRun := !given(args, getenv, "OUT")
+	if perRun {
+		cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+		announceRunDir(stdout, cfg.Out)
+	}
+	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout))
 }
 
 // given reports whether key was set by a word or the environment.

@@ -28,9 +28,11 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -38,11 +40,16 @@ import (
 
 // parseArgs is parseKeys plus the check of SCENARIO against the catalog:
 // an unknown scenario is a *UsageError (exit 2, nothing started) that
-// lists the known names.
+// lists the known names; so is a THRESHOLD_* beside SCENARIO (scenarios
+// judge their own rules, a threshold would be silently ignored).
 func parseArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseKeys(args, getenv)
 	if err != nil || cfg.Scenario == "" {
 		return cfg, err
+	}
+	if cfg.Thresholds != (bench.Thresholds{}) {
+		return cfg, &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument",
+			Msg: "THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS judge the bench; a scenario judges its own rules; allowed: SCENARIO without THRESHOLD_*"}
 	}
 	if err := fault.CheckName("", cfg.Scenario); err != nil {
 		return cfg, &UsageError{Key: "SCENARIO", Value: cfg.Scenario, Source: "argument", Msg: err.Error()}
@@ -79,6 +86,7 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv f
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
 		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker,
+		Provenance: cfg.Provenance,
 	}, stdout)
 }
 
@@ -121,10 +129,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 			return err
 		}
-		if cfg.Scenario != "" {
-			return runScenarios(ctx, cfg, rest, getenv, stdout)
+		cfg.Provenance = newProvenance(time.Now(), cmd, rest, benchKeyNames(), getenv, cfg.Images)
+		perRun := !given(rest, getenv, "OUT")
+		if perRun {
+			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+			announceRunDir(stdout, cfg.Out)
 		}
-		return bench.Run(ctx, cfg, stdout)
+		if cfg.Scenario != "" {
+			err = runScenarios(ctx, cfg, rest, getenv, stdout)
+		} else {
+			err = bench.Run(ctx, cfg, stdout)
+		}
+		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, err)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
@@ -156,7 +172,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
 			return err
 		}
-		return matrix.Run(ctx, cfg, stdout)
+		cfg.Provenance = newProvenance(time.Now(), cmd, rest, matrixKeyNames(), getenv, cfg.Images)
+		perRun := !given(rest, getenv, "OUT")
+		if perRun {
+			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+			announceRunDir(stdout, cfg.Out)
+		}
+		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout))
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err

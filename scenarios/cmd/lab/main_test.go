@@ -39,6 +39,8 @@ func TestRunExitCodes(t *testing.T) {
 		{"check an unknown scenario lists the known ones", []string{"check", "SCENARIO=nope"}, nil, 2, "", "known: all, broker-cut"},
 		{"run an unknown scenario starts nothing", []string{"run", "SCENARIO=nope"}, nil, 2, "", "nothing was started"},
 		{"bad scenario syntax", []string{"check", "SCENARIO=Bad Name"}, nil, 2, "", "SCENARIO"},
+		{"a threshold beside a scenario is refused", []string{"check", "SCENARIO=nginx-502", "THRESHOLD_P99_MS=30"}, nil, 2, "", "SCENARIO without THRESHOLD_*"},
+		{"a threshold on the bench is checked", []string{"check", "THRESHOLD_P99_MS=30", "THRESHOLD_CONNECTIONS=2"}, nil, 0, "", ""},
 		{"list", []string{"list"}, nil, 0, "idle-race ", ""},
 		{"list takes no arguments", []string{"list", "x"}, nil, 2, "", "no arguments"},
 	}

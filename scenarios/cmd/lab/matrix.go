@@ -70,7 +70,7 @@ var matrixKeys = []matrixKey{
 			c.PerRequestTLS, err = oneOf(v, allowedTLS)
 			return
 		}},
-	{"OUT", "results directory", matrix.DefaultOut, "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
+	{"OUT", "results directory; without it each run writes a new folder " + outdir.RunsDir + "/<run id>/ (" + outdir.RunsDir + "/" + outdir.Latest + " links the newest); OUT=" + matrix.DefaultOut + " refreshes the committed reference", "<" + outdir.RunsDir + "/<run id>>", "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
 		func(c *matrix.Config, v string) error {
 			if strings.TrimSpace(v) == "" {
 				return fmt.Errorf("empty path")

@@ -71,6 +71,7 @@ func reportAudit(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	rep.Provenance = old.Provenance
 	if err := audit.Write(dir, rep); err != nil {
 		return err
 	}

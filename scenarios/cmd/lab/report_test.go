@@ -5,8 +5,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // `lab report OUT` re-renders any committed results folder offline (issue
@@ -38,5 +41,41 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 				t.Errorf("%s not rewritten (%v)", tt.report, err)
 			}
 		})
+	}
+}
+
+// Two consecutive runs with different MODES into one OUT never mix in a
+// report (issue 16): the first run (per-request) left its bench file, the
+// second (pooled) wrote its own beside it; `lab report OUT` reports the
+// second run only, names it in the summary's header, and says which file
+// it left out.
+func TestReportNeverMixesTwoRuns(t *testing.T) {
+	dir := t.TempDir()
+	first := results.Result{Mode: "per-request", RTTMS: 3, Count: 10, Warmup: 1, TLSMax: "1.2",
+		Provenance: &results.Provenance{RunID: "20261201T100000Z-aaaaaaa", Date: "2026-12-01T10:00:00Z", Command: []string{"run", "MODES=per-request"}}}
+	second := results.Result{Mode: "pooled", RTTMS: 3, Count: 10, Warmup: 1,
+		Provenance: &results.Provenance{RunID: "20261201T110000Z-bbbbbbb", Date: "2026-12-01T11:00:00Z", Command: []string{"run", "MODES=pooled"}}}
+	for _, r := range []results.Result{first, second} {
+		if err := results.WriteResult(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var stdout, stderr bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"report", dir}, noEnv, &stdout), &stderr); code != 0 {
+		t.Fatalf("report: exit %d, stderr %q", code, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	summary := string(md)
+	if strings.Contains(summary, "| 3 ms | per-request") {
+		t.Errorf("the second run's summary shows the first run's per-request row:\n%s", summary)
+	}
+	if !strings.Contains(summary, "| 3 ms | pooled") || !strings.Contains(summary, "Run 20261201T110000Z-bbbbbbb") {
+		t.Errorf("the summary does not report the second run (pooled, run 20261201T110000Z-bbbbbbb):\n%s", summary)
+	}
+	if !strings.Contains(stdout.String(), results.ResultFile(first)) {
+		t.Errorf("report did not say it left out %s: %q", results.ResultFile(first), stdout.String())
 	}
 }

@@ -158,3 +158,73 @@ func sample(entries []fs.DirEntry) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// RunsDir is where a measuring run without OUT writes: a new folder
+// RunsDir/<run id>/ per run, and RunsDir/Latest naming the newest
+// (docs/running.md, "Output folders"). Relative to the working directory
+// (run.sh runs from the checkout's root).
+const RunsDir = "results/runs"
+
+// Latest is the symbolic link in RunsDir to the newest run's folder.
+const Latest = "latest"
+
+// NewRunDir returns RunsDir/<runID>, or RunsDir/<runID>-2, -3... when a
+// folder of that name exists already (two runs started in one second at
+// one commit), with the id it chose. It reads only.
+func NewRunDir(runID string) (dir, id string) {
+	id = runID
+	for n := 2; ; n++ {
+		dir = filepath.Join(RunsDir, id)
+		if _, err := os.Lstat(dir); errors.Is(err, fs.ErrNotExist) {
+			return dir, id
+		}
+		id = fmt.Sprintf("%s-%d", runID, n)
+	}
+}
+
+// PointLatest makes RunsDir/Latest a relative symbolic link to the
+// folder runID of RunsDir. It replaces an earlier link, never a file or
+// folder of that name (an error wrapping ErrNotOurs then). A symbolic
+// link is used, not a text file: `cd results/runs/latest` and
+// `./run.sh report results/runs/latest` then work as on any folder.
+func PointLatest(runID string) error {
+	link := filepath.Join(RunsDir, Latest)
+	if fi, err := os.Lstat(link); err == nil {
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			return fmt.Errorf("update %s: it is not a symbolic link: %w", link, ErrNotOurs)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("update %s: %w", link, err)
+	}
+	// Make the new link beside it, then rename over the old one, so a
+	// reader never finds no link.
+	tmp := link + ".new-" + runID
+	if err := os.Symlink(runID, tmp); err != nil {
+		return fmt.Errorf("update %s: %w", link, err)
+	}
+	if err := os.Rename(tmp, link); err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("update %s: %w", link, err)
+	}
+	return nil
+}
+
+// OnlyMarker reports whether dir holds no file but Marker (folders without
+// files do not count): a run's folder that received no result.
+func OnlyMarker(dir string) (bool, error) {
+	only := true
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && !(d.Name() == Marker && filepath.Dir(p) == filepath.Clean(dir)) {
+			only = false
+			return fs.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("read OUT: %w", err)
+	}
+	return only, nil
+}

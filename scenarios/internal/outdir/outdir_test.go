@@ -120,3 +120,45 @@ func TestFreshAndClaimOnTheLabsOwnFolders(t *testing.T) {
 		intact(t, dir, map[string]string{"bench-old.json": "{}"})
 	})
 }
+
+// A run without OUT gets a folder of its own under RunsDir, even when an
+// earlier run had the same id, and RunsDir/latest follows the newest; a
+// file the user put at that name is never replaced.
+func TestRunDirAndLatest(t *testing.T) {
+	t.Chdir(t.TempDir())
+	dir, id := NewRunDir("20261201T230405Z-abcdef0")
+	if dir != filepath.Join(RunsDir, "20261201T230405Z-abcdef0") || id != "20261201T230405Z-abcdef0" {
+		t.Fatalf("NewRunDir = %q, %q", dir, id)
+	}
+	if err := Claim(dir, id); err != nil {
+		t.Fatal(err)
+	}
+	dir2, id2 := NewRunDir("20261201T230405Z-abcdef0")
+	if id2 != "20261201T230405Z-abcdef0-2" || dir2 == dir {
+		t.Fatalf("second NewRunDir = %q, %q; want a new folder", dir2, id2)
+	}
+	if err := Claim(dir2, id2); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{id, id2} {
+		if err := PointLatest(want); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.Readlink(filepath.Join(RunsDir, Latest))
+		if err != nil || got != want {
+			t.Fatalf("latest -> %q (%v); want %q", got, err, want)
+		}
+	}
+	if err := os.Remove(filepath.Join(RunsDir, Latest)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(RunsDir, Latest), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := PointLatest(id); !errors.Is(err, ErrNotOurs) {
+		t.Errorf("PointLatest over a user's file = %v; want ErrNotOurs", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(RunsDir, Latest)); string(b) != "mine" {
+		t.Errorf("the user's file became %q", b)
+	}
+}

@@ -1,0 +1,85 @@
+package results
+
+import (
+	"cmp"
+	"fmt"
+	"strings"
+)
+
+// Provenance says where a result file came from: the lab's commit, the
+// command line, the machine, the images and when (docs/results.md,
+// "Provenance"). The lab command fills it once per invocation and every
+// file the run writes carries a copy under the key "provenance". Files
+// written before it existed have none (nil).
+type Provenance struct {
+	// RunID names the invocation: "<UTC start, 20060102T150405Z>-<short
+	// commit>" ("-unknown" without a commit); a run without OUT writes to
+	// results/runs/<RunID>/.
+	RunID string `json:"run_id"`
+	// Commit is the lab's full git commit; "" when unknown (a build
+	// without VCS information outside a git checkout).
+	Commit string `json:"commit"`
+	// Dirty is true when the tree had uncommitted changes at build time.
+	Dirty bool `json:"dirty"`
+	// CommitSource is where Commit came from: "buildinfo" (the binary's
+	// vcs.* stamp), "git" (git at run time) or "" when unknown.
+	CommitSource string `json:"commit_source,omitempty"`
+	// Command is the command line as given: the subcommand ("run",
+	// "matrix", "audit") and its KEY=VALUE words.
+	Command []string `json:"command"`
+	// EnvKeys are the lab's keys that came from the environment only,
+	// "NAME=VALUE" (a word wins over the environment).
+	EnvKeys []string `json:"env_keys,omitempty"`
+	// Machine is the host the driver ran on.
+	Machine Machine `json:"machine"`
+	// Images are the container images of the run (vendormock's image set).
+	Images ImagesInfo `json:"images"`
+	// Date is when the invocation started, RFC 3339, UTC.
+	Date string `json:"date"`
+}
+
+// Machine describes the host: CPU cores the Go runtime sees, GOOS/GOARCH,
+// the CPU model of /proc/cpuinfo and the kernel release ("" when unknown).
+type Machine struct {
+	Cores    int    `json:"cores"`
+	OS       string `json:"os"`
+	Arch     string `json:"arch"`
+	CPUModel string `json:"cpu_model"`
+	Kernel   string `json:"kernel"`
+}
+
+// ShortCommit is the first 12 characters of Commit, "unknown" when there
+// is none; "+dirty" follows it for a dirty tree.
+func (p Provenance) ShortCommit() string {
+	c := cmp.Or(p.Commit, "unknown")
+	if len(c) > 12 {
+		c = c[:12]
+	}
+	if p.Dirty {
+		c += "+dirty"
+	}
+	return c
+}
+
+// Header is the short provenance block a summary prints under its title:
+// three Markdown lines (commit and date, command, machine and images),
+// ending in a blank line. A nil p says the files predate provenance.
+func (p *Provenance) Header() string {
+	if p == nil {
+		return "Provenance: not recorded (result files written before the lab recorded it).\n\n"
+	}
+	m := p.Machine
+	env := ""
+	if len(p.EnvKeys) > 0 {
+		env = " (from the environment: `" + strings.Join(p.EnvKeys, " ") + "`)"
+	}
+	return fmt.Sprintf("Run %s at commit %s, %s.  \nCommand: `%s`%s  \nMachine: %d cores, %s/%s, %s, kernel %s; images: %s.\n\n",
+		p.RunID, p.ShortCommit(), p.Date, strings.Join(p.Command, " "), env,
+		m.Cores, m.OS, m.Arch, cmp.Or(m.CPUModel, "unknown CPU"), cmp.Or(m.Kernel, "unknown"), p.Images.Summary())
+}
+
+// Summary names the images in one line: the kind, then the worker's and
+// the RabbitMQ image.
+func (im ImagesInfo) Summary() string {
+	return fmt.Sprintf("%s (worker %s, rabbitmq %s)", cmp.Or(im.Kind, "unknown"), cmp.Or(im.Worker, "-"), cmp.Or(im.RabbitMQ, "-"))
+}
