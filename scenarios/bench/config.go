@@ -136,9 +136,6 @@ type Config struct {
 	// the environment (vendormock.ImagesFrom), no key sets them.
 	Images   vendormock.Images
 	HostNote string
-	// withoutClientCert starts the worker without the run's client
-	// certificate (tests of the mtls refusal).
-	withoutClientCert bool
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,

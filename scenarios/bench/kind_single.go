@@ -50,7 +50,10 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	b := k.b
 	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
 		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, p.n)
-	env := workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
+	env := lab.WorkerEnv(b.stack)
+	if editWorkerEnv != nil {
+		editWorkerEnv(env)
+	}
 	if b.stateDir != "" {
 		// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
 		// (no fsync cost in the client comparison); it is copied next to
@@ -94,4 +97,3 @@ func (k *singleKind) complete(_ *point, r *results.Result, _ []vendormock.Access
 	r.TimeWait = k.timeWait
 	return nil
 }
-
