@@ -8,6 +8,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 // Defaults of the lab's arguments. They reproduce the case of
@@ -136,6 +137,15 @@ type Config struct {
 	// the environment (vendormock.ImagesFrom), no key sets them.
 	Images   vendormock.Images
 	HostNote string
+	// WorkerKnobs are the Go worker's settings a run passes through as
+	// they are: every Go worker of the run (bench, matrix) starts from
+	// them, and the lab sets what it owns on top (lab.WorkerConfig: the
+	// broker, queue, vendor, strategy and files; then the transport, the
+	// per-request TLS cap, the idle timeout and the message count). The
+	// zero value is the worker's defaults. A worker knob that needs no
+	// arithmetic of the lab is one key of the lab's table setting a field
+	// here (docs/running.md#adding-a-key).
+	WorkerKnobs worker.Config
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,

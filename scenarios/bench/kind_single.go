@@ -19,7 +19,7 @@ import (
 // workerConfig returns the worker's config for one run (its command line
 // is its Args) and the pooled client's idle timeout.
 func (b *Bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (worker.Config, time.Duration, error) {
-	c := lab.WorkerConfig(b.stack, b.stack.AMQPURLsNetwork, topo, mode)
+	c := lab.WorkerConfig(b.cfg.WorkerKnobs, b.stack, b.stack.AMQPURLsNetwork, topo, mode)
 	c.MaxMessages = n
 	ConfigureTransport(b.tr, &c)
 	if b.cfg.CPUProfile == "on" {
