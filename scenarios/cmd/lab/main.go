@@ -11,6 +11,7 @@
 //	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
 //	lab matrix-check [KEY=...] validate the matrix's arguments only
 //	lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts from OUT/cell-*.json
+//	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab help                   explain every key
 //
@@ -99,6 +100,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab report OUT             re-render OUT's reports offline (bench, sweep, matrix, audit)
   lab matrix [KEY=VALUE...]  run the published matrix (lab matrix help lists its keys)
   lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
+  lab keys --markdown        every key as a markdown table (docs/running.md#keys)
 `
 
 // errUsage marks a bad command line that is not a *UsageError.
@@ -165,6 +167,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
 		}
 		return report.MatrixReport(rest[0], stdout)
+	case "keys":
+		if len(rest) != 1 || rest[0] != "--markdown" {
+			return fmt.Errorf("%w: keys takes one argument, --markdown", errUsage)
+		}
+		return keysMarkdown(stdout)
 	case "version", "--version":
 		_, err := fmt.Fprintln(stdout, version())
 		return err
