@@ -132,11 +132,14 @@ type Config struct {
 	// PoolSize is the pooled client's idle connections per host
 	// (POOL_SIZE); 0 = the concurrency.
 	PoolSize int
-	// Images are the lab's container images and HostNote the operator's
-	// note on the machine (LAB_HOST_NOTE): what the command reads from
-	// the environment (vendormock.ImagesFrom), no key sets them.
+	// Images are the lab's container images, HostNote the operator's
+	// note on the machine (LAB_HOST_NOTE) and Session the label value of
+	// the run's containers (LAB_SESSION, vendormock.Options.Session): what
+	// the command reads from the environment at its edge
+	// (vendormock.ImagesFrom), no key sets them.
 	Images   vendormock.Images
 	HostNote string
+	Session  string
 	// WorkerKnobs are the Go worker's settings a run passes through as
 	// they are: every Go worker of the run (bench, matrix) starts from
 	// them, and the lab sets what it owns on top (lab.WorkerConfig: the

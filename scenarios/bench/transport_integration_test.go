@@ -155,6 +155,7 @@ func TestBenchTransport(t *testing.T) {
 
 // startTestStack starts a vendor stack removed at the end of the test.
 func startTestStack(ctx context.Context, t *testing.T, o vendormock.Options) *vendormock.Stack {
+	o.Session = os.Getenv(vendormock.EnvSession) // the test is the edge that reads LAB_SESSION
 	t.Helper()
 	stack, err := vendormock.Start(ctx, o)
 	if err != nil {

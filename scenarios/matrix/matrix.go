@@ -135,7 +135,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 		err := func() (err error) {
 			stack, err := vendormock.Start(ctx, vendormock.Options{
 				ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
-				Scheme: scheme, HTTPVersion: cfg.HTTPVersion, Images: images,
+				Scheme: scheme, HTTPVersion: cfg.HTTPVersion, Images: images, Session: cfg.Session,
 				WorkDir: filepath.Join(workDir, "stack-"+string(scheme)),
 				Log:     lab.PrefixWriter{W: io.Discard},
 			})

@@ -52,17 +52,19 @@ func parseArgs(args []string, getenv func(string) string) (bench.Config, error) 
 }
 
 // labEnvironment reads what a run takes from the environment besides its
-// keys, once, here at the command's edge: the images (LAB_IMAGE_*,
-// vendormock.ImagesFrom) and the operator's LAB_HOST_NOTE. It applies the
-// lab's testcontainers settings (vendormock.EnsureTestcontainersEnv)
-// before anything starts a container.
-func labEnvironment(getenv func(string) string) (vendormock.Images, string, error) {
+// keys, once, here at the command's edge, into c: the images (LAB_IMAGE_*,
+// vendormock.ImagesFrom), the operator's LAB_HOST_NOTE and run.sh's
+// LAB_SESSION (vendormock.EnvSession). It applies the lab's testcontainers
+// settings (vendormock.EnsureTestcontainersEnv) before anything starts a
+// container.
+func labEnvironment(c *bench.Config, getenv func(string) string) error {
 	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFrom(getenv)
 	if err != nil {
-		return images, "", fmt.Errorf("read images: %w", err)
+		return fmt.Errorf("read images: %w", err)
 	}
-	return images, getenv("LAB_HOST_NOTE"), nil
+	c.Images, c.HostNote, c.Session = images, getenv("LAB_HOST_NOTE"), getenv(vendormock.EnvSession)
+	return nil
 }
 
 // runScenarios runs SCENARIO on one stack (package scenarios/fault).
@@ -79,7 +81,7 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv f
 	}
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker, Session: cfg.Session,
 	}, stdout)
 }
 
@@ -120,7 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+		if err := labEnvironment(&cfg, getenv); err != nil {
 			return err
 		}
 		if cfg.Scenario != "" {
@@ -155,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+		if err := labEnvironment(&cfg.Config, getenv); err != nil {
 			return err
 		}
 		return matrix.Run(ctx, cfg, stdout)
