@@ -33,9 +33,11 @@ var onceRules = []struct {
 		allowed: []string{"vendormock/images.go"},
 	},
 	{
-		name:    "EnsureTestcontainersEnv called inside vendormock (commands and test mains call it)",
-		re:      regexp.MustCompile(`\bEnsureTestcontainersEnv\(\)\s*$`),
-		scope:   func(rel string) bool { return strings.HasPrefix(rel, "vendormock/") && !strings.HasSuffix(rel, "_test.go") },
+		name: "EnsureTestcontainersEnv called inside vendormock (commands and test mains call it)",
+		re:   regexp.MustCompile(`\bEnsureTestcontainersEnv\(\)\s*$`),
+		scope: func(rel string) bool {
+			return strings.HasPrefix(rel, "vendormock/") && !strings.HasSuffix(rel, "_test.go")
+		},
 		allowed: nil,
 	},
 	{
