@@ -7,7 +7,7 @@
 // libraries and the `lab` command (scenarios/cmd/lab) only wires them up.
 //
 //	scenarios/
-//	  cmd/lab        the lab command: KEY=VALUE words + environment (read here, once) -> bench.Config, matrix.Config
+//	  cmd/lab        the lab command: one key table (keys.go) for run, audit and matrix; KEY=VALUE words + environment (read here, once) -> bench.Config, matrix.Config
 //	  cmd/reconcile  the reconcile command
 //	  audit          a worker under audit: bench + fault scenarios -> rules -> report
 //	  matrix         the published matrix (study A): cells over bench.RunPoint and `notifier-worker direct`

@@ -19,11 +19,10 @@ import (
 // ErrNotReady, Docker errors.
 func StartBrokers(ctx context.Context, opts Options) (s *Stack, err error) {
 	t0 := time.Now()
-	EnsureTestcontainersEnv()
 	if opts.BrokerNodes < 0 || opts.BrokerNodes > MaxBrokerNodes {
 		return nil, fmt.Errorf("stack options: broker nodes %d: want 1 to %d", opts.BrokerNodes, MaxBrokerNodes)
 	}
-	s = &Stack{log: opts.Log, containers: map[string]testcontainers.Container{}, Ready: map[string]time.Duration{}}
+	s = &Stack{session: opts.Session, imagePG: opts.Images.Postgres, log: opts.Log, containers: map[string]testcontainers.Container{}, Ready: map[string]time.Duration{}}
 	if s.log == nil {
 		s.log = io.Discard
 	}

@@ -27,8 +27,16 @@
 // (GenerateCerts); the CA key never touches disk and only the CA's PEM is
 // handed out. Options.Scheme picks plain HTTP, HTTPS or mutual TLS (a
 // client certificate from the same CA, GenerateCertsWithClient, mounted
-// into the workers) and Options.HTTPVersion "2" makes nginx offer h2. Images come from Options.Images (ImagesFromEnv); they must
+// into the workers) and Options.HTTPVersion "2" makes nginx offer h2. Images come from Options.Images; they must
 // exist locally (CheckImages): no registry is reachable.
+//
+// The package reads the environment only in images.go, in functions for a
+// command's or a test's edge (ImagesFromEnv, ReadImagesEnv,
+// EnsureTestcontainersEnv); nothing of the package calls them. Images
+// (reference workers' included, Images.Var), the session label
+// (Options.Session, run.sh's LAB_SESSION) and the testcontainers settings
+// come from the caller. FindRepoRoot is the module's one "find go.mod
+// upward".
 //
 // A run: Start, SetRTT, SelfCheck, ResetJournal, AccessLogSize, StartWorker
 // ... Wait, Journal, ReadAccessLog, Close.

@@ -35,7 +35,8 @@ const (
 // the image names, relative to the repository root.
 const DefaultImagesEnvFile = ".lab/images.env"
 
-// ImagesFromEnv reads Images from the environment. The four service images
+// ImagesFromEnv reads Images from the process environment: for a
+// command's or a test's edge only (no code of vendormock calls it). The four service images
 // are required; Worker (needed only by StartWorker) and Kind are optional.
 // The error wraps ErrImagesMissing, names every missing variable and says
 // to run ./run.sh (which builds them).
@@ -96,6 +97,14 @@ func ImagesFrom(get func(string) string) (Images, error) {
 		Postgres:    get(EnvPostgresImage),
 		StreamReset: get(EnvImageStreamReset),
 	}
+	for _, ref := range referenceWorkers {
+		if v := get(ref.imageEnv); v != "" {
+			if im.References == nil {
+				im.References = map[string]string{}
+			}
+			im.References[ref.imageEnv] = v
+		}
+	}
 	return im, im.Validate()
 }
 
@@ -124,7 +133,6 @@ func (im Images) Validate() error {
 // never tries a pull (it pulls only when the tag is absent). The error wraps
 // ErrImagesMissing and names every absent image with its variable.
 func CheckImages(ctx context.Context, im Images) error {
-	EnsureTestcontainersEnv()
 	cli, err := testcontainers.NewDockerClientWithOpts(ctx)
 	if err != nil {
 		return fmt.Errorf("check images: connect to docker: %w", err)
@@ -154,11 +162,13 @@ func CheckImages(ctx context.Context, im Images) error {
 }
 
 // EnsureTestcontainersEnv applies the lab's testcontainers settings unless
-// the user set them (docs/environment.md#testcontainers-settings): the Docker
-// host is 127.0.0.1 (testcontainers' guess, the default gateway, sends traffic
-// off the machine) and Ryuk is off (its image needs a registry); the lab
-// removes its containers and networks itself. testcontainers reads these once,
-// at its first use in the process.
+// the user set them (docs/environment.md#testcontainers-settings): the
+// Docker host is 127.0.0.1 (testcontainers' guess, the default gateway,
+// sends traffic off the machine) and Ryuk is off (its image needs a
+// registry); the lab removes its containers and networks itself.
+// testcontainers reads these once, at its first use in the process, so a
+// command or a test main calls this at its edge before anything starts a
+// container; Start, StartBrokers and CheckImages do not.
 func EnsureTestcontainersEnv() {
 	for k, v := range map[string]string{
 		"TESTCONTAINERS_HOST_OVERRIDE": "127.0.0.1",

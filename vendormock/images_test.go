@@ -5,13 +5,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
 
 func setImageEnv(t *testing.T, kv map[string]string) {
 	t.Helper()
-	for _, k := range []string{EnvImageRabbitMQ, EnvImageNginx, EnvImageWireMock, EnvImageToxiproxy, EnvImageWorker, EnvPostgresImage, EnvImagesKind} {
+	for _, k := range []string{EnvImageRabbitMQ, EnvImageNginx, EnvImageWireMock, EnvImageToxiproxy, EnvImageWorker, EnvPostgresImage, EnvImagesKind, EnvImageWorkerNode, EnvImageWorkerJava} {
 		t.Setenv(k, kv[k])
 	}
 }
@@ -31,13 +32,26 @@ func TestImagesFromEnv(t *testing.T) {
 		t.Errorf("err = %v names a variable that is set or optional", err)
 	}
 
-	setImageEnv(t, map[string]string{EnvImageRabbitMQ: "r:1", EnvImageNginx: "n:1", EnvImageWireMock: "w:1", EnvImageToxiproxy: "t:1", EnvImagesKind: "offline"})
+	setImageEnv(t, map[string]string{EnvImageRabbitMQ: "r:1", EnvImageNginx: "n:1", EnvImageWireMock: "w:1", EnvImageToxiproxy: "t:1", EnvImagesKind: "offline",
+		EnvImageWorkerNode: "node:1"})
 	im, err := ImagesFromEnv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (Images{Kind: "offline", RabbitMQ: "r:1", Nginx: "n:1", WireMock: "w:1", Toxiproxy: "t:1"}); im != want {
+	want := Images{Kind: "offline", RabbitMQ: "r:1", Nginx: "n:1", WireMock: "w:1", Toxiproxy: "t:1", References: map[string]string{EnvImageWorkerNode: "node:1"}}
+	if !reflect.DeepEqual(im, want) {
 		t.Errorf("ImagesFromEnv = %+v, want %+v", im, want)
+	}
+	// The reference worker's image reaches WorkerImage through Var, the
+	// lookup a command passes; an unset one is still refused.
+	if sel, err := WorkerImage("node-fetch", im.Var); err != nil || sel.Image != "node:1" {
+		t.Errorf("WorkerImage(node-fetch, Var) = %+v, %v; want image node:1", sel, err)
+	}
+	if _, err := WorkerImage("java-shared", im.Var); !errors.Is(err, ErrImagesMissing) {
+		t.Errorf("WorkerImage(java-shared, Var) = %v; want ErrImagesMissing", err)
+	}
+	if im.Var(EnvImageNginx) != "n:1" || im.Var(EnvImagesKind) != "offline" || im.Var("LAB_IMAGE_NONE") != "" {
+		t.Errorf("Var: nginx %q kind %q none %q", im.Var(EnvImageNginx), im.Var(EnvImagesKind), im.Var("LAB_IMAGE_NONE"))
 	}
 }
 
@@ -53,7 +67,7 @@ func TestReadImagesEnv(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Images{Kind: "offline", RabbitMQ: "r:file", Nginx: "n:env", WireMock: "w:file", Toxiproxy: "t:file"}
-	if im != want {
+	if !reflect.DeepEqual(im, want) {
 		t.Errorf("ReadImagesEnv = %+v, want %+v (environment wins)", im, want)
 	}
 	_, err = ReadImagesEnv(filepath.Join(t.TempDir(), "none.env"))
@@ -62,5 +76,18 @@ func TestReadImagesEnv(t *testing.T) {
 	}
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("missing file: err %v, want it to wrap the open error (fs.ErrNotExist)", err)
+	}
+}
+
+// TestSessionLabelFromOptions: the session label comes from
+// Options.Session, never from the process environment (the command reads
+// LAB_SESSION at its edge).
+func TestSessionLabelFromOptions(t *testing.T) {
+	t.Setenv(EnvSession, "from-the-environment")
+	if l := (&Stack{RunID: "r1"}).labels(); l[LabelRun] != "r1" || len(l) != 1 {
+		t.Errorf("labels without Options.Session = %v; want only %s", l, LabelRun)
+	}
+	if l := (&Stack{RunID: "r1", session: "mine"}).labels(); l[LabelSession] != "mine" {
+		t.Errorf("labels = %v; want %s=mine", l, LabelSession)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"os"
 
 	"github.com/containerd/errdefs"
 	"github.com/testcontainers/testcontainers-go"
@@ -50,8 +49,8 @@ func (p *Postgres) String() string {
 
 // StartPostgres starts PostgreSQL on the run's network under AliasPostgres
 // with a password generated for this run, or returns the one already
-// started (image is then ignored). image "" = the environment's
-// EnvPostgresImage, else DefaultPostgresImage; it must exist locally (no
+// started (image is then ignored). image "" = Options.Images.Postgres
+// (EnvPostgresImage as the command read it), else DefaultPostgresImage; it must exist locally (no
 // pull is tried). Ready means pg_isready over TCP inside the container
 // answers (the official image's init server listens on no TCP port, so
 // only the final server passes) and the published port accepts
@@ -65,7 +64,7 @@ func (s *Stack) StartPostgres(ctx context.Context, image string) (*Postgres, err
 		return s.pg, nil
 	}
 	if image == "" {
-		image = os.Getenv(EnvPostgresImage)
+		image = s.imagePG
 	}
 	if image == "" {
 		image = DefaultPostgresImage

@@ -375,20 +375,14 @@ func resolveRepoPath(p string) (string, error) {
 	if _, err := os.Stat(p); err == nil {
 		return filepath.Abs(p)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", p, err)
+	wd, _ := os.Getwd()
+	root, ok := FindRepoRoot()
+	if !ok {
+		return "", fmt.Errorf("resolve %q: not found from %s and no go.mod above it", p, wd)
 	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			cand := filepath.Join(dir, p)
-			if _, err := os.Stat(cand); err != nil {
-				return "", fmt.Errorf("resolve %q: not found from %s nor from the repository root %s", p, wd, dir)
-			}
-			return cand, nil
-		}
-		if filepath.Dir(dir) == dir {
-			return "", fmt.Errorf("resolve %q: not found from %s and no go.mod above it", p, wd)
-		}
+	cand := filepath.Join(root, p)
+	if _, err := os.Stat(cand); err != nil {
+		return "", fmt.Errorf("resolve %q: not found from %s nor from the repository root %s", p, wd, root)
 	}
+	return cand, nil
 }

@@ -42,6 +42,34 @@ type Images struct {
 	// StreamReset is the stream-reset fault proxy's image
 	// (EnvImageStreamReset); only StartStreamReset needs it.
 	StreamReset string
+	// References are the reference workers' images by their variable
+	// (EnvImageWorkerNode, EnvImageWorkerJava), for WorkerImage.
+	References map[string]string
+}
+
+// Var returns the image named by variable name (EnvImageRabbitMQ, ...,
+// EnvImageWorkerNode): what ImagesFrom read for it, "" when unset. It is
+// the lookup WorkerImage takes.
+func (im Images) Var(name string) string {
+	switch name {
+	case EnvImagesKind:
+		return im.Kind
+	case EnvImageRabbitMQ:
+		return im.RabbitMQ
+	case EnvImageNginx:
+		return im.Nginx
+	case EnvImageWireMock:
+		return im.WireMock
+	case EnvImageToxiproxy:
+		return im.Toxiproxy
+	case EnvImageWorker:
+		return im.Worker
+	case EnvPostgresImage:
+		return im.Postgres
+	case EnvImageStreamReset:
+		return im.StreamReset
+	}
+	return im.References[name]
 }
 
 // Options configure Start.
@@ -69,6 +97,10 @@ type Options struct {
 	// ...; node 1 also "rabbitmq"); see Stack.Brokers. The lab's
 	// BROKER_NODES.
 	BrokerNodes int
+	// Session is the value of LabelSession on every container, network
+	// and volume of the run (run.sh's LAB_SESSION, EnvSession, read by
+	// the command or test at its edge); "" = no session label.
+	Session string
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative
@@ -92,22 +124,23 @@ const ProxyName = "vendor"
 // network a Stack creates.
 const LabelRun = "org.notifier-lab.run"
 
-// LabelSession is the Docker label whose value is the environment variable
-// EnvSession, set by run.sh to one value per invocation, on every container
-// and network a Stack creates while it is set. run.sh's exit trap removes
+// LabelSession is the Docker label whose value is Options.Session (run.sh
+// sets the environment variable EnvSession to one value per invocation and
+// the lab passes it on) on every container and network a Stack creates. run.sh's exit trap removes
 // what carries its own value after a killed run, and nothing of another
 // invocation: docker rm -f $(docker ps -aq --filter
 // label=org.notifier-lab.session=$LAB_SESSION).
 const LabelSession = "org.notifier-lab.session"
 
-// EnvSession names the environment variable read for LabelSession.
+// EnvSession names the environment variable commands read for
+// Options.Session.
 const EnvSession = "LAB_SESSION"
 
 // labels returns the labels of this stack's containers and network.
 func (s *Stack) labels() map[string]string {
 	l := map[string]string{LabelRun: s.RunID}
-	if v := os.Getenv(EnvSession); v != "" {
-		l[LabelSession] = v
+	if s.session != "" {
+		l[LabelSession] = s.session
 	}
 	return l
 }
@@ -172,6 +205,8 @@ type Stack struct {
 
 	accessToken string
 	imageWorker string
+	session     string // Options.Session
+	imagePG     string // Options.Images.Postgres
 	nw          *testcontainers.DockerNetwork
 	mu          sync.Mutex // guards containers, workers, volumes, docker, closed
 	containers  map[string]testcontainers.Container
@@ -206,8 +241,9 @@ type Stack struct {
 // Docker errors.
 func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	t0 := time.Now()
-	EnsureTestcontainersEnv()
 	s = &Stack{
+		session:    opts.Session,
+		imagePG:    opts.Images.Postgres,
 		log:        opts.Log,
 		containers: map[string]testcontainers.Container{},
 		Ready:      map[string]time.Duration{},

@@ -48,6 +48,9 @@ func (l testLog) Write(p []byte) (int, error) {
 // startStack starts the stack and registers its removal.
 func startStack(t *testing.T, ctx context.Context, opts Options) *Stack {
 	t.Helper()
+	if opts.Session == "" {
+		opts.Session = os.Getenv(EnvSession) // the test is the edge that reads LAB_SESSION
+	}
 	s, err := Start(ctx, opts)
 	// Start removes whatever it started before returning an error.
 	if err != nil {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -63,13 +62,14 @@ type WorkerSelection struct {
 }
 
 // WorkerImage resolves a WORKER value (WorkerNames) to its image and
-// environment; getenv reads the image variables (nil = os.Getenv). ""
+// environment; getenv reads the image variables (Images.Var of the
+// images the command read at its edge; nil reads nothing). ""
 // means WorkerGo. Errors: ErrUnknownWorker listing the known names; a
 // reference worker whose image variable is empty (wraps ErrImagesMissing
 // and says how to build it); "image:" without a name.
 func WorkerImage(name string, getenv func(string) string) (WorkerSelection, error) {
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = func(string) string { return "" }
 	}
 	if name == "" || name == WorkerGo {
 		return WorkerSelection{Name: WorkerGo}, nil

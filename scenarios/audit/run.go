@@ -73,7 +73,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	sel, err := vendormock.WorkerImage(cfg.Worker, nil)
+	sel, err := vendormock.WorkerImage(cfg.Worker, cfg.Images.Var)
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}
@@ -121,7 +121,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	p.step("faults and idle race", fmt.Sprintf("the catalog's applicable fault scenarios, then the idle race at keep-alive %s (%d sends per RTT)", keepalive, raceCount))
 	err = fault.Run(ctx, fault.Options{
 		Scenario: "all", Catalog: o.Catalog, Out: out, Profile: pdir, KeepaliveTimeout: cfg.KeepaliveTimeout,
-		Images: o.Images, Worker: sel.Name, Race: race, Provenance: cfg.Provenance,
+		Images: o.Images, Session: cfg.Session, Worker: sel.Name, Race: race, Provenance: cfg.Provenance,
 		WorkDir: filepath.Join(workRoot(), ".lab", "audit", filepath.Base(out)+"-"+time.Now().UTC().Format("20060102T150405")),
 	}, w)
 	if err != nil && !errors.Is(err, fault.ErrFailed) {

@@ -129,7 +129,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	sel, err := vendormock.WorkerImage(cfg.Worker, nil)
+	sel, err := vendormock.WorkerImage(cfg.Worker, cfg.Images.Var)
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}

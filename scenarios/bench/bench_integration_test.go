@@ -29,7 +29,8 @@ func TestBenchBothModes(t *testing.T) {
 	}
 	const count, warmup, rtt, delay = 60, 5, 10, 18
 	cfg := DefaultConfig()
-	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
 	cfg.Count, cfg.Warmup, cfg.RTTs, cfg.ServerDelayMS = count, warmup, []int{rtt}, delay
 	cfg.Modes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 	cfg.Out = filepath.Join(t.TempDir(), "results")
@@ -112,7 +113,8 @@ func TestBenchMalformed(t *testing.T) {
 	}
 	const count, warmup, malformed = 40, 2, 40
 	cfg := DefaultConfig()
-	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
 	cfg.Count, cfg.Warmup, cfg.Malformed, cfg.RTTs = count, warmup, malformed, []int{3}
 	cfg.Modes = []string{vendorapi.PooledName}
 	cfg.Out = filepath.Join(t.TempDir(), "results")

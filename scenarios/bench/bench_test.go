@@ -245,7 +245,7 @@ func TestWaitWorker(t *testing.T) {
 			if tt.cancel {
 				time.AfterFunc(120*time.Millisecond, cancel)
 			}
-			err := waitWorker(ctx, &out, &w, w.path, "pooled 10 ms", 20, lim, nil)
+			err := waitWorker(ctx, &out, &w, w.path, "pooled 10 ms", 20, limitWatch(20, lim, nil))
 			if tt.wantErr == nil && err != nil {
 				t.Fatalf("waitWorker = %v; want nil", err)
 			}

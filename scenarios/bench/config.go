@@ -8,6 +8,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker"
 )
 
 // Defaults of the lab's arguments. They reproduce the case of
@@ -135,9 +136,11 @@ type Config struct {
 	// PoolSize is the pooled client's idle connections per host
 	// (POOL_SIZE); 0 = the concurrency.
 	PoolSize int
-	// Images are the lab's container images and HostNote the operator's
-	// note on the machine (LAB_HOST_NOTE): what the command reads from
-	// the environment (vendormock.ImagesFrom), no key sets them.
+	// Images are the lab's container images, HostNote the operator's
+	// note on the machine (LAB_HOST_NOTE) and Session the label value of
+	// the run's containers (LAB_SESSION, vendormock.Options.Session): what
+	// the command reads from the environment at its edge
+	// (vendormock.ImagesFrom), no key sets them.
 	Images   vendormock.Images
 	HostNote string
 	// Thresholds are THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS (zero:
@@ -147,9 +150,16 @@ type Config struct {
 	// and date (filled once by the lab command); every Result carries it.
 	// nil in tests that build a Config by hand.
 	Provenance *results.Provenance
-	// withoutClientCert starts the worker without the run's client
-	// certificate (tests of the mtls refusal).
-	withoutClientCert bool
+	Session  string
+	// WorkerKnobs are the Go worker's settings a run passes through as
+	// they are: every Go worker of the run (bench, matrix) starts from
+	// them, and the lab sets what it owns on top (lab.WorkerConfig: the
+	// broker, queue, vendor, strategy and files; then the transport, the
+	// per-request TLS cap, the idle timeout and the message count). The
+	// zero value is the worker's defaults. A worker knob that needs no
+	// arithmetic of the lab is one key of the lab's table setting a field
+	// here (docs/running.md#adding-a-key).
+	WorkerKnobs worker.Config
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,

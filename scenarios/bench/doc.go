@@ -7,7 +7,9 @@
 // (Bench.RunPoint, exported for the matrix), the worker kinds behind one
 // interface (workerKind: kind_single.go one Go worker, kind_replicas.go
 // Go worker replicas under single active consumer, kind_contract.go a
-// contract worker of docs/worker-contract.md), publishing, the metrics of
+// contract worker of docs/worker-contract.md) and the one wait on a
+// worker container they share (wait.go: waitWorker with a workerWatch
+// policy each), publishing, the metrics of
 // the records (Metrics), the connection and journal counts, the TIME_WAIT
 // sampler, the self-check of the network, and the delivery verdict
 // (verdict.go: DeliveryFailures and DeliveryError, ErrDelivery; the matrix
@@ -15,8 +17,10 @@
 //
 // It may import report, results, netmodel, reconcile, internal/*,
 // vendormock and worker; never matrix, fault, audit or cmd (they sit above
-// it). It reads no environment: the command puts the images and the host
-// note in Config.
+// it). It reads no environment: the command puts the images, the host
+// note and the session label in Config. The Go worker's knobs the lab
+// passes through as they are ride in Config.WorkerKnobs, a worker.Config
+// every Go worker of a point starts from (internal/lab.WorkerConfig).
 //
 //	Run ── vendormock.Start (once) ── for each RTT, for each mode:
 //	  RunPoint

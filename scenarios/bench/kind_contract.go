@@ -140,68 +140,53 @@ func (b *Bench) runContract(ctx context.Context, topo queues.Topology, runDir, l
 		return q.Messages, true
 	}
 
-	type exit struct {
-		code int
-		err  error
-	}
-	exited := make(chan exit, 1)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() { code, err := wk.Wait(wctx); exited <- exit{code, err} }()
-
-	prog := NewProgress(b.w, label, n)
-	defer prog.Finish()
-	recs := lab.NewRecords(runDir + "/" + lab.RecordsFile)
 	deadline := time.Now().Add(WorkerTimeout(n, rtt, b.cfg.ServerDelayMS))
-	tick := time.NewTicker(200 * time.Millisecond)
-	defer tick.Stop()
 	lastDepth, lastRecs, lastChange := n, 0, time.Now()
 	var allRecordsAt time.Time
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case e := <-exited:
-			_ = recs.Poll()
-			if e.err == nil {
-				code := e.code
+	err = waitWorker(ctx, b.w, wk, runDir+"/"+lab.RecordsFile, label, n, workerWatch{
+		// A malformed records line is reported by checkRecords, not here.
+		tick: func(recs int, _ error) (int, bool, error) {
+			d, ok := depth()
+			if !ok {
+				d = lastDepth
+			}
+			if d != lastDepth || recs != lastRecs {
+				lastDepth, lastRecs, lastChange = d, recs, time.Now()
+			}
+			if recs >= n && allRecordsAt.IsZero() {
+				allRecordsAt = time.Now()
+			}
+			switch {
+			case !allRecordsAt.IsZero() && time.Since(allRecordsAt) > contractExitGrace:
+				cc.Missing = append(cc.Missing, fmt.Sprintf("did not exit within %s of its %d records (MAX_MESSAGES=%d)", contractExitGrace, n, n))
+			case d == 0 && recs < n && time.Since(lastChange) > contractSettle:
+				// The queue is drained and no record comes: it handled what it would.
+			case time.Since(lastChange) > contractStall:
+				// Neither the queue nor the records moved (checkRecords says what is missing).
+			case time.Now().After(deadline):
+				cc.Missing = append(cc.Missing, fmt.Sprintf("handled %d of %d messages in %s", recs, n, WorkerTimeout(n, rtt, b.cfg.ServerDelayMS)))
+			default:
+				return max(recs, n-d), false, nil
+			}
+			cc.Records, cc.Consumed = recs, n-d
+			logf(b.w, "%s: stopping the worker: main queue %d of %d left, %d records", label, d, n, recs)
+			return max(recs, n-d), true, nil
+		},
+		exit: func(code int, waitErr error, recs int) error {
+			if waitErr == nil {
 				cc.ExitCode = &code
 			}
-			cc.Records = recs.Len()
+			cc.Records = recs
 			if d, ok := depth(); ok {
 				cc.Consumed = n - d
 			}
-			return cc, nil
-		case <-tick.C:
-		}
-		_ = recs.Poll() // a malformed line is reported by checkRecords
-		d, ok := depth()
-		if !ok {
-			d = lastDepth
-		}
-		prog.Set(max(recs.Len(), n-d))
-		if d != lastDepth || recs.Len() != lastRecs {
-			lastDepth, lastRecs, lastChange = d, recs.Len(), time.Now()
-		}
-		if recs.Len() >= n && allRecordsAt.IsZero() {
-			allRecordsAt = time.Now()
-		}
-		switch {
-		case !allRecordsAt.IsZero() && time.Since(allRecordsAt) > contractExitGrace:
-			cc.Missing = append(cc.Missing, fmt.Sprintf("did not exit within %s of its %d records (MAX_MESSAGES=%d)", contractExitGrace, n, n))
-		case d == 0 && recs.Len() < n && time.Since(lastChange) > contractSettle:
-			// The queue is drained and no record comes: it handled what it would.
-		case time.Since(lastChange) > contractStall:
-			// Neither the queue nor the records moved (checkRecords says what is missing).
-		case time.Now().After(deadline):
-			cc.Missing = append(cc.Missing, fmt.Sprintf("handled %d of %d messages in %s", recs.Len(), n, WorkerTimeout(n, rtt, b.cfg.ServerDelayMS)))
-		default:
-			continue
-		}
-		cc.Records, cc.Consumed = recs.Len(), n-d
-		logf(b.w, "%s: stopping the worker: main queue %d of %d left, %d records", label, d, n, recs.Len())
-		return cc, nil
+			return nil
+		},
+	})
+	if err != nil {
+		return nil, err
 	}
+	return cc, nil
 }
 
 // checkRecords completes cc from the run's records (recs, nil when the

@@ -4,6 +4,7 @@ package bench
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -25,7 +26,8 @@ func runContractBench(t *testing.T, worker string, count int) results.Result {
 		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a", err)
 	}
 	cfg := DefaultConfig()
-	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
 	cfg.Worker, cfg.Count, cfg.Warmup, cfg.RTTs = worker, count, 2, []int{3}
 	cfg.Out = filepath.Join(t.TempDir(), "results")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
@@ -17,17 +16,10 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
-// waiter is the part of *vendormock.Worker that waitWorker uses.
-type waiter interface {
-	Wait(ctx context.Context) (int, error)
-}
-
-var _ waiter = (*vendormock.Worker)(nil)
-
 // workerConfig returns the worker's config for one run (its command line
 // is its Args) and the pooled client's idle timeout.
 func (b *Bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (worker.Config, time.Duration, error) {
-	c := lab.WorkerConfig(b.stack, b.stack.AMQPURLsNetwork, topo, mode)
+	c := lab.WorkerConfig(b.cfg.WorkerKnobs, b.stack, b.stack.AMQPURLsNetwork, topo, mode)
 	c.MaxMessages = n
 	ConfigureTransport(b.tr, &c)
 	if b.cfg.CPUProfile == "on" {
@@ -58,7 +50,10 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	b := k.b
 	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
 		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, p.n)
-	env := workerEnv(lab.WorkerEnv(b.stack), b.cfg.withoutClientCert)
+	env := lab.WorkerEnv(b.stack)
+	if editWorkerEnv != nil {
+		editWorkerEnv(env)
+	}
 	if b.stateDir != "" {
 		// WORKER_STATE=tmpfs puts the bench's ledger on tmpfs on purpose
 		// (no fsync cost in the client comparison); it is copied next to
@@ -81,7 +76,7 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	}()
 	tw, tick := sampleTimeWait(ctx, b.w, wk.ContainerID())
 	k.timeWait = tw
-	if err := waitWorker(ctx, b.w, wk, p.recordsPath, p.label, p.n, b.limits(p.n, p.rtt), tick); err != nil {
+	if err := waitWorker(ctx, b.w, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.limits(p.n, p.rtt), tick)); err != nil {
 		re := p.fail("wait worker", err)
 		if ctx.Err() == nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -101,77 +96,4 @@ func (k *singleKind) readRecords(_ *point, _ []records.Record, err error) error 
 func (k *singleKind) complete(_ *point, r *results.Result, _ []vendormock.AccessEntry) error {
 	r.TimeWait = k.timeWait
 	return nil
-}
-
-// waitLimits bound how long a point's worker may take: in all (timeout)
-// and without handling a message (stall).
-type waitLimits struct{ timeout, stall time.Duration }
-
-// limits are WorkerTimeout and StallTimeout of a point of n messages.
-func (b *Bench) limits(n, rtt int) waitLimits {
-	return waitLimits{timeout: WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), stall: StallTimeout}
-}
-
-// waitWorker tails the records file for progress (to w) until the worker
-// exits, and errors when it exits non-zero or early, stalls for
-// lim.stall, or outlives lim.timeout. tick, when not nil, runs at every
-// progress tick (the TIME_WAIT sampler).
-func waitWorker(ctx context.Context, w io.Writer, wk waiter, recordsPath, label string, n int, lim waitLimits, tick func()) error {
-	type exit struct {
-		code int
-		err  error
-	}
-	exited := make(chan exit, 1)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	go func() {
-		code, err := wk.Wait(wctx)
-		exited <- exit{code, err}
-	}()
-
-	prog := NewProgress(w, label, n)
-	defer prog.Finish()
-	counter := lab.NewRecords(recordsPath)
-	timeout, stall := lim.timeout, lim.stall
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	ticker := time.NewTicker(200 * time.Millisecond)
-	defer ticker.Stop()
-	handled, lastChange := 0, time.Now()
-	for {
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case e := <-exited:
-			if err := counter.Poll(); err == nil {
-				handled = counter.Len()
-				prog.Set(handled)
-			}
-			switch {
-			case e.err != nil:
-				return fmt.Errorf("wait for worker: %w", e.err)
-			case e.code != 0:
-				return fmt.Errorf("%w: exit code %d after %d of %d messages", ErrWorkerExit, e.code, handled, n)
-			case handled < n:
-				return fmt.Errorf("%w: exit code 0 after %d of %d messages", ErrWorkerExit, handled, n)
-			}
-			return nil
-		case <-deadline.C:
-			return fmt.Errorf("%w: %d of %d messages handled in %s", ErrWorkerTimeout, handled, n, timeout)
-		case <-ticker.C:
-			if tick != nil {
-				tick()
-			}
-			if err := counter.Poll(); err != nil {
-				return err
-			}
-			done := counter.Len()
-			if done != handled {
-				handled, lastChange = done, time.Now()
-				prog.Set(done)
-			} else if time.Since(lastChange) > stall {
-				return fmt.Errorf("%w: no message handled for %s (%d of %d)", ErrWorkerTimeout, stall, handled, n)
-			}
-		}
-	}
 }

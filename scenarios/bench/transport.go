@@ -34,16 +34,11 @@ func CountProtocols(entries []vendormock.AccessEntry) map[string]int {
 	return out
 }
 
-// workerEnv returns env with, when withoutCert, the client certificate
-// variables set empty, so a worker under mtls starts without the run's
-// certificate (the stack adds them otherwise: vendormock.Stack.StartWorker)
-// and nginx refuses it (docs/vendor-api.md, status 421).
-func workerEnv(env map[string]string, withoutCert bool) map[string]string {
-	if withoutCert {
-		env["CLIENT_CERT_FILE"], env["CLIENT_KEY_FILE"] = "", ""
-	}
-	return env
-}
+// editWorkerEnv is a test seam: when not nil, it edits a Go worker's
+// environment before the worker starts (the mtls refusal test empties the
+// client certificate variables with it). Only tests set it; it stays nil
+// in every run of the lab.
+var editWorkerEnv func(env map[string]string)
 
 // stackOptions are the vendor stack's options of a bench run: the
 // resolved profile folder, its server delay and keepalive_timeout, and
@@ -52,6 +47,6 @@ func (c Config) stackOptions(profile string, images vendormock.Images, workDir s
 	return vendormock.Options{
 		ProfileDir: profile, ServerDelayMS: c.ServerDelayMS, KeepaliveTimeout: c.KeepaliveTimeout,
 		Scheme: vendormock.Scheme(c.Scheme), HTTPVersion: c.HTTPVersion, Images: images,
-		WorkDir: workDir, Log: lab.PrefixWriter{W: w, Prefix: "[stack] "}, BrokerNodes: c.BrokerNodes,
+		WorkDir: workDir, Log: lab.PrefixWriter{W: w, Prefix: "[stack] "}, BrokerNodes: c.BrokerNodes, Session: c.Session,
 	}
 }

@@ -63,19 +63,6 @@ func TestBenchWorkerConfigCarriesTransport(t *testing.T) {
 	}
 }
 
-// TestWorkerEnvWithoutClientCert: the test knob empties the client
-// certificate variables (the stack's own are then not used); without it
-// env is unchanged.
-func TestWorkerEnvWithoutClientCert(t *testing.T) {
-	env := workerEnv(map[string]string{"A": "1"}, true)
-	if v, ok := env["CLIENT_CERT_FILE"]; !ok || v != "" || env["CLIENT_KEY_FILE"] != "" {
-		t.Errorf("env %v; want CLIENT_CERT_FILE and CLIENT_KEY_FILE set empty", env)
-	}
-	if env := workerEnv(map[string]string{"A": "1"}, false); len(env) != 1 {
-		t.Errorf("env %v; want it unchanged", env)
-	}
-}
-
 func TestResultFileAndTransportFields(t *testing.T) {
 	var r results.Result
 	r.Mode, r.RTTMS = vendorapi.PooledName, 3

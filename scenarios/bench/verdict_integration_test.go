@@ -67,7 +67,8 @@ func TestBenchFailsOnAPlantedDuplicate(t *testing.T) {
 		t.Fatalf("lab images: %v (LAB_IMAGE_WORKER %q)\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a (./run.sh test does both)", err, images.Worker)
 	}
 	cfg := DefaultConfig()
-	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
 	cfg.Count, cfg.Warmup, cfg.RTTs = 20, 2, []int{3}
 	cfg.Modes = []string{vendorapi.PooledName}
 	cfg.Profile = mirrorProfile(t)

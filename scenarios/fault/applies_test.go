@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 func TestApplies(t *testing.T) {
@@ -78,11 +80,11 @@ func TestAuditIdleRace(t *testing.T) {
 // contract worker starts nothing and is listed, with its reason, in
 // faults-not-applicable.json.
 func TestRunLeavesOutWhatDoesNotApply(t *testing.T) {
-	t.Setenv("LAB_IMAGE_WORKER_JAVA", "notifier-lab/worker-java:test")
 	out := t.TempDir()
 	var log strings.Builder
+	images := vendormock.Images{References: map[string]string{vendormock.EnvImageWorkerJava: "notifier-lab/worker-java:test"}}
 	err := Run(context.Background(), Options{Scenario: "rolling-deploy", Catalog: "../catalog", Out: out,
-		Profile: "../../vendormock/profiles/alimtalk", Worker: "java-shared"}, &log)
+		Profile: "../../vendormock/profiles/alimtalk", Worker: "java-shared", Images: images}, &log)
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

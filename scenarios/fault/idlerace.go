@@ -241,7 +241,7 @@ func (l *lane) run(ctx context.Context) (err error) {
 		return err
 	}
 	defer l.pub.close()
-	wcfg := lab.WorkerConfig(st, st.AMQPURLsNetwork, l.topo, vendorapi.PooledName)
+	wcfg := lab.WorkerConfig(worker.Config{}, st, st.AMQPURLsNetwork, l.topo, vendorapi.PooledName)
 	wcfg.VendorAddr = st.VendorHost + ":" + strconv.Itoa(l.port)
 	wcfg.IdleConnTimeout, wcfg.SummaryEvery = l.idle, 100000
 	if l.h2 {

@@ -51,7 +51,7 @@ func startRunner(t *testing.T) *Runner {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	r, err := NewRunner(ctx, RunnerOptions{
-		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images,
+		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images, Session: os.Getenv(vendormock.EnvSession),
 		WorkDir: t.TempDir(), Log: lineLog{t: t, buf: new(bytes.Buffer)},
 	})
 	if err != nil {
@@ -248,7 +248,7 @@ func TestIntegrationContractWorkerFault(t *testing.T) {
 	defer cancel()
 	out := t.TempDir()
 	err = Run(ctx, Options{Scenario: "vendor-closes", Catalog: filepath.Join("..", "catalog"), Out: out,
-		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images, Worker: "node-fetch",
+		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images, Session: os.Getenv(vendormock.EnvSession), Worker: "node-fetch",
 		WorkDir: t.TempDir()}, lineLog{t: t, buf: new(bytes.Buffer)})
 	if err != nil {
 		t.Fatalf("Run vendor-closes with node-fetch: %v", err)

@@ -48,6 +48,8 @@ type Options struct {
 	// images and date (filled by the lab command); faults.json and every
 	// idle race's file carry it. nil for none.
 	Provenance *results.Provenance
+	// Session labels the run's containers (vendormock.Options.Session).
+	Session string
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
@@ -129,7 +131,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if err != nil {
 		return err
 	}
-	worker, err := vendormock.WorkerImage(o.Worker, nil)
+	worker, err := vendormock.WorkerImage(o.Worker, o.Images.Var)
 	if err != nil {
 		return fmt.Errorf("select worker: %w", err)
 	}
@@ -173,7 +175,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		return nil
 	}
 	fmt.Fprintf(w, "[fault] %d scenario(s): %s; worker %s; work dir %s\n", len(sel), names(sel), worker.Name, o.WorkDir)
-	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, KeepaliveTimeout: o.KeepaliveTimeout, WorkDir: o.WorkDir, Log: w, Worker: worker})
+	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, Session: o.Session, KeepaliveTimeout: o.KeepaliveTimeout, WorkDir: o.WorkDir, Log: w, Worker: worker})
 	if err != nil {
 		return err
 	}

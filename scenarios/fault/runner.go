@@ -48,6 +48,7 @@ const (
 type RunnerOptions struct {
 	Profile          string // vendor profile dir (absolute or repo-relative)
 	Images           vendormock.Images
+	Session          string        // vendormock.Options.Session
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout of the stack; 0 = profile's
 	WorkDir          string        // where stack files and each scenario's worker state go (created)
 	Log              io.Writer     // progress lines; nil = discard
@@ -90,7 +91,7 @@ func NewRunner(ctx context.Context, o RunnerOptions) (*Runner, error) {
 	r := &Runner{opts: o, log: o.Log, runID: fmt.Sprintf("%04x", rand.IntN(0x10000)), started: time.Now()}
 	st, err := vendormock.Start(ctx, vendormock.Options{
 		ProfileDir: o.Profile, ServerDelayMS: -1, KeepaliveTimeout: o.KeepaliveTimeout,
-		Images: o.Images, WorkDir: filepath.Join(o.WorkDir, "stack"), Log: lab.PrefixWriter{W: o.Log, Prefix: "[stack] "},
+		Images: o.Images, Session: o.Session, WorkDir: filepath.Join(o.WorkDir, "stack"), Log: lab.PrefixWriter{W: o.Log, Prefix: "[stack] "},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start stack: %w", err)

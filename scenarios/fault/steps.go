@@ -187,7 +187,7 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 	st, c := s.r.Stack, s.sc.Client
 	// The worker reaches the broker through Toxiproxy (BrokerProxy).
 	amqpURL := fmt.Sprintf("amqp://guest:guest@%s:%d/", vendormock.AliasToxiproxy, BrokerPort)
-	w := lab.WorkerConfig(st, amqpURL, s.topo, c.Strategy)
+	w := lab.WorkerConfig(worker.Config{}, st, amqpURL, s.topo, c.Strategy)
 	w.ReconnectMax, w.SummaryEvery, w.Concurrency = time.Second, 1000, max(c.Concurrency, 1)
 	if c.Strategy == vendorapi.PerRequestName {
 		w.TLSMax = "1.2"

@@ -21,9 +21,9 @@ import (
 func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results.MatrixCell, error) {
 	label := spec.name()
 	fail := func(step string, err error) error {
-		return &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: step, Err: err}
+		return &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS(), Step: step, Err: err}
 	}
-	if _, err := m.stack.SelfCheck(ctx, m.cfg.RTTMS); err != nil {
+	if _, err := m.stack.SelfCheck(ctx, m.cfg.RTTMS()); err != nil {
 		return results.MatrixCell{}, fail("self-check", fmt.Errorf("%w: %w", bench.ErrSelfCheck, err))
 	}
 	runDir := filepath.Join(m.workDir, label)
@@ -35,15 +35,14 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 		return results.MatrixCell{}, fail("read access log", err)
 	}
 	prefix := bench.NewRunID() + "-" + label
-	wcfg := worker.Config{
-		VendorURL: m.stack.VendorURL, CAFile: vendormock.WorkerCAPath, ClientID: m.stack.ClientID,
-		Strategy: spec.mode, RecordsPath: vendormock.WorkerOutDir + "/" + lab.RecordsFile, OpsAddr: worker.OpsAddrOff,
-	}
+	wcfg := m.cfg.WorkerKnobs
+	wcfg.VendorURL, wcfg.CAFile, wcfg.ClientID = m.stack.VendorURL, vendormock.WorkerCAPath, m.stack.ClientID
+	wcfg.Strategy, wcfg.RecordsPath, wcfg.OpsAddr = spec.mode, vendormock.WorkerOutDir+"/"+lab.RecordsFile, worker.OpsAddrOff
 	bench.ConfigureTransport(m.transport(spec), &wcfg)
 	if spec.mode == vendorapi.PerRequestName {
 		wcfg.TLSMax = m.cfg.PerRequestTLS
 	} else {
-		wcfg.IdleConnTimeout = netmodel.IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS)
+		wcfg.IdleConnTimeout = netmodel.IdleConnTimeout(m.stack.KeepaliveTimeout, m.cfg.RTTMS())
 	}
 	args := worker.DirectOptions{Count: m.cfg.Count, Warmup: m.cfg.Warmup, RefKeyPrefix: prefix}.Args(wcfg)
 	wk, err := m.stack.StartWorker(ctx, vendormock.WorkerOptions{
@@ -58,11 +57,11 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 		defer cancel()
 		_ = wk.Stop(cctx, 10*time.Second)
 	}()
-	wctx, cancel := context.WithTimeout(ctx, bench.WorkerTimeout(m.cfg.Count+m.cfg.Warmup, m.cfg.RTTMS, m.cfg.ServerDelayMS))
+	wctx, cancel := context.WithTimeout(ctx, bench.WorkerTimeout(m.cfg.Count+m.cfg.Warmup, m.cfg.RTTMS(), m.cfg.ServerDelayMS))
 	code, err := wk.Wait(wctx)
 	cancel()
 	if err != nil || code != 0 {
-		re := &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS, Step: "wait worker", Err: fmt.Errorf("%w: exit code %d: %v", bench.ErrWorkerExit, code, err)}
+		re := &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS(), Step: "wait worker", Err: fmt.Errorf("%w: exit code %d: %v", bench.ErrWorkerExit, code, err)}
 		lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if logs, lerr := wk.Logs(lctx); lerr == nil {
 			re.WorkerLogs = lab.LastLines(logs, bench.WorkerLogLines)

@@ -3,14 +3,17 @@
 // stack per scheme, one worker container (1 CPU) per cell, and writes
 // OUT/cell-*.json, then the matrix report (report.WriteMatrixReport).
 //
-// It owns the matrix's Config and its plan, the direct driver
+// It owns the matrix's Config (the bench's Config, carried, not copied:
+// every cell's settings and the worker's knobs, plus the matrix's lists
+// of schemes, concurrencies and drivers) and its plan, the direct driver
 // (`notifier-worker direct`: the client alone) and the cell's figures
 // from records. The worker driver is the bench's path: it calls
 // bench.NewBench and Bench.RunPoint, never the bench's internals.
 //
 // It may import bench, report, results, netmodel, reconcile, internal/*,
 // vendormock and worker; never fault, audit or cmd. It reads no
-// environment: the command puts the images and the host note in Config.
+// environment: the command puts the images, the host note and the session
+// label in Config.
 //
 //	Run ── for each scheme: vendormock.Start ─> SetRTT
 //	  for each cell (driver, mode, concurrency):

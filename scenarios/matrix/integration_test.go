@@ -29,7 +29,8 @@ func TestMatrixSmall(t *testing.T) {
 		t.Fatalf("lab images: %v\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a", err)
 	}
 	cfg := DefaultConfig()
-	cfg.Images = images // the test is the edge that reads LAB_IMAGE_*
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
 	cfg.Count, cfg.Warmup = 40, 5
 	cfg.Schemes = []vendormock.Scheme{vendormock.SchemeMTLS}
 	cfg.Modes = []string{vendorapi.PooledName}

@@ -33,47 +33,42 @@ const (
 )
 
 // Config is one run of the published matrix: every scheme x driver x
-// mode x concurrency, at one RTT.
+// mode x concurrency, at one RTT. It carries the bench's Config, not a
+// copy of its fields: COUNT, WARMUP, MODES, SERVER_DELAY_MS,
+// PER_REQUEST_TLS, HTTP_VERSION, POOL_SIZE, KEEPALIVE_TIMEOUT, PROFILE,
+// OUT, the images, the host note and the Go worker's knobs (WorkerKnobs)
+// reach every cell as they are; RTTs holds the matrix's one RTT (ms, 0 =
+// loopback as study A); each worker cell sets Scheme, Concurrency, Modes
+// and Out of its own copy.
 type Config struct {
-	RTTMS         int                 // RTT added by Toxiproxy, ms (0 = loopback, as study A)
-	Count, Warmup int                 // measured and warm-up sends per cell
+	bench.Config
 	Schemes       []vendormock.Scheme // http, https, mtls
-	Modes         []string            // vendorapi.PerRequestName ("fresh"), vendorapi.PooledName ("keepalive")
 	Concurrencies []int               // sends in flight, e.g. 1, 8, 32
 	Drivers       []string            // DriverDirect, DriverWorker
-	HTTPVersion   string              // "1.1" or "2"
-	// PoolSize is the pooled idle pool (POOL_SIZE); 0 = the concurrency.
-	PoolSize int
-	// ServerDelayMS is WireMock's think time; 0 as in study A.
-	ServerDelayMS int
-	// PerRequestTLS caps the per-request client's TLS: "1.3" by default
-	// here (study A used Go's defaults), "1.2" for the case's old engine.
-	PerRequestTLS    string
-	KeepaliveTimeout time.Duration // nginx keepalive_timeout; 0 = the profile's
-	Profile          string
-	Out              string // results directory, DefaultOut
-	// Images and HostNote are what the command read from the
-	// environment (vendormock.ImagesFrom, LAB_HOST_NOTE).
-	Images   vendormock.Images
-	HostNote string
-	// Provenance is the invocation's commit, command line, machine, images
-	// and date (filled by the lab command); every cell carries it.
-	Provenance *results.Provenance
+}
+
+// RTTMS is the matrix's RTT, ms: RTTs' first (and only) value, 0 when
+// RTTs is empty.
+func (c Config) RTTMS() int {
+	if len(c.RTTs) == 0 {
+		return 0
+	}
+	return c.RTTs[0]
 }
 
 // DefaultConfig is study A's matrix at loopback: 3 schemes x 2
-// strategies x concurrency 1/8/32, both drivers, no server delay.
+// strategies x concurrency 1/8/32, both drivers, no server delay, the
+// per-request client at Go's default TLS 1.3; the rest is the bench's
+// defaults.
 func DefaultConfig() Config {
+	b := bench.DefaultConfig()
+	b.Count, b.Warmup, b.RTTs = DefaultCount, DefaultWarmup, []int{0}
+	b.ServerDelayMS, b.PerRequestTLS, b.HTTPVersion, b.Out = 0, "1.3", "1.1", DefaultOut
 	return Config{
-		Count: DefaultCount, Warmup: DefaultWarmup,
+		Config:        b,
 		Schemes:       slices.Clone(vendormock.Schemes),
-		Modes:         slices.Clone(results.AllModes),
 		Concurrencies: []int{1, 8, 32},
 		Drivers:       []string{results.DriverDirect, results.DriverWorker},
-		HTTPVersion:   "1.1",
-		PerRequestTLS: "1.3",
-		Profile:       bench.DefaultProfile,
-		Out:           DefaultOut,
 	}
 }
 
@@ -133,7 +128,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 	workDir := filepath.Join(lab.RepoRoot(), ".lab", "runs", "matrix-"+runID)
 	cells := cfg.plan()
 	report.Logf(w, "matrix %s: %d cells (schemes %v, drivers %v, modes %v, concurrency %v), RTT %d ms, COUNT=%d WARMUP=%d SERVER_DELAY_MS=%d HTTP_VERSION=%s; work dir %s",
-		runID, len(cells), cfg.Schemes, cfg.Drivers, cfg.Modes, cfg.Concurrencies, cfg.RTTMS, cfg.Count, cfg.Warmup,
+		runID, len(cells), cfg.Schemes, cfg.Drivers, cfg.Modes, cfg.Concurrencies, cfg.RTTMS(), cfg.Count, cfg.Warmup,
 		cfg.ServerDelayMS, cfg.HTTPVersion, workDir)
 	env := bench.DescribeEnvironment(images, cfg.HostNote)
 	start := time.Now()
@@ -143,7 +138,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 		err := func() (err error) {
 			stack, err := vendormock.Start(ctx, vendormock.Options{
 				ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
-				Scheme: scheme, HTTPVersion: cfg.HTTPVersion, Images: images,
+				Scheme: scheme, HTTPVersion: cfg.HTTPVersion, Images: images, Session: cfg.Session,
 				WorkDir: filepath.Join(workDir, "stack-"+string(scheme)),
 				Log:     lab.PrefixWriter{W: io.Discard},
 			})
@@ -158,7 +153,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 				}
 			}()
 			report.Logf(w, "%s stack ready in %.1f s", scheme, stack.StartDuration.Seconds())
-			if err := stack.SetRTT(ctx, cfg.RTTMS); err != nil {
+			if err := stack.SetRTT(ctx, cfg.RTTMS()); err != nil {
 				return fmt.Errorf("set rtt: %w", err)
 			}
 			m := &matrixRun{cfg: cfg, w: w, workDir: workDir, stack: stack, env: env}
@@ -229,7 +224,7 @@ func (m *matrixRun) transport(spec matrixCellSpec) results.Transport {
 func (m *matrixRun) newCell(spec matrixCellSpec) results.MatrixCell {
 	c := results.MatrixCell{
 		Scheme: string(spec.scheme), Driver: spec.driver, Mode: spec.mode, Concurrency: spec.concurrency,
-		HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.transport(spec).PoolFor(spec.mode), RTTMS: m.cfg.RTTMS, Count: m.cfg.Count,
+		HTTPVersion: m.cfg.HTTPVersion, PoolSize: m.transport(spec).PoolFor(spec.mode), RTTMS: m.cfg.RTTMS(), Count: m.cfg.Count,
 		Warmup: m.cfg.Warmup, ServerDelayMS: m.cfg.ServerDelayMS, Environment: m.env,
 		Lost: -1, Duplicates: -1, Provenance: m.cfg.Provenance,
 	}
@@ -252,17 +247,16 @@ func (m *matrixRun) runWorker(ctx context.Context, spec matrixCellSpec) (results
 		return results.MatrixCell{}, fmt.Errorf("connect to rabbitmq: %w", err)
 	}
 	defer conn.Close()
-	bcfg := bench.DefaultConfig()
-	bcfg.Count, bcfg.Warmup, bcfg.ServerDelayMS, bcfg.PerRequestTLS = m.cfg.Count, m.cfg.Warmup, m.cfg.ServerDelayMS, m.cfg.PerRequestTLS
-	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{spec.mode}, []int{m.cfg.RTTMS}, cellDir
-	bcfg.Scheme, bcfg.Concurrency, bcfg.HTTPVersion, bcfg.PoolSize = string(spec.scheme), spec.concurrency, m.cfg.HTTPVersion, m.cfg.PoolSize
+	bcfg := m.cfg.Config
+	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{spec.mode}, []int{m.cfg.RTTMS()}, cellDir
+	bcfg.Scheme, bcfg.Concurrency = string(spec.scheme), spec.concurrency
 	b := bench.NewBench(bench.PointOptions{Config: bcfg, Log: lab.PrefixWriter{W: io.Discard}, Out: cellDir, WorkDir: cellDir,
 		RunID: bench.NewRunID(), Stack: m.stack, AMQP: conn, Env: m.env})
-	r, err := b.RunPoint(ctx, spec.mode, m.cfg.RTTMS)
+	r, err := b.RunPoint(ctx, spec.mode, m.cfg.RTTMS())
 	if err != nil {
 		return results.MatrixCell{}, err
 	}
-	runDir := filepath.Join(cellDir, bench.PointName(spec.mode, m.cfg.RTTMS))
+	runDir := filepath.Join(cellDir, bench.PointName(spec.mode, m.cfg.RTTMS()))
 	c := m.newCell(spec)
 	cellFromResult(&c, r)
 	if err := addRecords(&c, filepath.Join(runDir, lab.RecordsFile), filepath.Join(runDir, bench.PublishedFile)); err != nil {

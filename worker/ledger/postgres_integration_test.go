@@ -3,11 +3,9 @@
 package ledger_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -87,29 +85,17 @@ func postgresURL(t *testing.T) string {
 }
 
 // postgresImage returns LAB_IMAGE_POSTGRES from the environment or from
-// .lab/images.env at the repository root.
+// .lab/images.env at the repository root (vendormock.ReadImagesEnv: the
+// environment wins).
 func postgresImage() (string, error) {
 	if v := os.Getenv(envImagePostgres); v != "" {
 		return v, nil
 	}
-	dir, _ := os.Getwd()
-	for ; dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
-		}
+	im, err := vendormock.ReadImagesEnv(vendormock.DefaultImagesEnvFile)
+	if im.Postgres == "" {
+		return "", fmt.Errorf("%s not set and not in %s (%v): build the images with vendormock/images/ensure-images.sh", envImagePostgres, vendormock.DefaultImagesEnvFile, err)
 	}
-	f, err := os.Open(filepath.Join(dir, vendormock.DefaultImagesEnvFile))
-	if err != nil {
-		return "", fmt.Errorf("%s not set and %v: build the images with vendormock/images/ensure-images.sh", envImagePostgres, err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), envImagePostgres+"="); ok {
-			return v, nil
-		}
-	}
-	return "", fmt.Errorf("%s is not in %s: run vendormock/images/ensure-images.sh again", envImagePostgres, vendormock.DefaultImagesEnvFile)
+	return im.Postgres, nil
 }
 
 // freshSchema creates an empty schema and returns the URL that selects it.

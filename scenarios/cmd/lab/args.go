@@ -11,9 +11,7 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
-	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
-	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -51,163 +49,6 @@ func (e *UsageError) Error() string {
 	return fmt.Sprintf("bad %s %s=%q: %s", e.Source, e.Key, e.Value, e.Msg)
 }
 
-// key is one known argument: its name, what it means, its default as
-// printed, what it allows, and how it is applied to a bench.Config.
-type key struct {
-	name, help, def, allowed string
-	set                      func(c *bench.Config, v string) error
-}
-
-// keys lists every argument in the order usage prints them: the bench's
-// own, then the transport keys (transport.go).
-var keys = slices.Concat(benchKeys, transportKeys)
-
-// benchKeys are the bench's own keys.
-var benchKeys = []key{
-	{"COUNT", "measured sends per (mode, RTT)", strconv.Itoa(bench.DefaultCount), "a whole number >= 1",
-		func(c *bench.Config, v string) (err error) { c.Count, err = parseInt(v, 1, 1<<31-1); return }},
-	{"WARMUP", "warm-up sends before them, excluded from stats", strconv.Itoa(bench.DefaultWarmup), "a whole number >= 0",
-		func(c *bench.Config, v string) (err error) { c.Warmup, err = parseInt(v, 0, 1<<31-1); return }},
-	{"RTTS", "round trips added by Toxiproxy, ms; a list sweeps them (each point's COUNT and WARMUP are capped to about 60 s and 10 s of sends at the model's time per send, never below 20 and 5; the bench file records what was asked)", strconv.Quote(defaultRTTs()),
-		fmt.Sprintf("whole ms, each 0..%d, separated by spaces or commas", bench.MaxRTTMS),
-		func(c *bench.Config, v string) (err error) { c.RTTs, err = parseRTTs(v); return }},
-	{"MODES", "HTTP client strategies to compare", strconv.Quote(defaultModes()),
-		"one or more of " + strings.Join(allowedModes, ", ") + ", separated by spaces or commas",
-		func(c *bench.Config, v string) (err error) { c.Modes, err = parseModes(v); return }},
-	{"SERVER_DELAY_MS", "vendor think time (WireMock fixed delay on a send), ms", strconv.Itoa(bench.DefaultServerDelayMS),
-		fmt.Sprintf("a whole number 0..%d", bench.MaxServerDelayMS),
-		func(c *bench.Config, v string) (err error) {
-			c.ServerDelayMS, err = parseInt(v, 0, bench.MaxServerDelayMS)
-			return
-		}},
-	{"PER_REQUEST_TLS", "highest TLS version of the per-request client (the case's old engine spoke only 1.2)", bench.DefaultPerRequestTLS,
-		"one of " + strings.Join(allowedTLS, ", "),
-		func(c *bench.Config, v string) (err error) { c.PerRequestTLS, err = oneOf(v, allowedTLS); return }},
-	{"OUT", "results directory; without it each run writes a new folder " + outdir.RunsDir + "/<run id>/ (" + outdir.RunsDir + "/" + outdir.Latest + " links the newest); OUT=" + bench.DefaultOut + " refreshes the committed reference", "<" + outdir.RunsDir + "/<run id>>", "a new or empty folder, or one an earlier run made (it carries " + outdir.Marker + ")",
-		func(c *bench.Config, v string) error {
-			if strings.TrimSpace(v) == "" {
-				return fmt.Errorf("empty path")
-			}
-			if err := outdir.Check(v); err != nil {
-				return err
-			}
-			c.Out = v
-			return nil
-		}},
-	{"LAB_IMAGES", "container images: pinned official ones, built offline, or official when available", bench.DefaultLabImages,
-		"one of " + strings.Join(allowedLabImages, ", "),
-		func(c *bench.Config, v string) (err error) { c.LabImages, err = oneOf(v, allowedLabImages); return }},
-	{"KEEPALIVE_TIMEOUT", "nginx keepalive_timeout; the pooled client idles out one RTT and a margin before it", "<the profile's, 75s for alimtalk>",
-		fmt.Sprintf("a duration %s..%s, e.g. 75s, 2m, or whole seconds", bench.MinKeepaliveTimeout, bench.MaxKeepaliveTimeout),
-		func(c *bench.Config, v string) (err error) { c.KeepaliveTimeout, err = parseKeepalive(v); return }},
-	{"PROFILE", "vendor profile directory (stubs, TLS policy, timeouts, host)", bench.DefaultProfile, "a directory path",
-		func(c *bench.Config, v string) error {
-			if strings.TrimSpace(v) == "" {
-				return fmt.Errorf("empty path")
-			}
-			// Load it now, so a missing or broken profile is a usage
-			// error (exit 2) before anything starts.
-			dir, err := bench.ResolveProfile(v)
-			if err != nil {
-				return err
-			}
-			if _, err := vendormock.LoadProfile(dir); err != nil {
-				return err
-			}
-			c.Profile = v
-			return nil
-		}},
-	{"WORKER_STATE", "where the worker's ledger and records live during a run: tmpfs (/dev/shm) keeps disk fsync cost out of the client comparison; disk measures it", bench.DefaultWorkerState,
-		"one of " + strings.Join(allowedStates, ", "),
-		func(c *bench.Config, v string) (err error) { c.WorkerState, err = oneOf(v, allowedStates); return }},
-	{"SCENARIO", "run fault/race scenarios of scenarios/catalog instead of the bench (./run.sh list shows them); COUNT sets the idle race's sends per setting", "<none: the bench>",
-		"a scenario name from ./run.sh list, or all",
-		func(c *bench.Config, v string) error {
-			if !scenarioNameRE.MatchString(v) {
-				return fmt.Errorf("not a scenario name")
-			}
-			c.Scenario = v
-			return nil
-		}},
-	{"MALFORMED", "malformed messages mixed evenly among the measured ones; each must end in the dead-letter queue with a reason", strconv.Itoa(bench.DefaultMalformed),
-		"a whole number >= 0",
-		func(c *bench.Config, v string) (err error) { c.Malformed, err = parseInt(v, 0, 1_000_000); return }},
-	{"TCP_HANDSHAKE", "on: Toxiproxy's handshake toxic makes a new connection cost its TCP round trip, as a real network does; off: stock Toxiproxy, which delays data but not the TCP handshake (the case's own conditions, so off is the default)", bench.DefaultTCPHandshake,
-		"one of " + strings.Join(allowedOnOff, ", "),
-		func(c *bench.Config, v string) (err error) { c.TCPHandshake, err = oneOf(v, allowedOnOff); return }},
-	{"BULK", "messages of the evening bulk run the summary projects (calculated from each run's p50 and rate) against the 20:50 Asia/Seoul send window close", strconv.Itoa(report.DefaultBulk),
-		"a whole number 1..100000000",
-		func(c *bench.Config, v string) (err error) { c.Bulk, err = parseInt(v, 1, 100_000_000); return }},
-	{"WORKERS", "worker replicas of every run, on one queue under single active consumer (one handles everything, the others stand by); with more than 1, or another LEDGER or QUEUE_TYPE, each replica's /metrics is checked against the records",
-		strconv.Itoa(bench.DefaultWorkers), fmt.Sprintf("a whole number 1..%d", bench.MaxWorkers),
-		func(c *bench.Config, v string) (err error) {
-			c.Workers, err = parseInt(v, 1, bench.MaxWorkers)
-			return
-		}},
-	{"LEDGER", "the workers' ledger: bbolt (one file per replica, on its own volume) or postgres (one PostgreSQL database shared by every replica)", bench.DefaultLedger,
-		"one of " + strings.Join(allowedLedgers, ", "),
-		func(c *bench.Config, v string) (err error) { c.Ledger, err = oneOf(v, allowedLedgers); return }},
-	{"QUEUE_TYPE", "RabbitMQ queue type of the worker's queues", bench.DefaultQueueType,
-		"one of " + strings.Join(allowedQueues, ", "),
-		func(c *bench.Config, v string) (err error) { c.QueueType, err = oneOf(v, allowedQueues); return }},
-	{"BROKER_NODES", "RabbitMQ nodes: 1, or a cluster whose every node the workers are given (quorum queues spread over all of them; use QUEUE_TYPE=quorum)", "1",
-		fmt.Sprintf("a whole number 1..%d", vendormock.MaxBrokerNodes),
-		func(c *bench.Config, v string) (err error) {
-			c.BrokerNodes, err = parseInt(v, 1, vendormock.MaxBrokerNodes)
-			return
-		}},
-	{"WORKER", "the worker under test (docs/worker-contract.md): the Go worker, a reference worker, or any image that follows the contract; any worker but go runs once per RTT instead of MODES",
-		bench.DefaultWorker, "one of " + strings.Join(vendormock.WorkerNames(), ", "),
-		func(c *bench.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},
-	{"CPU_PROFILE", "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof", bench.DefaultCPUProfile,
-		"one of " + strings.Join(allowedOnOff, ", "),
-		func(c *bench.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
-	// The thresholds (docs/running.md, "Verdict and thresholds").
-	{"THRESHOLD_P99_MS", "fail the command (exit 1) when a run's p99 send latency is above this many ms; OUT/verdict.json lists every check", "<none>",
-		fmt.Sprintf("a number of ms, more than 0 and at most %d", maxThresholdP99MS),
-		func(c *bench.Config, v string) (err error) { c.Thresholds.P99MS, err = parsePositiveMS(v); return }},
-	{"THRESHOLD_CONNECTIONS", "fail the command (exit 1) when a run's TCP connections carrying sends (per run, warm-up included: the summary's TCP conns) are more than this", "<none>",
-		"a whole number >= 1",
-		func(c *bench.Config, v string) (err error) {
-			c.Thresholds.Connections, err = parseInt(v, 1, 1<<31-1)
-			return
-		}},
-}
-
-// maxThresholdP99MS bounds THRESHOLD_P99_MS (an hour).
-const maxThresholdP99MS = 3_600_000
-
-// parsePositiveMS reads THRESHOLD_P99_MS: a decimal number of ms in
-// (0, maxThresholdP99MS].
-func parsePositiveMS(v string) (float64, error) {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || math.IsNaN(f) {
-		return 0, fmt.Errorf("not a number")
-	}
-	if f <= 0 || f > maxThresholdP99MS {
-		return 0, fmt.Errorf("%g is out of range", f)
-	}
-	return f, nil
-}
-
-// knownKeys returns the argument names parseKeys accepts, in usage order.
-func knownKeys() []string {
-	names := make([]string, len(keys))
-	for i, k := range keys {
-		names[i] = k.name
-	}
-	return names
-}
-
-func lookupKey(name string) (key, bool) {
-	for _, k := range keys {
-		if k.name == name {
-			return k, true
-		}
-	}
-	return key{}, false
-}
-
 // parseKeys builds a bench.Config from KEY=VALUE words (args) and the environment
 // (getenv, e.g. os.Getenv; nil reads nothing). Every key of usage is read
 // from both; a word wins over the environment, an empty environment
@@ -216,37 +57,12 @@ func lookupKey(name string) (key, bool) {
 // keys), an invalid value from either source, or a KEEPALIVE_TIMEOUT too
 // short for the largest RTT.
 func parseKeys(args []string, getenv func(string) string) (bench.Config, error) {
-	cfg := bench.DefaultConfig()
-	words := map[string]string{}
-	for _, a := range args {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok {
-			return bench.Config{}, &UsageError{Value: a, Source: "argument",
-				Msg: "want KEY=VALUE with KEY one of " + strings.Join(knownKeys(), ", ")}
-		}
-		if _, known := lookupKey(name); !known {
-			return bench.Config{}, &UsageError{Key: name, Value: value, Source: "argument",
-				Msg: "unknown key; known keys: " + strings.Join(knownKeys(), ", ")}
-		}
-		words[name] = value // a later word for the same key wins
+	all := defaultsOf(cmdRun)
+	sources, err := parseWords(cmdRun, &all, args, getenv)
+	if err != nil {
+		return bench.Config{}, err
 	}
-	sources := map[string]string{}
-	for _, k := range keys {
-		value, source := words[k.name], "argument"
-		if _, inWords := words[k.name]; !inWords {
-			if getenv == nil {
-				continue
-			}
-			if value, source = getenv(k.name), "environment"; value == "" {
-				continue
-			}
-		}
-		if err := k.set(&cfg, strings.TrimSpace(value)); err != nil {
-			return bench.Config{}, &UsageError{Key: k.name, Value: value, Source: source,
-				Msg: err.Error() + "; allowed: " + k.allowed}
-		}
-		sources[k.name] = source
-	}
+	cfg := all.Config
 	if err := checkTransport(cfg, sources); err != nil {
 		return bench.Config{}, err
 	}
@@ -272,7 +88,7 @@ func usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
-       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile
+       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
@@ -285,23 +101,14 @@ Measures a per-request HTTP client against a shared pooled keep-alive client:
 for each RTT and each mode, WARMUP+COUNT notifications go through RabbitMQ to
 the worker (1 CPU), which POSTs them (over HTTPS: SCHEME) through Toxiproxy and nginx to a
 WireMock vendor. Results: OUT/bench-<mode>-<rtt>ms.json, OUT/nginx/,
-OUT/summary.md, OUT/charts/, OUT/verdict.json. Without OUT each run writes a
-new folder results/runs/<run id>/ (results/runs/latest links the newest);
-OUT=results refreshes the committed reference. Every result file records its
-commit, command line, machine, images and date (provenance).
-
-Exit codes: 0 passed; 1 failed (a lost or duplicated message, a crossed
-THRESHOLD_*, a run that broke; the last lines say which and where);
-2 a bad argument, nothing started; 130 interrupted (docs/running.md).
+OUT/summary.md, OUT/charts/.
 
 Every key can also be set in the environment; a word wins over the
 environment. An unknown key or an invalid value exits 2 and starts nothing.
 
 `)
 	b.WriteString("Keys, each shown with its default:\n")
-	for _, k := range keys {
-		fmt.Fprintf(&b, "  %s=%s\n      %s.\n      Allowed: %s.\n", k.name, k.def, k.help, k.allowed)
-	}
+	writeKeys(&b, cmdRun)
 	b.WriteString(`
 Example: ./run.sh COUNT=1000 RTTS="3 10" MODES="per-request pooled"
 RTT sweep on a real network's handshake (7-10 min):
@@ -399,3 +206,19 @@ func defaultRTTs() string {
 
 // defaultModes is the default of MODES as a word would write it.
 func defaultModes() string { return strings.Join(bench.DefaultConfig().Modes, " ") }
+
+// maxThresholdP99MS bounds THRESHOLD_P99_MS (an hour).
+const maxThresholdP99MS = 3_600_000
+
+// parsePositiveMS reads THRESHOLD_P99_MS: a decimal number of ms in
+// (0, maxThresholdP99MS].
+func parsePositiveMS(v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || math.IsNaN(f) {
+		return 0, fmt.Errorf("not a number")
+	}
+	if f <= 0 || f > maxThresholdP99MS {
+		return 0, fmt.Errorf("%g is out of range", f)
+	}
+	return f, nil
+}

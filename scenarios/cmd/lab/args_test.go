@@ -172,7 +172,7 @@ func TestUsageNamesEveryKey(t *testing.T) {
 	if err := usage(&b); err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range knownKeys() {
+	for _, k := range namesOf(cmdRun) {
 		if !strings.Contains(b.String(), "\n  "+k+"=") {
 			t.Errorf("Usage does not explain %s:\n%s", k, b.String())
 		}

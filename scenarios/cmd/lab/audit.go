@@ -57,7 +57,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+	if err := labEnvironment(&cfg, getenv); err != nil {
 		return err
 	}
 	cfg.Provenance = newProvenance(time.Now(), "audit", args, benchKeyNames(), getenv, cfg.Images)

@@ -11,6 +11,7 @@
 //	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
 //	lab matrix-check [KEY=...] validate the matrix's arguments only
 //	lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts from OUT/cell-*.json
+//	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab help                   explain every key
 //
@@ -58,17 +59,19 @@ func parseArgs(args []string, getenv func(string) string) (bench.Config, error) 
 }
 
 // labEnvironment reads what a run takes from the environment besides its
-// keys, once, here at the command's edge: the images (LAB_IMAGE_*,
-// vendormock.ImagesFrom) and the operator's LAB_HOST_NOTE. It applies the
-// lab's testcontainers settings (vendormock.EnsureTestcontainersEnv)
-// before anything starts a container.
-func labEnvironment(getenv func(string) string) (vendormock.Images, string, error) {
+// keys, once, here at the command's edge, into c: the images (LAB_IMAGE_*,
+// vendormock.ImagesFrom), the operator's LAB_HOST_NOTE and run.sh's
+// LAB_SESSION (vendormock.EnvSession). It applies the lab's testcontainers
+// settings (vendormock.EnsureTestcontainersEnv) before anything starts a
+// container.
+func labEnvironment(c *bench.Config, getenv func(string) string) error {
 	vendormock.EnsureTestcontainersEnv()
 	images, err := vendormock.ImagesFrom(getenv)
 	if err != nil {
-		return images, "", fmt.Errorf("read images: %w", err)
+		return fmt.Errorf("read images: %w", err)
 	}
-	return images, getenv("LAB_HOST_NOTE"), nil
+	c.Images, c.HostNote, c.Session = images, getenv("LAB_HOST_NOTE"), getenv(vendormock.EnvSession)
+	return nil
 }
 
 // runScenarios runs SCENARIO on one stack (package scenarios/fault).
@@ -85,7 +88,7 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv f
 	}
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
-		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker,
+		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker, Session: cfg.Session,
 		Provenance: cfg.Provenance,
 	}, stdout)
 }
@@ -107,6 +110,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab report OUT             re-render OUT's reports offline (bench, sweep, matrix, audit)
   lab matrix [KEY=VALUE...]  run the published matrix (lab matrix help lists its keys)
   lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
+  lab keys --markdown        every key as a markdown table (docs/running.md#keys)
 `
 
 // errUsage marks a bad command line that is not a *UsageError.
@@ -126,7 +130,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+		if err := labEnvironment(&cfg, getenv); err != nil {
 			return err
 		}
 		cfg.Provenance = newProvenance(time.Now(), cmd, rest, benchKeyNames(), getenv, cfg.Images)
@@ -169,7 +173,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		if cfg.Images, cfg.HostNote, err = labEnvironment(getenv); err != nil {
+		if err := labEnvironment(&cfg.Config, getenv); err != nil {
 			return err
 		}
 		cfg.Provenance = newProvenance(time.Now(), cmd, rest, matrixKeyNames(), getenv, cfg.Images)
@@ -187,6 +191,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
 		}
 		return report.MatrixReport(rest[0], stdout)
+	case "keys":
+		if len(rest) != 1 || rest[0] != "--markdown" {
+			return fmt.Errorf("%w: keys takes one argument, --markdown", errUsage)
+		}
+		return keysMarkdown(stdout)
 	case "version", "--version":
 		_, err := fmt.Fprintln(stdout, version())
 		return err

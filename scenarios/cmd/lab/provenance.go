@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
 	"strings"
 	"time"
 
@@ -96,16 +95,10 @@ func gitCommit() (rev string, dirty, ok bool) {
 }
 
 // benchKeyNames are the names of the run's and the audit's keys.
-func benchKeyNames() []string { return knownKeys() }
+func benchKeyNames() []string { return namesOf(cmdRun) }
 
 // matrixKeyNames are the names of the matrix's keys.
-func matrixKeyNames() []string {
-	names := make([]string, len(matrixKeys))
-	for i, k := range matrixKeys {
-		names[i] = k.name
-	}
-	return slices.Clip(names)
-}
+func matrixKeyNames() []string { return namesOf(cmdMatrix) }
 
 // finishRun ends a measuring run whose result folder is out: for a run
 // without OUT (perRun) that wrote a result file, it points

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
@@ -78,7 +79,7 @@ func TestRecordsFollowsAGrowingFile(t *testing.T) {
 func TestWorkerConfig(t *testing.T) {
 	st := &vendormock.Stack{VendorURL: "https://api.vendor.test", ClientID: "lab-client", ClientSecret: "s3cret-value"}
 	topo := queues.DefaultTopology("q")
-	c := WorkerConfig(st, "amqp://broker/", topo, "pooled")
+	c := WorkerConfig(worker.Config{}, st, "amqp://broker/", topo, "pooled")
 	want := worker.Config{
 		AMQPURL: "amqp://broker/", Queue: "q", RetryDelay: topo.RetryDelay, MaxAttempts: topo.MaxAttempts,
 		VendorURL: st.VendorURL, CAFile: vendormock.WorkerCAPath, ClientID: "lab-client", Strategy: "pooled",
@@ -86,6 +87,12 @@ func TestWorkerConfig(t *testing.T) {
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("WorkerConfig = %+v; want %+v (no profile: no vendor API shape, the worker's defaults)", c, want)
+	}
+	// The base's knobs pass through; what the lab owns is set over them.
+	base := worker.Config{ResponseTimeout: 7 * time.Second, SummaryEvery: 3, Queue: "mine", Strategy: "per-request"}
+	if got := WorkerConfig(base, st, "amqp://broker/", topo, "pooled"); got.ResponseTimeout != 7*time.Second || got.SummaryEvery != 3 ||
+		got.Queue != "q" || got.Strategy != "pooled" {
+		t.Errorf("WorkerConfig(base) = %+v; want the base's ResponseTimeout and SummaryEvery, the lab's queue and strategy", got)
 	}
 	if strings.Contains(strings.Join(c.Args(), " "), st.ClientSecret) {
 		t.Error("the client secret is in the worker's arguments; it must go by environment only")
@@ -101,7 +108,7 @@ func TestWorkerConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	st.Profile = p
-	c = WorkerConfig(st, "amqp://broker/", topo, "pooled")
+	c = WorkerConfig(worker.Config{}, st, "amqp://broker/", topo, "pooled")
 	env := WorkerEnv(st)
 	wantAPI := vendorapi.API{TokenPath: "/oauth2/token", TokenAuth: "form", SendPath: "/sms/v2/messages",
 		RefKeyField: "client_ref", CodeField: "result_code"}

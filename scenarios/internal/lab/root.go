@@ -2,7 +2,8 @@ package lab
 
 import (
 	"os"
-	"path/filepath"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // RepoRoot returns the nearest folder at or above the working directory
@@ -18,21 +19,7 @@ func RepoRoot() string {
 	return "."
 }
 
-// FindRepoRoot returns the nearest folder at or above the working
-// directory that holds go.mod, and false when there is none (or the
-// working directory is unknown). It is scenarios/' one "find go.mod
-// upward" (the bench, the matrix, the fault runner and the audit use it).
-func FindRepoRoot() (string, bool) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, true
-		}
-		if filepath.Dir(dir) == dir {
-			return "", false
-		}
-	}
-}
+// FindRepoRoot is vendormock.FindRepoRoot, the module's one "find go.mod
+// upward" (the bench, the matrix, the fault runner and the audit use it
+// through here).
+func FindRepoRoot() (string, bool) { return vendormock.FindRepoRoot() }

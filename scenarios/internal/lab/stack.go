@@ -20,26 +20,20 @@ const (
 	LedgerFile  = "ledger.db"
 )
 
-// WorkerConfig returns the worker.Config every lab worker starts from
-// (its command line is WorkerConfig(...).Args()): the broker at amqpURL
+// WorkerConfig returns the worker.Config of a lab worker (its command
+// line is WorkerConfig(...).Args()): base (the run's pass-through knobs,
+// bench.Config.WorkerKnobs; the zero Config for the worker's defaults)
+// with what the lab owns set on top: the broker at amqpURL
 // and topo's main queue with its retry delay and attempts, the stack's
 // vendor URL, CA and client id, the profile's vendor API shape and
 // correlation header (none without a profile: the worker's defaults, the
 // alimtalk shape), the client strategy, and records and ledger in the
 // state folder. The client secret goes by environment only (WorkerEnv).
-func WorkerConfig(st *vendormock.Stack, amqpURL string, topo queues.Topology, strategy string) worker.Config {
-	c := worker.Config{
-		AMQPURL:     amqpURL,
-		Queue:       topo.Names.Main,
-		RetryDelay:  topo.RetryDelay,
-		MaxAttempts: topo.MaxAttempts,
-		VendorURL:   st.VendorURL,
-		CAFile:      vendormock.WorkerCAPath,
-		ClientID:    st.ClientID,
-		Strategy:    strategy,
-		RecordsPath: vendormock.WorkerOutDir + "/" + RecordsFile,
-		LedgerPath:  vendormock.WorkerOutDir + "/" + LedgerFile,
-	}
+func WorkerConfig(base worker.Config, st *vendormock.Stack, amqpURL string, topo queues.Topology, strategy string) worker.Config {
+	c := base
+	c.AMQPURL, c.Queue, c.RetryDelay, c.MaxAttempts = amqpURL, topo.Names.Main, topo.RetryDelay, topo.MaxAttempts
+	c.VendorURL, c.CAFile, c.ClientID, c.Strategy = st.VendorURL, vendormock.WorkerCAPath, st.ClientID, strategy
+	c.RecordsPath, c.LedgerPath = vendormock.WorkerOutDir+"/"+RecordsFile, vendormock.WorkerOutDir+"/"+LedgerFile
 	if p := st.Profile; p != nil {
 		a := p.API.WithDefaults()
 		c.VendorAPI = vendorapi.API{TokenPath: a.TokenPath, TokenAuth: a.TokenAuth, SendPath: a.SendPath,
