@@ -21,7 +21,7 @@ var notOnCommandLine = []string{"ClientSecret", "ReconnectMin", "Heartbeat", "Lo
 func fullConfig() Config {
 	return Config{
 		AMQPURL: "amqp://u:p@rabbit:5673/v", Queue: "q.main", RetryDelay: 7 * time.Second, MaxAttempts: 9,
-		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true,
+		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true, CompetingLocalLedgerOK: true,
 		WorkerID: "w-7", OpsAddr: "127.0.0.1:9999", VendorStatusTable: `{"statuses":{}}`,
 		VendorURL: "https://api.vendor.test:8443", VendorAddr: "10.0.0.1:443",
 		VendorAPI: vendorapi.API{TokenPath: "/oauth2/token", TokenAuth: "form", SendPath: "/sms/v2/messages",
@@ -29,7 +29,7 @@ func fullConfig() Config {
 		CAFile: "/lab/ca.pem", ClientID: "lab", ClientSecret: "s3cr3t", Strategy: "per-request", TLSMax: "1.2",
 		IdleConnTimeout: 73990 * time.Millisecond, ResponseTimeout: 2500 * time.Millisecond, DialTimeout: 3500 * time.Millisecond,
 		TLSHandshakeTimeout: 4 * time.Second, ClientCertFile: "/lab/client.pem", ClientKeyFile: "/lab/client.key",
-		HTTPVersion: "2", Concurrency: 8, PoolSize: 2, CorrelationHeader: "X-Client-Ref", IdempotencyHeader: "Idem-Key",
+		HTTPVersion: "2", Concurrency: 8, SendInterval: 40 * time.Millisecond, PoolSize: 2, CorrelationHeader: "X-Client-Ref", IdempotencyHeader: "Idem-Key",
 		LedgerPath: "/out/ledger.db", LedgerRetention: 48 * time.Hour, LedgerEphemeralOK: true,
 		RecordsPath: "/out/records.jsonl", MaxMessages: 1050,
 		WindowStart: "07:00", WindowEnd: "21:00", WindowZone: "UTC",
