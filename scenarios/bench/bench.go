@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -136,7 +137,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
 		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
 	if cfg.Replicated() {
-		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s BROKER_NODES=%d: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType, max(cfg.BrokerNodes, 1))
+		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s BROKER_NODES=%d ACTIVE=%s RATE_LIMIT=%d: each run on worker replicas, %d active", cfg.Workers, cfg.Ledger, cfg.QueueType, max(cfg.BrokerNodes, 1), cmp.Or(cfg.Active, DefaultActive), cfg.RateLimit, cfg.ActiveWorkers())
 	}
 
 	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")

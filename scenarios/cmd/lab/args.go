@@ -29,6 +29,7 @@ var (
 	allowedOnOff     = []string{"off", "on"}
 	allowedLedgers   = []string{vendormock.LedgerBbolt, vendormock.LedgerPostgres}
 	allowedQueues    = []string{vendormock.QueueClassic, vendormock.QueueQuorum}
+	allowedActive    = []string{bench.ActiveSingle, bench.ActiveCompeting}
 )
 
 // UsageError is the error of parseKeys: a word or environment variable the
@@ -155,6 +156,12 @@ var benchKeys = []key{
 			c.BrokerNodes, err = parseInt(v, 1, vendormock.MaxBrokerNodes)
 			return
 		}},
+	{"ACTIVE", "how the replicas share the queue: single (single active consumer: one works, the others stand by; queue order kept) or competing (every replica consumes; no order between messages; needs LEDGER=postgres, docs/deployment.md)", bench.DefaultActive,
+		"one of " + strings.Join(allowedActive, ", "),
+		func(c *bench.Config, v string) (err error) { c.Active, err = oneOf(v, allowedActive); return }},
+	{"RATE_LIMIT", "the vendor's sends per second for the whole account: nginx answers a send above it 429 with Retry-After, and each active worker paces at its share (0.95 x RATE_LIMIT / active workers); 0 = the profile's rate_limit (none in the lab's profiles)", "0",
+		"a whole number 0..10000",
+		func(c *bench.Config, v string) (err error) { c.RateLimit, err = parseInt(v, 0, 10_000); return }},
 	{"WORKER", "the worker under test (docs/worker-contract.md): the Go worker, a reference worker, or any image that follows the contract; any worker but go runs once per RTT instead of MODES",
 		bench.DefaultWorker, "one of " + strings.Join(vendormock.WorkerNames(), ", "),
 		func(c *bench.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},
@@ -229,6 +236,10 @@ func parseKeys(args []string, getenv func(string) string) (bench.Config, error) 
 			return bench.Config{}, &UsageError{Key: "KEEPALIVE_TIMEOUT", Value: cfg.KeepaliveTimeout.String(), Source: sources["KEEPALIVE_TIMEOUT"],
 				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, netmodel.IdleConnMargin)}
 		}
+	}
+	if cfg.Active == bench.ActiveCompeting && cfg.Ledger != vendormock.LedgerPostgres {
+		return bench.Config{}, &UsageError{Key: "ACTIVE", Value: cfg.Active, Source: sources["ACTIVE"],
+			Msg: "several active consumers each on its own bbolt ledger can send one message twice (the worker refuses it); use LEDGER=postgres"}
 	}
 	if err := checkWorker(cfg, sources["WORKER"]); err != nil {
 		return bench.Config{}, err
