@@ -135,6 +135,10 @@ type Config struct {
 	// each active worker paces at its share (RateShare); 0 = the profile's
 	// (none in the lab's profiles). Runs on replicas (Replicated).
 	RateLimit int
+	// RatePace is RATE_PACE: RatePaceShare ("" = it; each active worker
+	// paces at its share of RateLimit) or RatePaceOff (the workers do not
+	// pace: the negative control, where nginx's 429s show).
+	RatePace string
 	// HTTPVersion is "1.1" or "2" (HTTP_VERSION; h2 through ALPN, TLS
 	// schemes only).
 	HTTPVersion string

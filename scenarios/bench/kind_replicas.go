@@ -110,10 +110,10 @@ func (k *replicasKind) complete(p *point, r *results.Result, entries []vendormoc
 	}
 	if lim := b.stack.RateLimit; lim > 0 {
 		act := b.cfg.ActiveWorkers()
-		r.RateLimit = CheckRateLimit(entries, StackSendPath(b.stack), lim, act, RateShare(lim, act))
+		r.RateLimit = CheckRateLimit(entries, StackSendPath(b.stack), lim, act, b.sendInterval())
 		rl := r.RateLimit
-		logf(b.w, "%s: rate limit %d sends/s, %d active worker(s) at %.2f/s each: vendor accepted %d at %.1f/s (%.1f%% of the limit), refused %d (429, %.2f%%)",
-			p.label, lim, act, rl.WorkerShareSendsPerS, rl.Accepted, rl.AcceptedPerS, 100*rl.OfLimit, rl.Refused, 100*rl.RefusedShare)
+		logf(b.w, "%s: rate limit %d sends/s, %d active worker(s) paced at %.2f/s each (0 = not paced): vendor accepted %d at %.1f/s (%.1f%% of the limit; steady %.1f/s, %.1f%%), refused %d (429, %.2f%%)",
+			p.label, lim, act, rl.WorkerShareSendsPerS, rl.Accepted, rl.AcceptedPerS, 100*rl.OfLimit, rl.SteadyPerS, 100*rl.SteadyOfLimit, rl.Refused, 100*rl.RefusedShare)
 	}
 	if !mcheck.OK {
 		logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", p.label, mcheck.Detail)
@@ -134,7 +134,7 @@ func (k *replicasKind) complete(p *point, r *results.Result, entries []vendormoc
 // reconciler. Errors: the replicas' (start, stall, timeout), the merge's.
 func (b *Bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, runName, label, recordsPath string, n, rtt int) (_ *results.MetricsCheck, err error) {
 	// Each active worker paces at its share of the vendor's limit.
-	wcfg.SendInterval = RateShare(b.stack.RateLimit, b.cfg.ActiveWorkers())
+	wcfg.SendInterval = b.sendInterval()
 	ws, err := b.stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: runName, Count: b.cfg.Workers, Ledger: b.cfg.Ledger, QueueType: b.cfg.QueueType,
 		NoSingleActiveConsumer: b.cfg.Active == ActiveCompeting,

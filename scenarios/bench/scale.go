@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
@@ -26,6 +27,21 @@ const (
 	// DefaultActive is ACTIVE's default.
 	DefaultActive = ActiveSingle
 )
+
+// Values of Config.RatePace (RATE_PACE).
+const (
+	RatePaceShare = "share"
+	RatePaceOff   = "off"
+)
+
+// sendInterval is the -send-interval of each replica: its share of the
+// stack's rate limit, 0 without one or under RatePaceOff.
+func (b *Bench) sendInterval() time.Duration {
+	if b.cfg.RatePace == RatePaceOff {
+		return 0
+	}
+	return RateShare(b.stack.RateLimit, b.cfg.ActiveWorkers())
+}
 
 // RateHeadroom is the part of the vendor's limit the workers together
 // pace at: jitter between the workers' schedules then stays inside the
@@ -58,7 +74,7 @@ func CheckRateLimit(entries []vendormock.AccessEntry, sendPath string, limit, ac
 	if share > 0 {
 		c.WorkerShareSendsPerS = round3(float64(time.Second) / float64(share))
 	}
-	var first, last time.Time
+	var times []time.Time
 	for _, e := range entries {
 		if e.Method != "POST" || e.Path != sendPath {
 			continue
@@ -68,18 +84,24 @@ func CheckRateLimit(entries []vendormock.AccessEntry, sendPath string, limit, ac
 			continue
 		}
 		c.Accepted++
-		if first.IsZero() || e.Time.Before(first) {
-			first = e.Time
-		}
-		if e.Time.After(last) {
-			last = e.Time
-		}
+		times = append(times, e.Time)
 	}
-	if span := last.Sub(first).Seconds(); c.Accepted > 1 && span > 0 {
-		c.AcceptedPerS = round3(float64(c.Accepted-1) / span)
+	slices.SortFunc(times, time.Time.Compare)
+	rate := func(from, to int) float64 {
+		if span := times[to].Sub(times[from]).Seconds(); to > from && span > 0 {
+			return round3(float64(to-from) / span)
+		}
+		return 0
+	}
+	if n := len(times); n > 1 {
+		c.AcceptedPerS = rate(0, n-1)
+		if n >= 10 {
+			c.SteadyPerS = rate(n/10, n-1-n/10)
+		}
 	}
 	if limit > 0 {
 		c.OfLimit = round3(c.AcceptedPerS / float64(limit))
+		c.SteadyOfLimit = round3(c.SteadyPerS / float64(limit))
 	}
 	if all := c.Accepted + c.Refused; all > 0 {
 		c.RefusedShare = round3(float64(c.Refused) / float64(all))

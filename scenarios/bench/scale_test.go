@@ -56,6 +56,9 @@ func TestCheckRateLimit(t *testing.T) {
 	if c.Accepted != 11 || c.Refused != 1 || c.AcceptedPerS != 10 || c.OfLimit != 0.5 || c.RefusedShare != 0.083 {
 		t.Errorf("got %+v, want 11 accepted at 10/s (0.5 of 20), 1 refused (0.083)", *c)
 	}
+	if c.SteadyPerS != 10 || c.SteadyOfLimit != 0.5 {
+		t.Errorf("steady %+v, want 10/s (0.5)", *c)
+	}
 	if c.ActiveWorkers != 2 || c.WorkerShareSendsPerS != 9.5 {
 		t.Errorf("share %+v, want 2 workers at 9.5/s", *c)
 	}

@@ -9,7 +9,8 @@ type RateLimitCheck struct {
 	LimitSendsPerS int `json:"limit_sends_per_s"`
 	// ActiveWorkers is how many workers consumed at once, and
 	// WorkerShareSendsPerS the rate each paced itself at
-	// (worker -send-interval).
+	// (worker -send-interval); 0 = not paced (RATE_PACE=off, the
+	// negative control).
 	ActiveWorkers        int     `json:"active_workers"`
 	WorkerShareSendsPerS float64 `json:"worker_share_sends_per_s"`
 	// Accepted and Refused count the sends nginx passed to the vendor
@@ -19,8 +20,15 @@ type RateLimitCheck struct {
 	// AcceptedPerS is (Accepted - 1) over the time from the first to the
 	// last accepted send in the access log (ms resolution); 0 below two.
 	AcceptedPerS float64 `json:"accepted_per_s"`
-	// OfLimit is AcceptedPerS / LimitSendsPerS; RefusedShare is Refused /
+	// SteadyPerS is the accepted rate between the 10th and the 90th
+	// percentile of the accepted sends' times: the workers' starts (one
+	// replica starts consuming a second or two after another) and the
+	// run's tail left out; 0 below 10 accepted sends.
+	SteadyPerS float64 `json:"steady_per_s"`
+	// OfLimit is AcceptedPerS / LimitSendsPerS and SteadyOfLimit
+	// SteadyPerS / LimitSendsPerS; RefusedShare is Refused /
 	// (Accepted + Refused).
-	OfLimit      float64 `json:"of_limit"`
-	RefusedShare float64 `json:"refused_share"`
+	OfLimit       float64 `json:"of_limit"`
+	SteadyOfLimit float64 `json:"steady_of_limit"`
+	RefusedShare  float64 `json:"refused_share"`
 }

@@ -30,6 +30,7 @@ var (
 	allowedLedgers   = []string{vendormock.LedgerBbolt, vendormock.LedgerPostgres}
 	allowedQueues    = []string{vendormock.QueueClassic, vendormock.QueueQuorum}
 	allowedActive    = []string{bench.ActiveSingle, bench.ActiveCompeting}
+	allowedRatePace  = []string{bench.RatePaceShare, bench.RatePaceOff}
 )
 
 // UsageError is the error of parseKeys: a word or environment variable the
@@ -162,6 +163,9 @@ var benchKeys = []key{
 	{"RATE_LIMIT", "the vendor's sends per second for the whole account: nginx answers a send above it 429 with Retry-After, and each active worker paces at its share (0.95 x RATE_LIMIT / active workers); 0 = the profile's rate_limit (none in the lab's profiles)", "0",
 		"a whole number 0..10000",
 		func(c *bench.Config, v string) (err error) { c.RateLimit, err = parseInt(v, 0, 10_000); return }},
+	{"RATE_PACE", "share: each active worker paces at its share of RATE_LIMIT; off: the workers do not pace (the negative control: nginx's 429s show)", bench.RatePaceShare,
+		"one of " + strings.Join(allowedRatePace, ", "),
+		func(c *bench.Config, v string) (err error) { c.RatePace, err = oneOf(v, allowedRatePace); return }},
 	{"WORKER", "the worker under test (docs/worker-contract.md): the Go worker, a reference worker, or any image that follows the contract; any worker but go runs once per RTT instead of MODES",
 		bench.DefaultWorker, "one of " + strings.Join(vendormock.WorkerNames(), ", "),
 		func(c *bench.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},
