@@ -60,6 +60,14 @@ type NginxConfig struct {
 	ClientCAFile string
 	// HTTP2 offers h2 through ALPN (HTTP_VERSION=2).
 	HTTP2 bool
+	// RateLimit is the profile's rate_limit.sends_per_second (or
+	// Options.RateLimit), 0 = none: nginx limit_req on SendPath for the
+	// whole account, answering 429 with Retry-After RetryAfterS and a JSON
+	// body (the vendor's code 4290). RateBurst is limit_req's burst
+	// (nodelay).
+	RateLimit, RateBurst, RetryAfterS int
+	// SendPath is the profile's api.send_path.
+	SendPath string
 }
 
 // NewNginxConfig derives the template data from a validated profile;
@@ -99,6 +107,10 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 		ProbePath:                ProbePath,
 		TLS:                      true,
 		ClientCAFile:             nginxLabDir + "/" + CAFileName,
+		RateLimit:                p.RateLimit.SendsPerSecond,
+		RateBurst:                p.RateLimit.Burst,
+		RetryAfterS:              max(p.RateLimit.RetryAfterS, 1),
+		SendPath:                 p.API.SendPath,
 	}
 }
 

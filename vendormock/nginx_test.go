@@ -162,3 +162,45 @@ func TestTransportEnv(t *testing.T) {
 		t.Errorf("binds %v, want cert and key read-only", b)
 	}
 }
+
+// TestNginxRateLimit: a profile's rate_limit renders limit_req on the send
+// path for the whole account (one key, the server name) with 429, the
+// burst and Retry-After on the refusal; without one (the alimtalk
+// profile's default) no limit_req is rendered, so the golden file holds.
+func TestNginxRateLimit(t *testing.T) {
+	p := loadTestProfile(t)
+	off, err := RenderNginxConf(p, NewNginxConfig(p, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(off), "limit_req") {
+		t.Errorf("no rate_limit, but nginx.conf has limit_req")
+	}
+	p.RateLimit = RateLimitSpec{SendsPerSecond: 50, Burst: 4, RetryAfterS: 2}
+	conf, err := RenderNginxConf(p, NewNginxConfig(p, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(conf)
+	for _, want := range []string{
+		"limit_req_zone $server_name zone=account_sends:1m rate=50r/s;",
+		"limit_req_status 429;",
+		"location = /v3/message {",
+		"limit_req zone=account_sends burst=4 nodelay;",
+		"error_page 429 = @rate_limited;",
+		"add_header Retry-After 2 always;",
+		`return 429 '{"code":"4290"`,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("nginx.conf lacks %q", want)
+		}
+	}
+	p.RateLimit = RateLimitSpec{SendsPerSecond: 10}
+	conf, err = RenderNginxConf(p, NewNginxConfig(p, 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := string(conf); !strings.Contains(s, "limit_req zone=account_sends;") || !strings.Contains(s, "add_header Retry-After 1 always;") {
+		t.Errorf("burst 0 and retry_after_s 0: want no burst and Retry-After 1:\n%s", s)
+	}
+}

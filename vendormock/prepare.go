@@ -4,6 +4,7 @@
 package vendormock
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -51,6 +52,13 @@ func (s *Stack) prepare(opts Options) error {
 	if s.KeepaliveTimeout <= 0 {
 		s.KeepaliveTimeout = p.Nginx.KeepaliveTimeout
 	}
+	if opts.RateLimit < 0 {
+		return fmt.Errorf("stack options: rate limit %d: want >= 0 sends/s (0 = the profile's)", opts.RateLimit)
+	}
+	if opts.RateLimit > 0 {
+		p.RateLimit.SendsPerSecond = opts.RateLimit
+	}
+	s.RateLimit = p.RateLimit.SendsPerSecond
 	s.imageWorker = opts.Images.Worker
 	if opts.BrokerNodes < 0 || opts.BrokerNodes > MaxBrokerNodes {
 		return fmt.Errorf("stack options: broker nodes %d: want 1 to %d", opts.BrokerNodes, MaxBrokerNodes)
@@ -97,6 +105,9 @@ func (s *Stack) prepare(opts Options) error {
 	conf, err := RenderNginxConf(p, NewNginxConfig(p, s.KeepaliveTimeout).WithTransport(s.Scheme, s.HTTP2))
 	if err != nil {
 		return err
+	}
+	if s.RateLimit > 0 && !bytes.Contains(conf, []byte("limit_req_zone")) {
+		return fmt.Errorf("profile %s: a rate limit of %d sends/s is asked, but its nginx template %s has no limit_req_zone: it would not be enforced", p.Name, s.RateLimit, p.Nginx.Template)
 	}
 	if err := writeFile(filepath.Join(s.WorkDir, "nginx", "nginx.conf"), conf, 0o644); err != nil {
 		return err

@@ -46,6 +46,9 @@ type Profile struct {
 	// Reports is the vendor's delivery-report API; nil when the vendor
 	// publishes none (reports; docs/vendor-api.md#delivery-reports).
 	Reports *ReportsSpec `yaml:"reports"`
+	// RateLimit is the vendor's sends per second per account, enforced by
+	// nginx (rate_limit); the zero value = none.
+	RateLimit RateLimitSpec `yaml:"rate_limit"`
 
 	// Stubs are the WireMock stubs read from WireMock.Stubs, with each
 	// body file already read into Response.Body.
@@ -62,6 +65,23 @@ type Profile struct {
 	// VENDOR_REPORTS (the worker's vendorapi.ReportSpec reads the same
 	// keys and validates it at start); "" when the profile has none.
 	ReportsJSON string `yaml:"-"`
+}
+
+// RateLimitSpec is a vendor's rate limit on sends (rate_limit): nginx
+// limits api.send_path for the whole account (every worker, every
+// connection) with limit_req and answers a send above it 429 with a
+// Retry-After header, before WireMock sees it (docs/vendor-api.md, Rate
+// limit). The token call is not limited.
+type RateLimitSpec struct {
+	// SendsPerSecond is the limit; 0 = none (sends_per_second).
+	SendsPerSecond int `yaml:"sends_per_second"`
+	// Burst is how many sends above the rate nginx lets through at once
+	// (limit_req burst=N nodelay): a vendor's bucket size; 0 = none, so
+	// two sends closer than 1/SendsPerSecond are refused (burst).
+	Burst int `yaml:"burst"`
+	// RetryAfterS is the Retry-After a refused send gets, whole seconds;
+	// 0 = 1 (retry_after_s).
+	RetryAfterS int `yaml:"retry_after_s"`
 }
 
 // StatusTableFile is the status table's file name inside a profile folder.
@@ -296,6 +316,9 @@ func (p *Profile) validate() []string {
 	}
 	if okMin && okMax && minV > maxV {
 		bad("tls", "min_version %s is above max_version %s", p.TLS.MinVersion, p.TLS.MaxVersion)
+	}
+	if r := p.RateLimit; r.SendsPerSecond < 0 || r.Burst < 0 || r.RetryAfterS < 0 {
+		bad("rate_limit", "sends_per_second, burst and retry_after_s must be >= 0, got %d, %d, %d", r.SendsPerSecond, r.Burst, r.RetryAfterS)
 	}
 	if p.Nginx.Template == "" {
 		bad("nginx.template", "must name the nginx.conf template file")

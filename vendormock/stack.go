@@ -101,6 +101,11 @@ type Options struct {
 	// and volume of the run (run.sh's LAB_SESSION, EnvSession, read by
 	// the command or test at its edge); "" = no session label.
 	Session string
+	// RateLimit is the vendor's sends per second for the whole account,
+	// enforced by nginx (Profile.RateLimit): 0 = the profile's
+	// rate_limit.sends_per_second (none when it has none), > 0 overrides
+	// it. The lab's RATE_LIMIT.
+	RateLimit int
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative
@@ -173,6 +178,7 @@ type Stack struct {
 	ClientSecret     string        // never logged
 	AccessLogPath    string        // host path of nginx's access log (bind mount)
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout in effect
+	RateLimit        int           // the vendor's sends/s in effect; 0 = none
 	StartDuration    time.Duration // cold start: Start called to all four ready
 
 	// VendorAddrHost is host: 127.0.0.1:PORT of Toxiproxy's vendor listener

@@ -47,6 +47,13 @@ type Config struct {
 	// x-single-active-consumer, so several replicas consume at once. Only
 	// for the lab's negative control.
 	DisableSingleActiveConsumer bool
+	// CompetingLocalLedgerOK lets DisableSingleActiveConsumer run with a
+	// bbolt ledger, which Validate refuses otherwise: several active
+	// consumers with a ledger each can send one message twice (a
+	// redelivery reaches a replica whose ledger never saw it;
+	// docs/deployment.md, Several active workers). Only for the lab's
+	// negative control (scenario no-sac-crash).
+	CompetingLocalLedgerOK bool
 	// WorkerID names this replica in records (Record.Replica) and logs;
 	// "" = the host name.
 	WorkerID string
@@ -117,6 +124,11 @@ type Config struct {
 	// on the delivery's own channel). Above 1 the queue's order is NOT
 	// kept: sends, acks and records happen in the order messages finish.
 	Concurrency int
+	// SendInterval paces the worker: it takes a message no sooner than
+	// SendInterval after the previous one (a steady schedule, so the mean
+	// rate is 1/SendInterval), this worker's share of the vendor's rate
+	// limit (docs/deployment.md, Vendor rate limit). 0 = no pacing.
+	SendInterval time.Duration
 	// PoolSize is the pooled strategy's idle pool (MaxIdleConnsPerHost);
 	// 0 = Concurrency. Setting it below Concurrency shows the classic
 	// pitfall: Go's default is 2, and above that many sends in flight the
@@ -268,6 +280,7 @@ func (c Config) LogValue() slog.Value {
 		slog.Bool("client_key_set", c.ClientKeyFile != ""),
 		slog.String("http_version", c.HTTPVersion),
 		slog.Int("concurrency", c.Concurrency),
+		slog.String("send_interval", c.SendInterval.String()),
 		slog.Int("pool_size", c.PoolSize),
 		slog.String("idle_conn_timeout", c.IdleConnTimeout.String()),
 		slog.String("response_timeout", c.ResponseTimeout.String()),

@@ -50,6 +50,14 @@ func TestConfigValidate(t *testing.T) {
 		{"fence not above the ledger timeout", func(c *Config) { c.LedgerTimeout, c.SendFence = 5*time.Second, 5*time.Second }, []string{"send fence 5s", "ledger timeout 5s"}},
 		{"negative ledger timeout", func(c *Config) { c.LedgerTimeout = -time.Second }, []string{"ledger timeout -1s"}},
 		{"longer fence and ledger timeout", func(c *Config) { c.LedgerTimeout, c.SendFence = 3*time.Second, 10*time.Second }, nil},
+		{"competing consumers on bbolt refused", func(c *Config) { c.DisableSingleActiveConsumer = true },
+			[]string{"single active consumer off with the bbolt ledger", "postgres://"}},
+		{"competing consumers on postgres", func(c *Config) {
+			c.DisableSingleActiveConsumer, c.LedgerPath = true, "postgres://lab@db:5432/ledger"
+		}, nil},
+		{"competing on bbolt for the negative control", func(c *Config) { c.DisableSingleActiveConsumer, c.CompetingLocalLedgerOK = true, true }, nil},
+		{"paced", func(c *Config) { c.SendInterval = 40 * time.Millisecond }, nil},
+		{"negative send interval", func(c *Config) { c.SendInterval = -time.Millisecond }, []string{"send interval -1ms"}},
 		{"two problems at once", func(c *Config) { c.ClientID, c.TLSMax = "", "9" }, []string{"client id", "tls max"}},
 	}
 	for _, tc := range tests {

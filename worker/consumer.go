@@ -107,6 +107,9 @@ type consumer struct {
 	// addrs picks the broker node each session dials (Config.AMQPURL may
 	// list several).
 	addrs brokerAddrs
+	// pace spaces the deliveries taken (Config.SendInterval), across
+	// sessions.
+	pace pacer
 }
 
 // account writes the Record of a handled message (not of a requeued one)

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"errors"
+	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -83,7 +84,15 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		if inflight >= n || (c.cfg.MaxMessages > 0 && c.stats.handled+inflight >= c.cfg.MaxMessages) {
 			in = nil
 		}
+		// Under Config.SendInterval, no take before the pacer allows it.
+		var paced <-chan time.Time
+		if in != nil {
+			if w := c.pace.wait(time.Now()); w > 0 {
+				in, paced = nil, time.After(w)
+			}
+		}
 		select {
+		case <-paced:
 		case <-ctx.Done():
 			drain()
 			return false, errStop
@@ -117,6 +126,7 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			// ack after the session was lost is refused (ErrStaleDelivery),
 			// never sent on the next channel.
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
+			c.pace.took(time.Now())
 			inflight++
 			go func(d amqp.Delivery) {
 				rec, herr := h.Handle(ctx, d)

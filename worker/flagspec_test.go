@@ -21,7 +21,7 @@ var notOnCommandLine = []string{"ClientSecret", "ReconnectMin", "Heartbeat", "Lo
 func fullConfig() Config {
 	return Config{
 		AMQPURL: "amqp://u:p@rabbit:5673/v", Queue: "q.main", RetryDelay: 7 * time.Second, MaxAttempts: 9,
-		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true,
+		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true, CompetingLocalLedgerOK: true,
 		WorkerID: "w-7", OpsAddr: "127.0.0.1:9999", VendorStatusTable: `{"statuses":{}}`,
 		VendorReports: `{"pull":{"path":"/r/{refkey}"}}`, ReportSecretFile: "/run/secrets/report", ReportJournal: "/data/reports.jsonl", ReportSweep: 7 * time.Second,
 		VendorURL: "https://api.vendor.test:8443", VendorAddr: "10.0.0.1:443",
@@ -30,7 +30,7 @@ func fullConfig() Config {
 		CAFile: "/lab/ca.pem", ClientID: "lab", ClientSecret: "s3cr3t", Strategy: "per-request", TLSMax: "1.2",
 		IdleConnTimeout: 73990 * time.Millisecond, ResponseTimeout: 2500 * time.Millisecond, DialTimeout: 3500 * time.Millisecond,
 		TLSHandshakeTimeout: 4 * time.Second, ClientCertFile: "/lab/client.pem", ClientKeyFile: "/lab/client.key",
-		HTTPVersion: "2", Concurrency: 8, PoolSize: 2, CorrelationHeader: "X-Client-Ref", IdempotencyHeader: "Idem-Key",
+		HTTPVersion: "2", Concurrency: 8, SendInterval: 40 * time.Millisecond, PoolSize: 2, CorrelationHeader: "X-Client-Ref", IdempotencyHeader: "Idem-Key",
 		UnsafeAllowTransportReplay: true,
 		LedgerPath:                 "/out/ledger.db", LedgerRetention: 48 * time.Hour, LedgerEphemeralOK: true,
 		RecordsPath: "/out/records.jsonl", MaxMessages: 1050,

@@ -78,8 +78,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	topo := cfg.Topology()
 	metrics := NewMetrics()
 	c := &consumer{
-		cfg: cfg,
-		log: log,
+		cfg:  cfg,
+		log:  log,
+		pace: pacer{interval: cfg.SendInterval},
 		handler: NewHandler(HandlerConfig{
 			Sender:         client,
 			Ledger:         timedLedger{Ledger: led, m: metrics},

@@ -87,6 +87,12 @@ func (c Config) Validate() error {
 	if _, err := ledger.SpecKind(c.LedgerPath); err != nil {
 		bad("ledger: %v", err)
 	}
+	if kind, _ := ledger.SpecKind(c.LedgerPath); kind == ledger.KindBolt && c.DisableSingleActiveConsumer && !c.CompetingLocalLedgerOK {
+		bad("single active consumer off with the bbolt ledger %s: several active consumers each with its own ledger can send one message twice; use a shared postgres:// ledger (docs/deployment.md, Several active workers)", c.LedgerPath)
+	}
+	if c.SendInterval < 0 {
+		bad("send interval %v: want >= 0 (0 = no pacing)", c.SendInterval)
+	}
 	if c.LedgerRetention <= 0 {
 		bad("ledger retention %v: want > 0, for example 168h", c.LedgerRetention)
 	}

@@ -143,7 +143,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		logf(w, "run id %s (results/runs/ name and provenance), commit %s (%s)", p.RunID, p.ShortCommit(), cmp.Or(p.CommitSource, "unknown"))
 	}
 	if cfg.Replicated() {
-		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s BROKER_NODES=%d: each run on worker replicas under single active consumer", cfg.Workers, cfg.Ledger, cfg.QueueType, max(cfg.BrokerNodes, 1))
+		logf(w, "WORKERS=%d LEDGER=%s QUEUE_TYPE=%s BROKER_NODES=%d ACTIVE=%s RATE_LIMIT=%d: each run on worker replicas, %d active", cfg.Workers, cfg.Ledger, cfg.QueueType, max(cfg.BrokerNodes, 1), cmp.Or(cfg.Active, DefaultActive), cfg.RateLimit, cfg.ActiveWorkers())
 	}
 
 	logf(w, "starting the stack (RabbitMQ, WireMock, nginx, Toxiproxy)")

@@ -130,6 +130,20 @@ type Config struct {
 	// Concurrency is the messages each worker handles at once
 	// (CONCURRENCY; prefetch and sends in flight), 1 = the case's.
 	Concurrency int
+	// Active is how the replicas share the queue (ACTIVE): ActiveSingle
+	// ("" = it; single active consumer, one works, the others stand by)
+	// or ActiveCompeting (every replica consumes; needs LEDGER=postgres,
+	// docs/deployment.md, Several active workers).
+	Active string
+	// RateLimit is the vendor's sends per second for the whole account
+	// (RATE_LIMIT): nginx enforces it (vendormock.Options.RateLimit) and
+	// each active worker paces at its share (RateShare); 0 = the profile's
+	// (none in the lab's profiles). Runs on replicas (Replicated).
+	RateLimit int
+	// RatePace is RATE_PACE: RatePaceShare ("" = it; each active worker
+	// paces at its share of RateLimit) or RatePaceOff (the workers do not
+	// pace: the negative control, where nginx's 429s show).
+	RatePace string
 	// HTTPVersion is "1.1" or "2" (HTTP_VERSION; h2 through ALPN, TLS
 	// schemes only).
 	HTTPVersion string
@@ -163,11 +177,12 @@ type Config struct {
 }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,
-// LEDGER or QUEUE_TYPE away from its default): each run then starts them
+// LEDGER or QUEUE_TYPE away from its default, ACTIVE=competing or a
+// RATE_LIMIT): each run then starts them
 // with vendormock.StartReplicas, merges their records and checks every
 // replica's /metrics against them (Result.MetricsCheck).
 func (c Config) Replicated() bool {
-	return c.Workers > 1 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType) || c.BrokerNodes > 1
+	return c.Workers > 1 || c.Active == ActiveCompeting || c.RateLimit > 0 || (c.Ledger != "" && c.Ledger != DefaultLedger) || (c.QueueType != "" && c.QueueType != DefaultQueueType) || c.BrokerNodes > 1
 }
 
 // DefaultConfig returns the Config used when no word or environment
@@ -195,5 +210,6 @@ func DefaultConfig() Config {
 		Scheme:        DefaultScheme,
 		Concurrency:   DefaultConcurrency,
 		HTTPVersion:   DefaultHTTPVersion,
+		Active:        DefaultActive,
 	}
 }

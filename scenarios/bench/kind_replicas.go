@@ -78,8 +78,8 @@ func checkMetrics(reps []results.ReplicaMetrics) *results.MetricsCheck {
 	return c
 }
 
-// replicasKind runs Config.Workers Go worker replicas under single
-// active consumer and checks every replica's /metrics against its records.
+// replicasKind runs Config.Workers Go worker replicas, under single
+// active consumer or all active (Config.Active), and checks every replica's /metrics against its records.
 type replicasKind struct {
 	b     *Bench
 	check *results.MetricsCheck
@@ -101,10 +101,20 @@ func (k *replicasKind) readRecords(_ *point, _ []records.Record, err error) erro
 
 // complete records the replicas and their metrics check in r; a check
 // that failed writes r (for inspection) and fails the point.
-func (k *replicasKind) complete(p *point, r *results.Result, _ []vendormock.AccessEntry) error {
+func (k *replicasKind) complete(p *point, r *results.Result, entries []vendormock.AccessEntry) error {
 	b, mcheck := k.b, k.check
 	r.Workers, r.Ledger, r.QueueType, r.MetricsCheck = b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, mcheck
 	r.BrokerNodes = b.cfg.BrokerNodes
+	if b.cfg.Active == ActiveCompeting {
+		r.Active = ActiveCompeting
+	}
+	if lim := b.stack.RateLimit; lim > 0 {
+		act := b.cfg.ActiveWorkers()
+		r.RateLimit = CheckRateLimit(entries, StackSendPath(b.stack), lim, act, b.sendInterval())
+		rl := r.RateLimit
+		logf(b.w, "%s: rate limit %d sends/s, %d active worker(s) paced at %.2f/s each (0 = not paced): vendor accepted %d at %.1f/s (%.1f%% of the limit; steady %.1f/s, %.1f%%), refused %d (429, %.2f%%)",
+			p.label, lim, act, rl.WorkerShareSendsPerS, rl.Accepted, rl.AcceptedPerS, 100*rl.OfLimit, rl.SteadyPerS, 100*rl.SteadyOfLimit, rl.Refused, 100*rl.RefusedShare)
+	}
 	if !mcheck.OK {
 		logf(b.w, "%s: ERROR: worker /metrics disagree with the records: %s", p.label, mcheck.Detail)
 		if err := results.WriteResult(b.out, *r); err != nil {
@@ -117,19 +127,22 @@ func (k *replicasKind) complete(p *point, r *results.Result, _ []vendormock.Acce
 }
 
 // runReplicas runs one bench run on b.cfg.Workers replicas: they consume
-// the published queue under single active consumer until n records exist
-// across their files; then each replica's /metrics is scraped, the
+// the published queue (Config.Active) until n records exist across their
+// files and n of them are settled (waitSettled); then each replica's /metrics is scraped, the
 // replicas are stopped (SIGTERM) and removed, and their records are merged
 // into recordsPath (lab.RecordSet.Merged) for the run's metrics and the
 // reconciler. Errors: the replicas' (start, stall, timeout), the merge's.
 func (b *Bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, runName, label, recordsPath string, n, rtt int) (_ *results.MetricsCheck, err error) {
+	// Each active worker paces at its share of the vendor's limit.
+	wcfg.SendInterval = b.sendInterval()
 	ws, err := b.stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name: runName, Count: b.cfg.Workers, Ledger: b.cfg.Ledger, QueueType: b.cfg.QueueType,
-		PostgresImage: b.cfg.Images.Postgres,
-		Args:          lab.ReplicaArgs(wcfg),
-		Grace:         worker.ShutdownGrace(wcfg),
-		Env:           map[string]string{"GOMAXPROCS": "1"},
-		CPUs:          1, OutDir: runDir,
+		NoSingleActiveConsumer: b.cfg.Active == ActiveCompeting,
+		PostgresImage:          b.cfg.Images.Postgres,
+		Args:                   lab.ReplicaArgs(wcfg),
+		Grace:                  worker.ShutdownGrace(wcfg),
+		Env:                    map[string]string{"GOMAXPROCS": "1"},
+		CPUs:                   1, OutDir: runDir,
 	})
 	if ws != nil {
 		defer func() {
@@ -147,7 +160,11 @@ func (b *Bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, run
 	for _, r := range ws.Replicas() {
 		set.Add(r.RecordsPath())
 	}
-	if err := waitRecords(ctx, b.w, set, label, n, b.limits(n, rtt)); err != nil {
+	lim := rateLimits(b.limits(n, rtt), n, b.stack.RateLimit)
+	if err := waitRecords(ctx, b.w, set, label, n, lim); err != nil {
+		return nil, err
+	}
+	if err := waitSettled(ctx, b.w, set, label, n, lim); err != nil {
 		return nil, err
 	}
 	var reps []results.ReplicaMetrics
@@ -192,7 +209,7 @@ func (b *Bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, run
 	for _, r := range reps {
 		handledBy = append(handledBy, fmt.Sprintf("%s %d", r.ID, r.Handled))
 	}
-	logf(b.w, "%s: %d replicas (%s ledger, %s queues); records per replica: %s", label, b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, strings.Join(handledBy, ", "))
+	logf(b.w, "%s: %d replicas (%s ledger, %s queues, %d active); records per replica: %s", label, b.cfg.Workers, b.cfg.Ledger, b.cfg.QueueType, b.cfg.ActiveWorkers(), strings.Join(handledBy, ", "))
 	return checkMetrics(reps), nil
 }
 

@@ -159,6 +159,9 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	if b.cfg.QueueType != "" {
 		p.topo.Type = queues.QueueType(b.cfg.QueueType) // declared as the replicas declare them
 	}
+	// Competing consumers declare the main queue without single active
+	// consumer; a different argument would refuse them (PRECONDITION_FAILED).
+	p.topo.SingleActiveConsumer = b.cfg.Active != ActiveCompeting
 	p.n = b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed
 	published, err := b.publish(ctx, p.topo, mode, rtt, filepath.Join(p.dir, PublishedFile))
 	if err != nil {

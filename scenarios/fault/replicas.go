@@ -32,6 +32,9 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Without single active consumer the worker refuses a bbolt ledger
+	// (it can send twice): the negative control (no-sac-crash) says so.
+	wcfg.CompetingLocalLedgerOK = !w.SAC() && w.Ledger != vendormock.LedgerPostgres
 	ws, err := s.r.Stack.StartReplicas(ctx, vendormock.ReplicaOptions{
 		Name:                   "fault-" + s.sc.Name,
 		Count:                  w.Count,

@@ -103,6 +103,11 @@ type Result struct {
 	QueueType string `json:"queue_type,omitempty"`
 	// BrokerNodes is the run's BROKER_NODES; 0 in results of one node.
 	BrokerNodes int `json:"broker_nodes,omitempty"`
+	// Active is the run's ACTIVE ("competing": every replica consumes);
+	// "" under single active consumer. RateLimit is what the access log
+	// shows under RATE_LIMIT; nil without one.
+	Active    string          `json:"active,omitempty"`
+	RateLimit *RateLimitCheck `json:"rate_limit,omitempty"`
 	// Scheme, Concurrency, HTTPVersion and PoolSize are the run's SCHEME,
 	// CONCURRENCY, HTTP_VERSION and the pooled client's idle pool
 	// (POOL_SIZE, or the concurrency when 0; 0 for per-request). "" and 0

@@ -27,6 +27,8 @@ var (
 	allowedStates    = []string{"tmpfs", "disk"}
 	allowedOnOff     = []string{"off", "on"}
 	allowedLedgers   = []string{vendormock.LedgerBbolt, vendormock.LedgerPostgres}
+	allowedActive    = []string{bench.ActiveSingle, bench.ActiveCompeting}
+	allowedRatePace  = []string{bench.RatePaceShare, bench.RatePaceOff}
 	allowedQueues    = []string{vendormock.QueueClassic, vendormock.QueueQuorum}
 )
 
@@ -72,6 +74,10 @@ func parseKeys(args []string, getenv func(string) string) (bench.Config, error) 
 			return bench.Config{}, &UsageError{Key: "KEEPALIVE_TIMEOUT", Value: cfg.KeepaliveTimeout.String(), Source: sources["KEEPALIVE_TIMEOUT"],
 				Msg: fmt.Sprintf("leaves no idle time for the pooled client at RTT %s (needs more than RTT + %s)", maxRTT, netmodel.IdleConnMargin)}
 		}
+	}
+	if cfg.Active == bench.ActiveCompeting && cfg.Ledger != vendormock.LedgerPostgres {
+		return bench.Config{}, &UsageError{Key: "ACTIVE", Value: cfg.Active, Source: sources["ACTIVE"],
+			Msg: "several active consumers each on its own bbolt ledger can send one message twice (the worker refuses it); use LEDGER=postgres"}
 	}
 	if err := checkWorker(cfg, sources["WORKER"]); err != nil {
 		return bench.Config{}, err

@@ -68,6 +68,8 @@ func TestParseArgs(t *testing.T) {
 			with(func(c *bench.Config) { c.Workers = 3 })},
 		{"thresholds", []string{"THRESHOLD_P99_MS=32.5"}, map[string]string{"THRESHOLD_CONNECTIONS": "4"},
 			with(func(c *bench.Config) { c.Thresholds = bench.Thresholds{P99MS: 32.5, Connections: 4} })},
+		{"competing on postgres, rate limit", []string{"WORKERS=4", "ACTIVE=competing", "LEDGER=postgres", "RATE_LIMIT=50"}, nil,
+			with(func(c *bench.Config) { c.Workers, c.Active, c.Ledger, c.RateLimit = 4, "competing", "postgres", 50 })},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -122,6 +124,9 @@ func TestParseArgsErrors(t *testing.T) {
 		{"worker state unknown", []string{"WORKER_STATE=ram"}, nil, "WORKER_STATE", "argument", []string{`"ram"`, "tmpfs, disk"}},
 		{"workers zero", []string{"WORKERS=0"}, nil, "WORKERS", "argument", []string{"out of range", "1..8"}},
 		{"workers not a number", []string{"WORKERS=two"}, nil, "WORKERS", "argument", []string{"not a whole number", "1..8"}},
+		{"competing on bbolt", []string{"WORKERS=2", "ACTIVE=competing"}, nil, "ACTIVE", "argument", []string{"send one message twice", "LEDGER=postgres"}},
+		{"active unknown", []string{"ACTIVE=partitioned"}, nil, "ACTIVE", "argument", []string{`"partitioned"`, "single, competing"}},
+		{"rate limit negative", []string{"RATE_LIMIT=-1"}, nil, "RATE_LIMIT", "argument", []string{"out of range", "0..10000"}},
 		{"ledger unknown", []string{"LEDGER=sqlite"}, nil, "LEDGER", "argument", []string{`"sqlite"`, "bbolt, postgres"}},
 		{"ledger url is not a choice", []string{"LEDGER=postgres://x"}, nil, "LEDGER", "argument", []string{"bbolt, postgres"}},
 		{"queue type unknown", nil, map[string]string{"QUEUE_TYPE": "stream"}, "QUEUE_TYPE", "environment", []string{`"stream"`, "classic, quorum"}},

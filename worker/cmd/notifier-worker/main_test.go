@@ -90,9 +90,10 @@ func TestParseFlags(t *testing.T) {
 				"VENDOR_URL": "https://api.vendor.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "s3cr3t",
 				"QUEUE_TYPE": "quorum", "DELIVERY_LIMIT": "3", "SINGLE_ACTIVE_CONSUMER": "false", "WORKER_ID": "w-2",
 				"OPS_ADDR": "off", "RETRY_MAX_DELAY": "90s", "VENDOR_STATUS_TABLE": "/profile/status.yaml",
+				"LEDGER": "postgres://lab@db:5432/ledger", "SEND_INTERVAL": "50ms",
 			},
 			check: func(t *testing.T, c worker.Config) {
-				if c.QueueType != "quorum" || c.DeliveryLimit != 3 || !c.DisableSingleActiveConsumer || c.WorkerID != "w-2" ||
+				if c.QueueType != "quorum" || c.DeliveryLimit != 3 || !c.DisableSingleActiveConsumer || c.WorkerID != "w-2" || c.SendInterval != 50*time.Millisecond ||
 					c.OpsAddr != "" || c.RetryMaxDelay != 90*time.Second || c.VendorStatusTable != "/profile/status.yaml" {
 					t.Errorf("env not used: %+v", c)
 				}
@@ -155,6 +156,8 @@ func TestParseFlags(t *testing.T) {
 		{name: "bad queue type", args: []string{"-queue-type", "stream"}, env: baseEnv, wantErr: "want classic or quorum"},
 		{name: "bad env bool", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "x",
 			"SINGLE_ACTIVE_CONSUMER": "maybe"}, wantErr: "SINGLE_ACTIVE_CONSUMER"},
+		{name: "competing consumers on the default bbolt ledger refused", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab", "VENDOR_CLIENT_SECRET": "x",
+			"SINGLE_ACTIVE_CONSUMER": "false"}, wantErr: "single active consumer off with the bbolt ledger"},
 		{name: "no secret flag exists", args: []string{"-client-secret", "x"}, env: baseEnv, wantErr: "flag provided but not defined"},
 		{name: "secret only from env", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab"}, wantErr: "VENDOR_CLIENT_SECRET"},
 		{name: "unknown strategy lists known", args: []string{"-strategy", "turbo"}, env: baseEnv, wantErr: "known strategies: per-request, pooled"},
