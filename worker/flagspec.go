@@ -23,6 +23,7 @@ var settings = []setting[Config]{
 	knob("queue-type", "QUEUE_TYPE", DefaultQueueType, "queue type of all six queues: classic | quorum (must match the queues on the broker)", func(c *Config) *string { return &c.QueueType }),
 	knob("delivery-limit", "DELIVERY_LIMIT", DefaultDeliveryLimit, "quorum only: dead-letter a message after this many unacked deliveries (a message that keeps crashing the worker)", func(c *Config) *int { return &c.DeliveryLimit }),
 	inverted("single-active-consumer", "SINGLE_ACTIVE_CONSUMER", "declare the main queue with single active consumer (false only for the lab's negative control)", func(c *Config) *bool { return &c.DisableSingleActiveConsumer }),
+	knob("dead-letter-at-most-once", "", false, "quorum only: dead-letter at most once, RabbitMQ's default (a hop into a queue without a leader drops the message; only for the lab's negative control)", func(c *Config) *bool { return &c.DeadLetterAtMostOnce }),
 	knob("worker-id", "WORKER_ID", "", "this replica's name in records and logs; empty = the host name", func(c *Config) *string { return &c.WorkerID }),
 	knob("ops-addr", "OPS_ADDR", DefaultOpsAddr, "serve /healthz and /metrics on this `host:port`; empty or \""+OpsAddrOff+"\" = none", func(c *Config) *string { return &c.OpsAddr }),
 	knob("vendor-status-table", "VENDOR_STATUS_TABLE", "", "vendor status table: YAML/JSON `file` or inline JSON mapping HTTP statuses and business codes to outcomes; empty = 429/408 NOT_SENT, other 4xx REJECTED, 5xx UNKNOWN", func(c *Config) *string { return &c.VendorStatusTable }),

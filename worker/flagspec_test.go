@@ -21,7 +21,7 @@ var notOnCommandLine = []string{"ClientSecret", "ReconnectMin", "Heartbeat", "Lo
 func fullConfig() Config {
 	return Config{
 		AMQPURL: "amqp://u:p@rabbit:5673/v", Queue: "q.main", RetryDelay: 7 * time.Second, MaxAttempts: 9,
-		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true,
+		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true, DeadLetterAtMostOnce: true,
 		WorkerID: "w-7", OpsAddr: "127.0.0.1:9999", VendorStatusTable: `{"statuses":{}}`,
 		VendorURL: "https://api.vendor.test:8443", VendorAddr: "10.0.0.1:443",
 		VendorAPI: vendorapi.API{TokenPath: "/oauth2/token", TokenAuth: "form", SendPath: "/sms/v2/messages",

@@ -1,0 +1,106 @@
+package vendormock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+)
+
+// ErrNoSuchQueue is returned by QueueMembers and QueueLeader for a queue
+// the broker does not list.
+var ErrNoSuchQueue = errors.New("queue not listed by the broker")
+
+// QueueNodes is where one queue lives, as rabbitmqctl list_queues name
+// node leader members prints it.
+type QueueNodes struct {
+	Name string
+	// Leader is the Erlang name of the node hosting the queue: a quorum
+	// queue's leader, a classic queue's only node ("rabbit@rabbitmq-2").
+	Leader string
+	// Members are a quorum queue's members, sorted; a classic queue has
+	// none.
+	Members []string
+}
+
+// QueueNodesOf returns every queue's QueueNodes, keyed by name, as the
+// first node (in Brokers order) whose rabbitmqctl answers lists them: a
+// killed or partitioned node is skipped. Errors: RabbitMQCtl's of the last
+// node tried when none answers, unreadable output.
+func (s *Stack) QueueNodesOf(ctx context.Context) (map[string]QueueNodes, error) {
+	var out string
+	var err error
+	for i := range s.Brokers() {
+		if out, err = s.RabbitMQCtl(ctx, i, "list_queues", "name", "node", "leader", "members", "--formatter", "json"); err == nil {
+			break
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	var rows []struct {
+		Name    string          `json:"name"`
+		Node    string          `json:"node"`
+		Leader  json.RawMessage `json:"leader"`
+		Members json.RawMessage `json:"members"`
+	}
+	if err := json.Unmarshal([]byte(out), &rows); err != nil {
+		return nil, fmt.Errorf("list_queues: %w: %q", err, out)
+	}
+	m := make(map[string]QueueNodes, len(rows))
+	for _, r := range rows {
+		q := QueueNodes{Name: r.Name, Leader: r.Node}
+		// A classic queue's leader and members are "" (not a string list).
+		var leader string
+		if json.Unmarshal(r.Leader, &leader) == nil && leader != "" {
+			q.Leader = leader
+		}
+		var members []string
+		if json.Unmarshal(r.Members, &members) == nil {
+			slices.Sort(members)
+			q.Members = members
+		}
+		m[r.Name] = q
+	}
+	return m, nil
+}
+
+// QueueMembers returns a quorum queue's members (Erlang node names,
+// sorted; none for a classic queue), read as QueueNodesOf reads them.
+// Errors: ErrNoSuchQueue, QueueNodesOf's.
+func (s *Stack) QueueMembers(ctx context.Context, queue string) ([]string, error) {
+	q, err := s.queueNodes(ctx, queue)
+	return q.Members, err
+}
+
+// QueueLeader returns the 0-based index (in Brokers order) of the node
+// hosting queue: a quorum queue's leader, a classic queue's node.
+// Errors: ErrNoSuchQueue, a node not in Brokers, QueueNodesOf's.
+func (s *Stack) QueueLeader(ctx context.Context, queue string) (int, error) {
+	q, err := s.queueNodes(ctx, queue)
+	if err != nil {
+		return -1, err
+	}
+	for i, b := range s.Brokers() {
+		if b.Name == q.Leader {
+			return i, nil
+		}
+	}
+	return -1, fmt.Errorf("queue %s: leader %q is not a node of the run", queue, q.Leader)
+}
+
+func (s *Stack) queueNodes(ctx context.Context, queue string) (QueueNodes, error) {
+	all, err := s.QueueNodesOf(ctx)
+	if err != nil {
+		return QueueNodes{}, err
+	}
+	q, ok := all[queue]
+	if !ok {
+		return QueueNodes{}, fmt.Errorf("%w: %s", ErrNoSuchQueue, queue)
+	}
+	return q, nil
+}
