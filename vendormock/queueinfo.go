@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 )
 
@@ -13,7 +14,7 @@ import (
 var ErrNoSuchQueue = errors.New("queue not listed by the broker")
 
 // QueueNodes is where one queue lives, as rabbitmqctl list_queues name
-// node leader members prints it.
+// pid leader members prints it (RabbitMQ 3.10 has no node column).
 type QueueNodes struct {
 	Name string
 	// Leader is the Erlang name of the node hosting the queue: a quorum
@@ -24,6 +25,10 @@ type QueueNodes struct {
 	Members []string
 }
 
+// pidNodeRE takes the node out of an Erlang pid as rabbitmqctl prints
+// it (the lab's host names have no dots).
+var pidNodeRE = regexp.MustCompile(`^<([^.<>@]+@[^.<>]+)\.`)
+
 // QueueNodesOf returns every queue's QueueNodes, keyed by name, as the
 // first node (in Brokers order) whose rabbitmqctl answers lists them: a
 // killed or partitioned node is skipped. Errors: RabbitMQCtl's of the last
@@ -32,7 +37,7 @@ func (s *Stack) QueueNodesOf(ctx context.Context) (map[string]QueueNodes, error)
 	var out string
 	var err error
 	for i := range s.Brokers() {
-		if out, err = s.RabbitMQCtl(ctx, i, "list_queues", "name", "node", "leader", "members", "--formatter", "json"); err == nil {
+		if out, err = s.RabbitMQCtl(ctx, i, "list_queues", "name", "pid", "leader", "members", "--formatter", "json"); err == nil {
 			break
 		}
 		if ctx.Err() != nil {
@@ -42,9 +47,14 @@ func (s *Stack) QueueNodesOf(ctx context.Context) (map[string]QueueNodes, error)
 	if err != nil {
 		return nil, err
 	}
+	return parseQueueNodes(out)
+}
+
+// parseQueueNodes reads list_queues name pid leader members in JSON.
+func parseQueueNodes(out string) (map[string]QueueNodes, error) {
 	var rows []struct {
 		Name    string          `json:"name"`
-		Node    string          `json:"node"`
+		PID     json.RawMessage `json:"pid"`
 		Leader  json.RawMessage `json:"leader"`
 		Members json.RawMessage `json:"members"`
 	}
@@ -53,7 +63,14 @@ func (s *Stack) QueueNodesOf(ctx context.Context) (map[string]QueueNodes, error)
 	}
 	m := make(map[string]QueueNodes, len(rows))
 	for _, r := range rows {
-		q := QueueNodes{Name: r.Name, Leader: r.Node}
+		q := QueueNodes{Name: r.Name}
+		// A pid prints as "<rabbit@rabbitmq-2.1701.593.0>": its node first.
+		var pid string
+		if json.Unmarshal(r.PID, &pid) == nil {
+			if m := pidNodeRE.FindStringSubmatch(pid); m != nil {
+				q.Leader = m[1]
+			}
+		}
 		// A classic queue's leader and members are "" (not a string list).
 		var leader string
 		if json.Unmarshal(r.Leader, &leader) == nil && leader != "" {

@@ -110,11 +110,11 @@ func TestIntegrationFaults(t *testing.T) {
 			// A negative control plants duplicates: both the reconciler
 			// and the journal must see exactly them; every other
 			// scenario must see none.
-			want := sc.Expect.Duplicates
-			if v.Duplicates != want || v.JournalDuplicates != want || v.Lost != 0 {
-				t.Errorf("duplicates: reconciler %d, journal %d; lost %d; want %d, %d and 0", v.Duplicates, v.JournalDuplicates, v.Lost, want, want)
+			want, wantLost := sc.Expect.Duplicates, sc.Expect.Lost
+			if v.Duplicates != want || v.JournalDuplicates != want || v.Lost != wantLost {
+				t.Errorf("duplicates: reconciler %d, journal %d; lost %d; want %d, %d and %d", v.Duplicates, v.JournalDuplicates, v.Lost, want, want, wantLost)
 			}
-			if v.Reconcile == nil || len(v.Reconcile.Checks) == 0 || len(OtherViolations(v.Reconcile, want)) > 0 {
+			if v.Reconcile == nil || len(v.Reconcile.Checks) == 0 || len(OtherViolations(v.Reconcile, want, wantLost)) > 0 {
 				t.Errorf("reconciler verdict not OK (duplicates aside): %+v", v.Reconcile)
 			}
 			for k, want := range sc.Expect.Outcomes {

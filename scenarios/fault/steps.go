@@ -184,7 +184,15 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 	st, c := s.r.Stack, s.sc.Client
 	// The worker reaches the broker through Toxiproxy (BrokerProxy).
 	amqpURL := fmt.Sprintf("amqp://guest:guest@%s:%d/", vendormock.AliasToxiproxy, BrokerPort)
+	if s.sc.BrokerNodes > 1 {
+		// On a cluster every node's address, directly (the worker moves
+		// to the next when its node goes).
+		amqpURL = st.AMQPURLsNetwork
+	}
 	w := lab.WorkerConfig(st, amqpURL, s.topo, c.Strategy)
+	if s.sc.Workers != nil && s.sc.Workers.DeadLetter == DeadLetterAtMostOnce {
+		w.DeadLetterAtMostOnce = true
+	}
 	w.ReconnectMax, w.SummaryEvery, w.Concurrency = time.Second, 1000, max(c.Concurrency, 1)
 	if c.Strategy == vendorapi.PerRequestName {
 		w.TLSMax = "1.2"
@@ -315,6 +323,9 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 		return s.restartBroker(ctx, st.RestartBroker)
 	}
 	if ok, err := s.nemesisStep(ctx, i, st); ok {
+		return err
+	}
+	if ok, err := s.nodeStep(ctx, st); ok {
 		return err
 	}
 	if ok, err := s.replicaStep(ctx, st); ok {

@@ -205,3 +205,34 @@ func TestWriteIdleRaceNamesFilesAfterTheScenario(t *testing.T) {
 		t.Errorf("summary.md should hold one section per race:\n%s", md)
 	}
 }
+
+// TestEvaluateExpectedLoss: a negative control with expect.lost passes
+// only when the reconciler finds exactly that many lost (its lost
+// violations then are not "other" violations); none found fails it.
+func TestEvaluateExpectedLoss(t *testing.T) {
+	sc := mustParse(t, strings.Replace(minimal, "  outcomes: {SENT: 1}\n", "  outcomes: {SENT: 1}\n  lost: 2\n", 1))
+	recs := []records.Record{{Seq: 1, RefKey: "k1", Outcome: "SENT"}}
+	journal := []vendormock.JournalEntry{{RefKey: "k1", Status: 200}}
+	lostViol := []reconcile.Violation{{RefKey: "k2", Rule: reconcile.RuleLost}, {RefKey: "k3", Rule: reconcile.RuleLost}}
+	for _, tt := range []struct {
+		name     string
+		rep      *reconcile.Report
+		wantPass bool
+		wantFail string
+	}{
+		{"the planted loss seen", &reconcile.Report{OK: false, Lost: 2, ByOutcome: map[outcome.Outcome]int{"SENT": 1}, Violations: lostViol}, true, ""},
+		{"no loss seen", &reconcile.Report{OK: true, ByOutcome: map[outcome.Outcome]int{"SENT": 1}}, false, "0 messages lost, want 2"},
+		{"another violation besides", &reconcile.Report{OK: false, Lost: 2, ByOutcome: map[outcome.Outcome]int{"SENT": 1},
+			Violations: append(lostViol, reconcile.Violation{RefKey: "k1", Rule: reconcile.RuleRoute, Detail: "wrong queue"})}, false, "route k1: wrong queue"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := evaluate(sc, tt.rep, recs, journal, nil, nil)
+			if v.Pass != tt.wantPass {
+				t.Errorf("Pass = %v; want %v (failures %q)", v.Pass, tt.wantPass, v.Failures)
+			}
+			if tt.wantFail != "" && !strings.Contains(strings.Join(v.Failures, "|"), tt.wantFail) {
+				t.Errorf("failures %q; want one containing %q", v.Failures, tt.wantFail)
+			}
+		})
+	}
+}
