@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strings"
 )
 
 // ErrNoSuchQueue is returned by QueueMembers and QueueLeader for a queue
@@ -120,4 +121,35 @@ func (s *Stack) queueNodes(ctx context.Context, queue string) (QueueNodes, error
 		return QueueNodes{}, fmt.Errorf("%w: %s", ErrNoSuchQueue, queue)
 	}
 	return q, nil
+}
+
+// DeleteQueueMember removes node i's (0-based) member from a quorum
+// queue (rabbit_quorum_queue:delete_member through rabbitmqctl eval on
+// another running node, as rabbitmq-queues delete_member does), so the
+// queue no longer lives there. Errors: no such node, RabbitMQCtl's, a
+// reply other than ok.
+func (s *Stack) DeleteQueueMember(ctx context.Context, queue string, i int) error {
+	nodes := s.Brokers()
+	if i < 0 || i >= len(nodes) {
+		return fmt.Errorf("delete member of %s: broker node %d: the run has %d", queue, i+1, len(nodes))
+	}
+	expr := fmt.Sprintf(`rabbit_quorum_queue:delete_member(<<"/">>, <<"%s">>, '%s').`, queue, nodes[i].Name)
+	var out string
+	var err error
+	for k := range nodes {
+		if k == i {
+			continue
+		}
+		if out, err = s.RabbitMQCtl(ctx, k, "eval", expr); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("delete member %s of %s: %w", nodes[i].Name, queue, err)
+	}
+	if strings.TrimSpace(out) != "ok" {
+		return fmt.Errorf("delete member %s of %s: %s", nodes[i].Name, queue, strings.TrimSpace(out))
+	}
+	s.logf("%s: member %s removed", queue, nodes[i].Name)
+	return nil
 }

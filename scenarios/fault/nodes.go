@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
 // The broker node steps of a cluster scenario (Scenario.BrokerNodes > 1):
@@ -235,4 +237,79 @@ func (r *Runner) reconnectAnyNode(ctx context.Context, s *scenarioRun, force boo
 		return s.pub.pub.Reconnect(r.conn)
 	}
 	return nil
+}
+
+// placeQueues applies workers.queue_nodes: before the replicas start
+// (declared false) it declares each pinned classic queue through its node
+// with the worker's own arguments (the replicas' declarations then match
+// it); once they declared theirs (declared true) it removes every other
+// member of each pinned quorum queue and checks what is left.
+func (s *scenarioRun) placeQueues(ctx context.Context, declared bool) error {
+	w := s.sc.Workers
+	if len(w.QueueNodes) == 0 {
+		return nil
+	}
+	quorum := w.QueueType == vendormock.QueueQuorum
+	if declared != quorum {
+		return nil
+	}
+	st := s.r.Stack
+	nodes := st.Brokers()
+	wcfg, err := s.workerConfig()
+	if err != nil {
+		return err
+	}
+	top := wcfg.Topology()
+	// As the replicas declare them (their environment, not their flags).
+	top.Type, top.SingleActiveConsumer = queues.QueueType(w.QueueType), w.SAC()
+	for _, role := range slices.Sorted(maps.Keys(w.QueueNodes)) {
+		q := s.queueByRole(role)
+		keep := slices.IndexFunc(nodes, func(b vendormock.BrokerNode) bool { return b.Alias == w.QueueNodes[role] })
+		if keep < 0 {
+			return fmt.Errorf("queue_nodes %s: no node %q", role, w.QueueNodes[role])
+		}
+		if !quorum {
+			if err := declareOn(nodes[keep].AMQPURL, top, q); err != nil {
+				return fmt.Errorf("queue_nodes %s: %w", role, err)
+			}
+		} else {
+			for i := range nodes {
+				if i != keep {
+					if err := st.DeleteQueueMember(ctx, q, i); err != nil {
+						return fmt.Errorf("queue_nodes %s: %w", role, err)
+					}
+				}
+			}
+		}
+		got, err := st.QueueLeader(ctx, q)
+		if err != nil {
+			return fmt.Errorf("queue_nodes %s: %w", role, err)
+		}
+		if got != keep {
+			return fmt.Errorf("queue_nodes %s: %s is on %s, want %s", role, q, nodes[got].Alias, nodes[keep].Alias)
+		}
+		s.r.logf("%s: %s lives on %s only", s.sc.Name, q, nodes[keep].Alias)
+	}
+	return nil
+}
+
+// declareOn declares queue q of top through a connection to url (a node's
+// host AMQP URL), with top's arguments for it.
+func declareOn(url string, top queues.Topology, q string) error {
+	conn, err := amqp.DialConfig(url, amqp.Config{Dial: amqp.DefaultDial(10 * time.Second)})
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	for _, spec := range top.Queues() {
+		if spec.Name == q {
+			_, err := ch.QueueDeclare(q, true, false, false, false, spec.Args)
+			return err
+		}
+	}
+	return fmt.Errorf("no queue %s in the worker's topology", q)
 }

@@ -2,6 +2,7 @@ package fault
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -41,6 +42,20 @@ func (sc *Scenario) checkNodes(bad func(string, string, ...any)) {
 		}
 	}
 	aliases := sc.nodeAliases()
+	if w := sc.Workers; w != nil {
+		for _, role := range slices.Sorted(maps.Keys(w.QueueNodes)) {
+			field := "workers.queue_nodes." + role
+			switch {
+			case sc.BrokerNodes <= 1:
+				bad("workers.queue_nodes", "needs broker_nodes 3 (a cluster)")
+				return
+			case !slices.Contains(QueueRoles, role):
+				bad(field, "want a queue role: %s", strings.Join(QueueRoles, ", "))
+			case !slices.Contains(aliases, w.QueueNodes[role]):
+				bad(field, "%q: want one of %s", w.QueueNodes[role], strings.Join(aliases, ", "))
+			}
+		}
+	}
 	down := map[string]bool{}
 	anyDown := false // a leader_of node: which one is known only at run time
 	for i, st := range sc.Steps {

@@ -235,6 +235,14 @@ type WorkersSpec struct {
 	// default, only for a negative control (worker
 	// -dead-letter-at-most-once).
 	DeadLetter string `yaml:"dead_letter"`
+	// QueueNodes pins queues of the scenario, by QueueRoles name, to one
+	// node each (broker_nodes above 1), e.g. {main: rabbitmq-1}: a quorum
+	// queue keeps only that node's member (the others are removed once
+	// the replicas declared it: a queue whose every member is down, as
+	// when a majority is lost), a classic queue is declared on that node
+	// before the replicas start (RabbitMQ puts a classic queue on the
+	// declaring client's node). Default: where RabbitMQ puts them.
+	QueueNodes map[string]string `yaml:"queue_nodes"`
 }
 
 // Dead-letter strategies of WorkersSpec.DeadLetter (RabbitMQ's

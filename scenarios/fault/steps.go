@@ -158,7 +158,13 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 		return err
 	}
 	if sc.Workers != nil {
-		return s.startReplicas(ctx)
+		if err := s.placeQueues(ctx, false); err != nil {
+			return err
+		}
+		if err := s.startReplicas(ctx); err != nil {
+			return err
+		}
+		return s.placeQueues(ctx, true)
 	}
 	return s.startWorker(ctx)
 }
