@@ -39,8 +39,9 @@ const (
 
 // ServiceTargets are the stack's containers a nemesis step may name, by
 // their alias on the run's network: RabbitMQ, PostgreSQL (workers.ledger
-// postgres), nginx, WireMock and Toxiproxy. A broker cluster's nodes will
-// be named rabbitmq-1 .. rabbitmq-N the same way.
+// postgres), nginx, WireMock and Toxiproxy. On a broker cluster
+// (Scenario.BrokerNodes) the nodes rabbitmq-1 .. rabbitmq-N replace
+// rabbitmq.
 var ServiceTargets = vendormock.Services
 
 // HealthzCheck is a check_healthz step: within Within, the replica's
