@@ -103,12 +103,36 @@ func (s *Stack) QueueLeader(ctx context.Context, queue string) (int, error) {
 	if err != nil {
 		return -1, err
 	}
+	if q.Leader == "" {
+		// The CLI's JSON may print a pid without its node name.
+		if q.Leader, err = s.queueHomeNode(ctx, queue); err != nil {
+			return -1, err
+		}
+	}
 	for i, b := range s.Brokers() {
 		if b.Name == q.Leader {
 			return i, nil
 		}
 	}
 	return -1, fmt.Errorf("queue %s: leader %q is not a node of the run", queue, q.Leader)
+}
+
+// queueHomeNode asks the first node that answers for the node of queue's
+// process (a quorum queue's leader, a classic queue's node).
+func (s *Stack) queueHomeNode(ctx context.Context, queue string) (string, error) {
+	expr := fmt.Sprintf(`{ok, Q} = rabbit_amqqueue:lookup(rabbit_misc:r(<<"/">>, queue, <<"%s">>)), `+
+		`case amqqueue:get_pid(Q) of {_, N} -> N; P -> node(P) end.`, queue)
+	var out string
+	var err error
+	for i := range s.Brokers() {
+		if out, err = s.RabbitMQCtl(ctx, i, "eval", expr); err == nil {
+			break
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("node of %s: %w", queue, err)
+	}
+	return strings.Trim(strings.TrimSpace(out), "'"), nil
 }
 
 func (s *Stack) queueNodes(ctx context.Context, queue string) (QueueNodes, error) {

@@ -239,20 +239,19 @@ func (r *Runner) reconnectAnyNode(ctx context.Context, s *scenarioRun, force boo
 	return nil
 }
 
-// placeQueues applies workers.queue_nodes: before the replicas start
-// (declared false) it declares each pinned classic queue through its node
-// with the worker's own arguments (the replicas' declarations then match
-// it); once they declared theirs (declared true) it removes every other
-// member of each pinned quorum queue and checks what is left.
-func (s *scenarioRun) placeQueues(ctx context.Context, declared bool) error {
+// placeQueues applies workers.queue_nodes before the replicas start (so
+// the slow rabbitmqctl calls do not eat into a scenario's clock): it
+// declares each pinned queue through its node with the worker's own
+// arguments (the replicas' declarations then match it; RabbitMQ puts a
+// classic queue, and a quorum queue's first leader, on the declaring
+// client's node), removes every other member of a pinned quorum queue,
+// and checks where the queue lives.
+func (s *scenarioRun) placeQueues(ctx context.Context) error {
 	w := s.sc.Workers
 	if len(w.QueueNodes) == 0 {
 		return nil
 	}
 	quorum := w.QueueType == vendormock.QueueQuorum
-	if declared != quorum {
-		return nil
-	}
 	st := s.r.Stack
 	nodes := st.Brokers()
 	wcfg, err := s.workerConfig()
@@ -268,11 +267,10 @@ func (s *scenarioRun) placeQueues(ctx context.Context, declared bool) error {
 		if keep < 0 {
 			return fmt.Errorf("queue_nodes %s: no node %q", role, w.QueueNodes[role])
 		}
-		if !quorum {
-			if err := declareOn(nodes[keep].AMQPURL, top, q); err != nil {
-				return fmt.Errorf("queue_nodes %s: %w", role, err)
-			}
-		} else {
+		if err := declareOn(nodes[keep].AMQPURL, top, q); err != nil {
+			return fmt.Errorf("queue_nodes %s: %w", role, err)
+		}
+		if quorum {
 			for i := range nodes {
 				if i != keep {
 					if err := st.DeleteQueueMember(ctx, q, i); err != nil {

@@ -42,6 +42,11 @@ func (sc *Scenario) checkNodes(bad func(string, string, ...any)) {
 		}
 	}
 	aliases := sc.nodeAliases()
+	for i, st := range sc.Steps {
+		if st.Wait != nil && st.Wait.Clock != "" && sc.Client.ClockStart == "" {
+			bad(fmt.Sprintf("steps[%d].wait.clock", i), "needs client.clock_start (the worker's clock)")
+		}
+	}
 	if w := sc.Workers; w != nil {
 		for _, role := range slices.Sorted(maps.Keys(w.QueueNodes)) {
 			field := "workers.queue_nodes." + role

@@ -44,6 +44,7 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		CPUs:         workerCPUs,
 		OutDir:       s.dir,
 	})
+	s.started = time.Now()
 	if ws != nil {
 		s.ws = ws
 		for _, rp := range ws.Replicas() {

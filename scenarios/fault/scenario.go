@@ -236,12 +236,13 @@ type WorkersSpec struct {
 	// -dead-letter-at-most-once).
 	DeadLetter string `yaml:"dead_letter"`
 	// QueueNodes pins queues of the scenario, by QueueRoles name, to one
-	// node each (broker_nodes above 1), e.g. {main: rabbitmq-1}: a quorum
-	// queue keeps only that node's member (the others are removed once
-	// the replicas declared it: a queue whose every member is down, as
-	// when a majority is lost), a classic queue is declared on that node
-	// before the replicas start (RabbitMQ puts a classic queue on the
-	// declaring client's node). Default: where RabbitMQ puts them.
+	// node each (broker_nodes above 1), e.g. {main: rabbitmq-1}: each is
+	// declared through that node with the worker's arguments, and a quorum
+	// queue keeps only that node's member (the others are removed: a
+	// queue whose every member is down, as when a majority is lost)
+	// (RabbitMQ puts a classic queue on the
+	// declaring client's node). The lab does it before the replicas
+	// start. Default: where RabbitMQ puts them.
 	QueueNodes map[string]string `yaml:"queue_nodes"`
 }
 
@@ -323,7 +324,10 @@ type WaitStep struct {
 	Records  int                     `yaml:"records"`  // records (handled messages) at least
 	Outcomes map[outcome.Outcome]int `yaml:"outcomes"` // records of each outcome at least
 	Journal  int                     `yaml:"journal"`  // journal sends of this scenario at least
-	Timeout  Duration                `yaml:"timeout"`
+	// Clock "HH:MM:SS" (alone; needs client.clock_start) waits until the
+	// worker's clock has surely passed that time, e.g. a window opening.
+	Clock   string   `yaml:"clock"`
+	Timeout Duration `yaml:"timeout"`
 }
 
 // RestartStep stops the worker with SIGTERM (it finishes the message in

@@ -37,6 +37,9 @@ type scenarioRun struct {
 	checks    []Check
 	rng       *rand.Rand
 	undo      undoList // faults to put back when the scenario ends (nemesis.go)
+	// started is when the replicas' containers were running (their
+	// processes, and clocks, started before): waitClock's anchor.
+	started time.Time
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -158,13 +161,10 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 		return err
 	}
 	if sc.Workers != nil {
-		if err := s.placeQueues(ctx, false); err != nil {
+		if err := s.placeQueues(ctx); err != nil {
 			return err
 		}
-		if err := s.startReplicas(ctx); err != nil {
-			return err
-		}
-		return s.placeQueues(ctx, true)
+		return s.startReplicas(ctx)
 	}
 	return s.startWorker(ctx)
 }
@@ -404,7 +404,36 @@ func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
 	if t == 0 {
 		t = DefaultWaitTimeout
 	}
+	if w.Clock != "" {
+		return s.waitClock(ctx, w.Clock, t)
+	}
 	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal}, t)
+}
+
+// waitClock sleeps until the worker's clock (client.clock_start, then
+// real time) has surely passed hhmmss ("08:00:10", in clock_start's
+// zone, on its day or the next): the clock started no later than
+// s.started, so clock_start + time since s.started is a lower bound of
+// it. Errors: ErrWaitTimeout when that is further than timeout.
+func (s *scenarioRun) waitClock(ctx context.Context, hhmmss string, timeout time.Duration) error {
+	c0, err := time.Parse(time.RFC3339, s.sc.Client.ClockStart)
+	if err != nil {
+		return fmt.Errorf("wait clock: client.clock_start: %w", err)
+	}
+	at, err := time.ParseInLocation("15:04:05", hhmmss, c0.Location())
+	if err != nil {
+		return fmt.Errorf("wait clock %q: %w", hhmmss, err)
+	}
+	target := time.Date(c0.Year(), c0.Month(), c0.Day(), at.Hour(), at.Minute(), at.Second(), 0, c0.Location())
+	if target.Before(c0) {
+		target = target.AddDate(0, 0, 1)
+	}
+	d := target.Sub(c0) - time.Since(s.started)
+	if d > timeout {
+		return fmt.Errorf("%w: the worker's clock reaches %s in %s, past the wait's timeout %s", ErrWaitTimeout, hhmmss, d.Round(time.Second), timeout)
+	}
+	s.r.logf("%s: waiting %.1f s until the worker's clock passes %s", s.sc.Name, max(d, 0).Seconds(), hhmmss)
+	return lab.Sleep(ctx, max(d, 0))
 }
 
 type waitCond struct {

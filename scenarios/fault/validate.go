@@ -16,9 +16,11 @@ import (
 )
 
 var (
-	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-	hhmmRE  = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
-	stepKey = []string{"send", "wait", "check_journal", "toxic_add", "toxic_remove", "proxy_disable",
+	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+	hhmmRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	// hhmmssRE is a wait step's clock.
+	hhmmssRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$`)
+	stepKey  = []string{"send", "wait", "check_journal", "toxic_add", "toxic_remove", "proxy_disable",
 		"proxy_enable", "nginx", "server_delay_ms", "rotate_token", "restart_worker", "sleep",
 		"kill_worker", "stop_worker", "add_worker", "recreate_worker", "restart_broker",
 		"pause", "unpause", "partition", "heal", "check_healthz", "kill_node", "stop_node", "start_node"}
@@ -245,8 +247,13 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 		return s.Count + s.Invalid
 	case st.Wait != nil:
 		w := st.Wait
-		if w.Records <= 0 && len(w.Outcomes) == 0 && w.Journal <= 0 {
-			bad(field+".wait", "set records, outcomes or journal")
+		switch {
+		case w.Clock != "" && (w.Records > 0 || len(w.Outcomes) > 0 || w.Journal > 0):
+			bad(field+".wait.clock", "alone: not with records, outcomes or journal")
+		case w.Clock != "" && !hhmmssRE.MatchString(w.Clock):
+			bad(field+".wait.clock", "%q: want HH:MM:SS", w.Clock)
+		case w.Clock == "" && w.Records <= 0 && len(w.Outcomes) == 0 && w.Journal <= 0:
+			bad(field+".wait", "set records, outcomes, journal or clock")
 		}
 		for k := range w.Outcomes {
 			if _, err := outcome.Parse(string(k)); err != nil {
