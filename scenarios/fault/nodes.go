@@ -261,7 +261,7 @@ func (s *scenarioRun) placeQueues(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	top := wcfg.Topology()
+	top := wcfg.WithDefaults().Topology() // the delivery limit and TTLs the worker declares
 	// As the replicas declare them (their environment, not their flags).
 	top.Type, top.SingleActiveConsumer = queues.QueueType(w.QueueType), w.SAC()
 	for _, role := range slices.Sorted(maps.Keys(w.QueueNodes)) {
