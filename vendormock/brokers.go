@@ -30,16 +30,7 @@ func StartBrokers(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := CheckImages(ctx, Images{RabbitMQ: opts.Images.RabbitMQ}); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
-			defer cancel()
-			if cerr := s.Close(cctx); cerr != nil {
-				err = fmt.Errorf("%w (and cleanup: %v)", err, cerr)
-			}
-			s = nil
-		}
-	}()
+	defer closeOnError(ctx, &s, &err)
 	if s.nw, err = network.New(ctx, network.WithLabels(s.labels())); err != nil {
 		return s, fmt.Errorf("create network: %w", err)
 	}
@@ -54,4 +45,20 @@ func StartBrokers(ctx context.Context, opts Options) (s *Stack, err error) {
 	}
 	s.StartDuration = time.Since(t0)
 	return s, nil
+}
+
+// closeOnError is deferred by the Stack's constructors (Start,
+// StartBrokers) with their named results: when *err is set it removes
+// whatever *s has started (60 s at most, even if ctx is cancelled), adds
+// the cleanup's error to *err and sets *s to nil.
+func closeOnError(ctx context.Context, s **Stack, err *error) {
+	if *err == nil || *s == nil {
+		return
+	}
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
+	defer cancel()
+	if cerr := (*s).Close(cctx); cerr != nil {
+		*err = fmt.Errorf("%w (and cleanup: %v)", *err, cerr)
+	}
+	*s = nil
 }

@@ -24,6 +24,19 @@ import (
 // machine a node takes longer than DefaultReadyTimeout.
 const ClusterReadyTimeout = 5 * time.Minute
 
+// DeadLetterConfirmTimeout is the lab cluster's
+// dead_letter_worker_publisher_confirm_timeout (RabbitMQ's rabbit
+// application environment, milliseconds; RabbitMQ's default is 180000,
+// 3 min): how long a quorum queue's at-least-once dead-letter worker waits
+// for the target queue's confirm before it publishes an unconfirmed dead
+// letter again. A target that had no leader (its node down) confirms
+// nothing for the copies sent meanwhile, so after the node is back they
+// move on the next round: 10 s here instead of 3 min. A shorter round can
+// put a copy into the target twice when the target is slower than it to
+// confirm; the worker's ledger suppresses such a copy (DUPLICATE).
+// docs/deployment.md lists what the lab changes from RabbitMQ's defaults.
+const DeadLetterConfirmTimeout = 10 * time.Second
+
 // MaxBrokerNodes bounds Options.BrokerNodes: a lab cluster on a 2-core
 // machine; quorum queues want an odd number (3 or 5).
 const MaxBrokerNodes = 5
@@ -116,6 +129,9 @@ func (s *Stack) startRabbitMQCluster(ctx context.Context, image string, n int, t
 					"LAB_RABBITMQ_CONF": clusterConf(i),
 					"HOME":              "/var/lib/rabbitmq",
 					"LAB_RABBITMQ_SEED": seed,
+					// An Erlang application parameter: rabbitmq.conf has no key for it in 3.10.
+					"RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS": fmt.Sprintf("-rabbit dead_letter_worker_publisher_confirm_timeout %d",
+						DeadLetterConfirmTimeout.Milliseconds()),
 				},
 				Cmd:            []string{"bash", "-c", clusterCmd},
 				ConfigModifier: func(c *container.Config) { c.Hostname = alias },

@@ -4,7 +4,8 @@ package vendormock
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -30,31 +31,6 @@ func startCluster(t *testing.T, ctx context.Context, n int) *Stack {
 	})
 	t.Logf("cluster of %d ready in %.1f s", n, s.StartDuration.Seconds())
 	return s
-}
-
-// queueMembers returns the quorum queue's members as node 0 lists them
-// (rabbitmqctl list_queues name members).
-func queueMembers(t *testing.T, ctx context.Context, s *Stack, queue string) []string {
-	t.Helper()
-	out, err := s.RabbitMQCtl(ctx, 0, "list_queues", "name", "members", "--formatter", "json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rows []struct {
-		Name    string   `json:"name"`
-		Members []string `json:"members"`
-	}
-	if err := json.Unmarshal([]byte(out), &rows); err != nil {
-		t.Fatalf("list_queues: %v: %q", err, out)
-	}
-	for _, r := range rows {
-		if r.Name == queue {
-			slices.Sort(r.Members)
-			return r.Members
-		}
-	}
-	t.Fatalf("queue %s not listed: %q", queue, out)
-	return nil
 }
 
 // TestIntegrationBrokerCluster: three nodes from the lab's image form one
@@ -106,8 +82,27 @@ func TestIntegrationBrokerCluster(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = conn.Close()
-	if got := queueMembers(t, ctx, s, "cluster.q"); !slices.Equal(got, want) {
+	got, err := s.QueueMembers(ctx, "cluster.q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
 		t.Errorf("quorum queue members %v, want %v", got, want)
+	}
+	// Every node runs with the lab's dead-letter confirm timeout.
+	for i := range nodes {
+		out, err := s.RabbitMQCtl(ctx, i, "eval", "application:get_env(rabbit, dead_letter_worker_publisher_confirm_timeout).")
+		want := fmt.Sprintf("{ok,%d}", DeadLetterConfirmTimeout.Milliseconds())
+		if err != nil || strings.TrimSpace(out) != want {
+			t.Errorf("node %d dead_letter_worker_publisher_confirm_timeout: %q (%v), want %s", i+1, out, err, want)
+		}
+	}
+	// Declared through node 1: RabbitMQ places the leader there.
+	if leader, err := s.QueueLeader(ctx, "cluster.q"); err != nil || leader != 0 {
+		t.Errorf("quorum queue leader: node index %d (%v), want 0", leader, err)
+	}
+	if _, err := s.QueueMembers(ctx, "no.such.q"); !errors.Is(err, ErrNoSuchQueue) {
+		t.Errorf("members of a missing queue: %v, want ErrNoSuchQueue", err)
 	}
 
 	if err := s.KillBrokerNode(ctx, 2); err != nil {

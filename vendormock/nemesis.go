@@ -251,7 +251,11 @@ func (s *Stack) rebindHostPorts(ctx context.Context, id string) error {
 		}
 	}
 	s.mu.Unlock()
+	node := slices.IndexFunc(s.Brokers(), func(b BrokerNode) bool { return b.key == name })
 	port := map[string]string{AliasRabbitMQ: "5672/tcp", AliasWireMock: "8080/tcp", AliasNginx: "443/tcp", AliasPostgres: "5432/tcp"}[name]
+	if node >= 0 {
+		port = "5672/tcp"
+	}
 	if port == "" {
 		return nil
 	}
@@ -259,15 +263,22 @@ func (s *Stack) rebindHostPorts(ctx context.Context, id string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	switch name {
-	case AliasRabbitMQ:
+	switch {
+	case node >= 0:
+		s.mu.Lock()
+		s.brokers[node].AMQPURL = "amqp://guest:guest@" + addr + "/"
+		if node == 0 {
+			s.AMQPURL = s.brokers[node].AMQPURL
+		}
+		s.mu.Unlock()
+	case name == AliasRabbitMQ:
 		s.AMQPURL = "amqp://guest:guest@" + addr + "/"
-	case AliasWireMock:
+	case name == AliasWireMock:
 		s.WireMockURL = "http://" + addr
 		s.wm = wiremock.NewClient(s.WireMockURL)
-	case AliasNginx:
+	case name == AliasNginx:
 		s.NginxAddrHost = addr
-	case AliasPostgres:
+	case name == AliasPostgres:
 		s.pgMu.Lock()
 		if s.pg != nil {
 			if u, err := url.Parse(s.pg.URLHost); err == nil {

@@ -264,16 +264,7 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if err := CheckImages(ctx, opts.Images); err != nil {
 		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 60*time.Second)
-			defer cancel()
-			if cerr := s.Close(cctx); cerr != nil {
-				err = fmt.Errorf("%w (and cleanup: %v)", err, cerr)
-			}
-			s = nil
-		}
-	}()
+	defer closeOnError(ctx, &s, &err)
 
 	s.nw, err = network.New(ctx, network.WithLabels(s.labels()))
 	if err != nil {

@@ -54,6 +54,12 @@ type Config struct {
 	// docs/deployment.md, Several active workers). Only for the lab's
 	// negative control (scenario no-sac-crash).
 	CompetingLocalLedgerOK bool
+	// DeadLetterAtMostOnce (quorum only) declares the dead-letter hops
+	// with RabbitMQ's default at-most-once dead-lettering instead of
+	// at-least-once (queues.Topology.DeadLetterAtMostOnce): a hop into a
+	// queue without a leader then drops the message. Only for the lab's
+	// negative control (docs/deployment.md).
+	DeadLetterAtMostOnce bool
 	// WorkerID names this replica in records (Record.Replica) and logs;
 	// "" = the host name.
 	WorkerID string
@@ -301,6 +307,7 @@ func (c Config) LogValue() slog.Value {
 		slog.String("queue_type", c.QueueType),
 		slog.Int("delivery_limit", c.DeliveryLimit),
 		slog.Bool("single_active_consumer", !c.DisableSingleActiveConsumer),
+		slog.Bool("dead_letter_at_most_once", c.DeadLetterAtMostOnce),
 		slog.String("worker_id", c.WorkerID),
 		slog.String("ops_addr", c.OpsAddr),
 		slog.String("vendor_status_table", c.VendorStatusTable),
@@ -348,5 +355,6 @@ func (c Config) Topology() queues.Topology {
 	t.Type = queues.QueueType(c.QueueType)
 	t.DeliveryLimit = c.DeliveryLimit
 	t.SingleActiveConsumer = !c.DisableSingleActiveConsumer
+	t.DeadLetterAtMostOnce = c.DeadLetterAtMostOnce
 	return t
 }

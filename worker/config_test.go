@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
 func validConfig() Config {
@@ -181,6 +183,32 @@ func TestNewVendorClientErrors(t *testing.T) {
 		}
 		if err := cl.Close(); err != nil {
 			t.Errorf("close %s: %v", s, err)
+		}
+	}
+}
+
+// TestTopologyDeadLetterStrategy: -dead-letter-at-most-once reaches the
+// declared quorum queues (no x-dead-letter-strategy on any of them); by
+// default every quorum queue with a dead-letter hop is at-least-once.
+func TestTopologyDeadLetterStrategy(t *testing.T) {
+	for _, amo := range []bool{false, true} {
+		c := Config{QueueType: "quorum", DeadLetterAtMostOnce: amo}.WithDefaults()
+		hops := 0
+		for _, q := range c.Topology().Queues() {
+			if _, ok := q.Args[queues.ArgDeadLetterRoutingKey]; !ok {
+				continue
+			}
+			hops++
+			got, ok := q.Args[queues.ArgDeadLetterStrategy]
+			if amo && ok {
+				t.Errorf("at most once: %s declares %s=%v", q.Name, queues.ArgDeadLetterStrategy, got)
+			}
+			if !amo && got != queues.DeadLetterAtLeastOnce {
+				t.Errorf("default: %s declares %s=%v, want %s", q.Name, queues.ArgDeadLetterStrategy, got, queues.DeadLetterAtLeastOnce)
+			}
+		}
+		if hops < 3 {
+			t.Errorf("at most once %t: %d queues dead-letter, want at least the 3 hops", amo, hops)
 		}
 	}
 }

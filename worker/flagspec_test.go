@@ -21,7 +21,7 @@ var notOnCommandLine = []string{"ClientSecret", "ReconnectMin", "Heartbeat", "Lo
 func fullConfig() Config {
 	return Config{
 		AMQPURL: "amqp://u:p@rabbit:5673/v", Queue: "q.main", RetryDelay: 7 * time.Second, MaxAttempts: 9,
-		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true, CompetingLocalLedgerOK: true,
+		RetryMaxDelay: 3 * time.Minute, QueueType: "quorum", DeliveryLimit: 4, DisableSingleActiveConsumer: true, CompetingLocalLedgerOK: true, DeadLetterAtMostOnce: true,
 		WorkerID: "w-7", OpsAddr: "127.0.0.1:9999", VendorStatusTable: `{"statuses":{}}`,
 		VendorReports: `{"pull":{"path":"/r/{refkey}"}}`, ReportSecretFile: "/run/secrets/report", ReportJournal: "/data/reports.jsonl", ReportSweep: 7 * time.Second,
 		VendorURL: "https://api.vendor.test:8443", VendorAddr: "10.0.0.1:443",

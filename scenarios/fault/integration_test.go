@@ -39,7 +39,11 @@ func (w lineLog) Write(b []byte) (int, error) {
 }
 
 // startRunner starts one stack for the test, removed at its end.
-func startRunner(t *testing.T) *Runner {
+func startRunner(t *testing.T) *Runner { return startRunnerNodes(t, 1) }
+
+// startRunnerNodes starts one stack with nodes RabbitMQ nodes for the
+// test, removed at its end.
+func startRunnerNodes(t *testing.T, nodes int) *Runner {
 	t.Helper()
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil {
@@ -48,11 +52,12 @@ func startRunner(t *testing.T) *Runner {
 	if images.Worker == "" {
 		t.Fatal("LAB_IMAGE_WORKER is empty: run vendormock/images/ensure-images.sh, then load .lab/images.env")
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A cluster's nodes boot one after the other on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute+time.Duration(nodes-1)*3*time.Minute)
 	defer cancel()
 	r, err := NewRunner(ctx, RunnerOptions{
 		Profile: filepath.Join("..", "..", vendormock.DefaultProfileDir), Images: images, Session: os.Getenv(vendormock.EnvSession),
-		WorkDir: t.TempDir(), Log: lineLog{t: t, buf: new(bytes.Buffer)},
+		WorkDir: t.TempDir(), Log: lineLog{t: t, buf: new(bytes.Buffer)}, BrokerNodes: nodes,
 	})
 	if err != nil {
 		t.Fatalf("start runner: %v", err)
@@ -93,14 +98,62 @@ func TestIntegrationFaults(t *testing.T) {
 			t.Errorf("catalog lacks %s at client.concurrency 8 expecting 0 duplicates", name)
 		}
 	}
+	scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return sc.BrokerNodes > 1 }) // TestIntegrationClusterFaults
 	r := startRunner(t)
+	vs := runFaults(t, r, scs, 5*time.Minute)
+	checkFaultsFile(t, vs, 10)
+}
+
+// ciClusterScenarios are the cluster scenarios TestIntegrationClusterFaults
+// runs by default (./run.sh test keeps to about 12 minutes): the leader
+// kill, and the held-window loss with its negative control. Every cluster
+// scenario runs with LAB_CLUSTER_SCENARIOS=all or a -run filter naming
+// subtests (TestIntegrationClusterFaults/cluster-restart-all).
+var ciClusterScenarios = []string{"cluster-leader-kill", "cluster-held-window", "cluster-held-window-at-most-once"}
+
+// TestIntegrationClusterFaults runs the catalog's cluster scenarios
+// (broker_nodes 3) on one stack with a three-node RabbitMQ cluster, with
+// the same checks as TestIntegrationFaults: each negative control must
+// see exactly its planted loss.
+func TestIntegrationClusterFaults(t *testing.T) {
+	scs := slices.DeleteFunc(catalog(t), func(sc *Scenario) bool { return sc.Kind != KindFault || sc.BrokerNodes != 3 })
+	for _, name := range ciClusterScenarios {
+		if !slices.ContainsFunc(scs, func(sc *Scenario) bool { return sc.Name == name }) {
+			t.Errorf("catalog lacks the cluster scenario %s", name)
+		}
+	}
+	all := os.Getenv("LAB_CLUSTER_SCENARIOS") == "all" || strings.Contains(flag.Lookup("test.run").Value.String(), "/")
+	if !all {
+		scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return !slices.Contains(ciClusterScenarios, sc.Name) })
+		t.Logf("running %s (LAB_CLUSTER_SCENARIOS=all runs every cluster scenario)", strings.Join(ciClusterScenarios, ", "))
+	}
+	controls := 0
+	for _, sc := range scs {
+		if sc.Expect.Lost > 0 {
+			controls++
+		}
+	}
+	if all && (len(scs) < 4 || controls < 2) {
+		t.Errorf("catalog has %d cluster scenarios, %d expecting a loss; want >= 4 and >= 2 negative controls", len(scs), controls)
+	}
+	if controls < 1 {
+		t.Errorf("no negative control (expect.lost) among %d cluster scenarios", len(scs))
+	}
+	r := startRunnerNodes(t, 3)
+	vs := runFaults(t, r, scs, 8*time.Minute)
+	checkFaultsFile(t, vs, len(ciClusterScenarios))
+}
+
+// runFaults runs each fault scenario of scs on r as a subtest (each
+// bounded by limit) and returns their verdicts.
+func runFaults(t *testing.T, r *Runner, scs []*Scenario, limit time.Duration) []Verdict {
 	var vs []Verdict
 	for _, sc := range scs {
 		if sc.Kind != KindFault {
 			continue
 		}
 		t.Run(sc.Name, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), limit)
 			defer cancel()
 			v, err := r.RunScenario(ctx, sc)
 			if err != nil {
@@ -110,11 +163,11 @@ func TestIntegrationFaults(t *testing.T) {
 			// A negative control plants duplicates: both the reconciler
 			// and the journal must see exactly them; every other
 			// scenario must see none.
-			want := sc.Expect.Duplicates
-			if v.Duplicates != want || v.JournalDuplicates != want || v.Lost != 0 {
-				t.Errorf("duplicates: reconciler %d, journal %d; lost %d; want %d, %d and 0", v.Duplicates, v.JournalDuplicates, v.Lost, want, want)
+			want, wantLost := sc.Expect.Duplicates, sc.Expect.Lost
+			if v.Duplicates != want || v.JournalDuplicates != want || v.Lost != wantLost {
+				t.Errorf("duplicates: reconciler %d, journal %d; lost %d; want %d, %d and %d", v.Duplicates, v.JournalDuplicates, v.Lost, want, want, wantLost)
 			}
-			if v.Reconcile == nil || len(v.Reconcile.Checks) == 0 || len(OtherViolations(v.Reconcile, want)) > 0 {
+			if v.Reconcile == nil || len(v.Reconcile.Checks) == 0 || len(OtherViolations(v.Reconcile, want, wantLost)) > 0 {
 				t.Errorf("reconciler verdict not OK (duplicates aside): %+v", v.Reconcile)
 			}
 			for k, want := range sc.Expect.Outcomes {
@@ -130,6 +183,13 @@ func TestIntegrationFaults(t *testing.T) {
 			}
 		})
 	}
+	return vs
+}
+
+// checkFaultsFile writes vs as faults.json and checks its shape: one
+// fault per verdict, at least wholeMin when no -run filter was given.
+func checkFaultsFile(t *testing.T, vs []Verdict, wholeMin int) {
+	t.Helper()
 	out := t.TempDir()
 	var buf bytes.Buffer
 	if err := WriteFaults(out, vs, nil, &buf); err != nil {
@@ -146,8 +206,8 @@ func TestIntegrationFaults(t *testing.T) {
 	}
 	// With -run naming some scenarios, only those ran.
 	whole := flag.Lookup("test.run").Value.String() == ""
-	if len(f.Faults) != len(vs) || (whole && len(vs) < 10) {
-		t.Errorf("faults.json holds %d faults; want %d (>= 10 when the whole catalog ran)", len(f.Faults), len(vs))
+	if len(f.Faults) != len(vs) || (whole && len(vs) < wholeMin) {
+		t.Errorf("faults.json holds %d faults; want %d (>= %d when the whole catalog ran)", len(f.Faults), len(vs), wholeMin)
 	}
 }
 

@@ -39,8 +39,9 @@ const (
 
 // ServiceTargets are the stack's containers a nemesis step may name, by
 // their alias on the run's network: RabbitMQ, PostgreSQL (workers.ledger
-// postgres), nginx, WireMock and Toxiproxy. A broker cluster's nodes will
-// be named rabbitmq-1 .. rabbitmq-N the same way.
+// postgres), nginx, WireMock and Toxiproxy. On a broker cluster
+// (Scenario.BrokerNodes) the nodes rabbitmq-1 .. rabbitmq-N replace
+// rabbitmq.
 var ServiceTargets = vendormock.Services
 
 // HealthzCheck is a check_healthz step: within Within, the replica's
@@ -116,7 +117,11 @@ func (u *undoList) run(ctx context.Context, logf func(string, ...any)) ([]string
 // undoAll puts back everything still paused or partitioned, then follows
 // each target put back (afterRestore) once nothing is pending any more.
 func (s *scenarioRun) undoAll(ctx context.Context) error {
+	// Broker nodes first and together: a cluster restarting needs its
+	// peers (takeNodeUndos), and a worker needs a broker to finish.
+	nerr := s.takeNodeUndos(ctx)
 	done, err := s.undo.run(ctx, func(f string, a ...any) { s.r.logf(s.sc.Name+": "+f, a...) })
+	err = errors.Join(nerr, err)
 	var errs []error
 	for _, t := range done {
 		errs = append(errs, s.afterRestore(ctx, t))
@@ -161,6 +166,10 @@ func (s *scenarioRun) nemesisStep(ctx context.Context, i int, st Step) (ok bool,
 			return true, err
 		}
 		s.undo.push("partition "+st.Partition, st.Partition, "heal "+label, p.Heal)
+		if n := s.brokerNode(st.Partition); n >= 0 && n == s.r.connNode {
+			// The runner's own connection was on that node: move it.
+			return true, s.r.reconnectAnyNode(ctx, s, true)
+		}
 		return true, nil
 	case st.Heal != "":
 		return true, s.undoStep(ctx, "partition "+st.Heal)
@@ -191,7 +200,7 @@ func (s *scenarioRun) target(ctx context.Context, name string) (id, label string
 			return "", "", fmt.Errorf("target %s: no worker running", name)
 		}
 		return s.wk.ContainerID(), "the worker", nil
-	case slices.Contains(ServiceTargets, name):
+	case slices.Contains(ServiceTargets, name) || s.brokerNode(name) >= 0:
 		id, err := s.r.Stack.ServiceContainerID(name)
 		return id, name, err
 	}
@@ -203,6 +212,15 @@ func (s *scenarioRun) target(ctx context.Context, name string) (id, label string
 		return "", "", err
 	}
 	return rp.ContainerID(), "replica " + rp.ID, nil
+}
+
+// brokerNode returns the 0-based index of a cluster's node named by its
+// alias ("rabbitmq-2"), or -1 (also for "rabbitmq" and on one node).
+func (s *scenarioRun) brokerNode(name string) int {
+	if s.sc.BrokerNodes <= 1 {
+		return -1
+	}
+	return slices.IndexFunc(s.r.Stack.Brokers(), func(b vendormock.BrokerNode) bool { return b.Alias == name })
 }
 
 // afterRestore follows a thawed or reconnected target: after RabbitMQ the
@@ -222,6 +240,11 @@ func (s *scenarioRun) afterRestore(ctx context.Context, target string) error {
 			return nil
 		}
 		return s.r.reloadNginxNow(ctx)
+	}
+	if s.brokerNode(target) >= 0 {
+		// A cluster node back: the runner's connection is on another
+		// node (moved when this one was cut off) unless it closed.
+		return s.r.reconnectAnyNode(ctx, s, false)
 	}
 	if target != vendormock.AliasRabbitMQ {
 		return nil

@@ -15,7 +15,8 @@ var HTTPVersions = []string{"1.1", "2"}
 // Targets returns the names a nemesis step of sc may use, in the order
 // the error messages list them: TargetWorker (no workers section) or
 // ReplicaActive and worker-1 .. worker-MaxReplicas (a workers section),
-// then the services (postgres only with workers.ledger postgres).
+// then the services (postgres only with workers.ledger postgres; on a
+// cluster rabbitmq-1 .. rabbitmq-N instead of rabbitmq).
 func (sc *Scenario) Targets() []string {
 	var out []string
 	if sc.Workers == nil {
@@ -27,7 +28,10 @@ func (sc *Scenario) Targets() []string {
 		}
 	}
 	for _, t := range ServiceTargets {
-		if t != vendormock.AliasPostgres || sc.postgresLedger() {
+		switch {
+		case t == vendormock.AliasRabbitMQ && sc.BrokerNodes > 1:
+			out = append(out, sc.nodeAliases()...)
+		case t != vendormock.AliasPostgres || sc.postgresLedger():
 			out = append(out, t)
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
@@ -49,6 +47,7 @@ func (s *scenarioRun) startReplicas(ctx context.Context) error {
 		CPUs:         workerCPUs,
 		OutDir:       s.dir,
 	})
+	s.started = time.Now()
 	if ws != nil {
 		s.ws = ws
 		for _, rp := range ws.Replicas() {
@@ -211,10 +210,12 @@ func (s *scenarioRun) restartBroker(ctx context.Context, st *RestartBrokerStep) 
 
 // reconnect dials the broker again (its host port may have changed).
 func (r *Runner) reconnect() error {
-	if r.conn != nil {
-		_ = r.conn.Close()
+	if old := r.conn; old != nil {
+		// In the background: closing a connection to a node cut off
+		// waits for its heartbeat timeout.
+		go func() { _ = old.Close() }()
 	}
-	conn, err := amqp.Dial(r.Stack.AMQPURL)
+	conn, err := r.dialBroker()
 	if err != nil {
 		return fmt.Errorf("reconnect to rabbitmq: %w", err)
 	}

@@ -175,9 +175,87 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		return nil
 	}
 	fmt.Fprintf(w, "[fault] %d scenario(s): %s; worker %s; work dir %s\n", len(sel), names(sel), worker.Name, o.WorkDir)
-	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, Session: o.Session, KeepaliveTimeout: o.KeepaliveTimeout, WorkDir: o.WorkDir, Log: w, Worker: worker})
+	var (
+		verdicts []Verdict
+		failed   []string
+	)
+	// One stack per cluster size: each cluster first (broker_nodes 3:
+	// rabbitmq-1 .. rabbitmq-3), then the one-node stack (every scenario
+	// without broker_nodes, then the idle races). The fault verdicts are
+	// written, in catalog order, before the idle races run.
+	writeFaults := func() error {
+		if len(verdicts) == 0 {
+			return nil
+		}
+		slices.SortStableFunc(verdicts, func(a, b Verdict) int {
+			return slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == a.Name }) -
+				slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == b.Name })
+		})
+		return WriteFaults(out, verdicts, o.Provenance, w)
+	}
+	groups := brokerGroups(sel)
+	for _, nodes := range groups {
+		vs, fs, err := runGroup(ctx, o, worker, nodes, sel, out, w, func(vs []Verdict) error {
+			verdicts = append(verdicts, vs...)
+			return writeFaults()
+		})
+		if nodes > 1 {
+			verdicts = append(verdicts, vs...)
+		}
+		failed = append(failed, fs...)
+		if err != nil {
+			return err
+		}
+	}
+	if !slices.Contains(groups, 1) {
+		if err := writeFaults(); err != nil {
+			return err
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("%w: %s (see %s)", ErrFailed, strings.Join(failed, ", "), out)
+	}
+	return nil
+}
+
+// brokerGroups returns the stack sizes sel needs, in run order: each
+// cluster size descending, then 1 (the scenarios without broker_nodes
+// and every idle race).
+func brokerGroups(sel []*Scenario) []int {
+	var gs []int
+	for _, sc := range sel {
+		gs = append(gs, sc.stackNodes())
+	}
+	slices.Sort(gs)
+	slices.Reverse(gs)
+	return slices.Compact(gs)
+}
+
+// stackNodes is the broker nodes of the stack sc runs on (1 for one).
+func (sc *Scenario) stackNodes() int {
+	if sc.Kind == KindFault && sc.BrokerNodes > 1 {
+		return sc.BrokerNodes
+	}
+	return 1
+}
+
+// runGroup starts a runner of nodes broker nodes, runs the fault
+// scenarios of sel on that stack, then (one node) hands their verdicts to
+// faultsDone and runs the idle races, and removes the stack. It returns
+// the fault verdicts and the names of the scenarios that failed; errors:
+// the stack's, a cancelled ctx, faultsDone's, an idle race that could not
+// run, WriteIdleRace's.
+func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection, nodes int, sel []*Scenario, out string, w io.Writer,
+	faultsDone func([]Verdict) error) (verdicts []Verdict, failed []string, err error) {
+	workDir := o.WorkDir
+	if nodes > 1 {
+		workDir = filepath.Join(o.WorkDir, fmt.Sprintf("cluster-%d", nodes))
+		fmt.Fprintf(w, "[fault] a stack with a %d-node RabbitMQ cluster for the scenarios with broker_nodes %d\n", nodes, nodes)
+	}
+	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, Session: o.Session, KeepaliveTimeout: o.KeepaliveTimeout,
+		WorkDir: workDir, Log: w, Worker: worker, BrokerNodes: nodes})
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
@@ -186,18 +264,14 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 			err = errors.Join(err, fmt.Errorf("close stack: %w", cerr))
 		}
 	}()
-	var (
-		verdicts []Verdict
-		failed   []string
-	)
 	for _, sc := range sel {
-		if sc.Kind != KindFault {
+		if sc.Kind != KindFault || sc.stackNodes() != nodes {
 			continue
 		}
 		v, err := r.RunScenario(ctx, sc)
 		if err != nil {
 			if ctx.Err() != nil {
-				return ctx.Err()
+				return verdicts, failed, ctx.Err()
 			}
 			// One broken scenario must not hide the others' results.
 			v = Verdict{Name: sc.Name, Tool: sc.Tool, Fault: sc.Fault, Failures: []string{err.Error()},
@@ -209,10 +283,11 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		}
 		verdicts = append(verdicts, v)
 	}
-	if len(verdicts) > 0 {
-		if err := WriteFaults(out, verdicts, o.Provenance, w); err != nil {
-			return err
-		}
+	if nodes != 1 {
+		return verdicts, failed, nil
+	}
+	if err := faultsDone(verdicts); err != nil {
+		return verdicts, failed, err
 	}
 	for _, sc := range sel {
 		if sc.Kind != KindIdleRace {
@@ -220,20 +295,17 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		}
 		res, err := r.RunIdleRace(ctx, sc, o.Count)
 		if err != nil {
-			return fmt.Errorf("idle race %s: %w", sc.Name, err)
+			return verdicts, failed, fmt.Errorf("idle race %s: %w", sc.Name, err)
 		}
 		res.Provenance = o.Provenance
 		if err := WriteIdleRace(out, res, w); err != nil {
-			return err
+			return verdicts, failed, err
 		}
 		if !res.Pass {
 			failed = append(failed, sc.Name)
 		}
 	}
-	if len(failed) > 0 {
-		return fmt.Errorf("%w: %s (see %s)", ErrFailed, strings.Join(failed, ", "), out)
-	}
-	return nil
+	return verdicts, failed, nil
 }
 
 func names(scs []*Scenario) string {

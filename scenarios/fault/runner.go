@@ -55,23 +55,29 @@ type RunnerOptions struct {
 	// Worker is the worker under test; zero = the Go worker. Any other
 	// is started with the contract's environment (contractEnv).
 	Worker vendormock.WorkerSelection
+	// BrokerNodes is the stack's RabbitMQ nodes (vendormock.Options
+	// BrokerNodes): 0 or 1 one node, 3 a cluster for the scenarios whose
+	// broker_nodes is 3 (Run starts one runner per value).
+	BrokerNodes int
 }
 
 // Runner runs scenarios one after another on one stack (RabbitMQ, WireMock,
 // nginx, Toxiproxy), each with its own queues (queues.DefaultTopology of
 // "fault.<name>") and its own worker container.
 type Runner struct {
-	Stack   *vendormock.Stack
-	opts    RunnerOptions
-	log     io.Writer
-	conn    *amqp.Connection
-	broker  *toxiproxy.Proxy
-	ledger  *toxiproxy.Proxy // LedgerProxy
-	runID   string
-	mu      sync.Mutex // guards log writes
-	curNgx  NginxSpec  // nginx variant in effect
-	curH2   bool       // nginx offers h2 (client.http_version 2)
-	started time.Time
+	Stack  *vendormock.Stack
+	opts   RunnerOptions
+	log    io.Writer
+	conn   *amqp.Connection
+	broker *toxiproxy.Proxy
+	ledger *toxiproxy.Proxy // LedgerProxy
+	runID  string
+	mu     sync.Mutex // guards log writes
+	curNgx NginxSpec  // nginx variant in effect
+	curH2  bool       // nginx offers h2 (client.http_version 2)
+	// connNode is the 0-based broker node conn is on (dialBroker).
+	connNode int
+	started  time.Time
 }
 
 // NewRunner starts the stack, a Toxiproxy proxy for the broker
@@ -92,6 +98,7 @@ func NewRunner(ctx context.Context, o RunnerOptions) (*Runner, error) {
 	st, err := vendormock.Start(ctx, vendormock.Options{
 		ProfileDir: o.Profile, ServerDelayMS: -1, KeepaliveTimeout: o.KeepaliveTimeout,
 		Images: o.Images, Session: o.Session, WorkDir: filepath.Join(o.WorkDir, "stack"), Log: lab.PrefixWriter{W: o.Log, Prefix: "[stack] "},
+		BrokerNodes: o.BrokerNodes,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start stack: %w", err)
@@ -108,7 +115,7 @@ func NewRunner(ctx context.Context, o RunnerOptions) (*Runner, error) {
 	if r.ledger, err = st.AddProxy(ctx, LedgerProxy, LedgerPort, vendormock.AliasPostgres+":5432", 0); err != nil {
 		return fail(err)
 	}
-	if r.conn, err = amqp.Dial(st.AMQPURL); err != nil {
+	if r.conn, err = r.dialBroker(); err != nil {
 		return fail(fmt.Errorf("connect to rabbitmq: %w", err))
 	}
 	return r, nil

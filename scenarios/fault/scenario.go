@@ -76,6 +76,13 @@ type Scenario struct {
 	// (vendormock.StartReplicas) instead of one worker; the replica steps
 	// (kill_worker, stop_worker, add_worker, recreate_worker) need it.
 	Workers *WorkersSpec `yaml:"workers"`
+	// BrokerNodes runs the scenario on a RabbitMQ cluster of that many
+	// nodes (rabbitmq-1 .. rabbitmq-N; vendormock.Options.BrokerNodes),
+	// 0 or 1 = the one node of every other scenario. Above 1 it needs a
+	// workers section: the replicas get every node's address and reach
+	// the cluster directly, not through the broker proxy. Run starts one
+	// stack per value.
+	BrokerNodes int `yaml:"broker_nodes"`
 	// Steps run in order: sends (the worker handles them before the next
 	// step unless wait: false), waits, checks, and faults switched on and
 	// off. They say when each fault applies.
@@ -209,6 +216,11 @@ type Step struct {
 	Partition    string        `yaml:"partition"`     // cut the target off the run's network
 	Heal         string        `yaml:"heal"`          // connect it again, aliases restored
 	CheckHealthz *HealthzCheck `yaml:"check_healthz"` // a replica's /healthz status within a time
+	// Broker node steps (nodes.go; broker_nodes above 1): a node a
+	// scenario leaves down is started again when it ends.
+	KillNode  *NodeStep `yaml:"kill_node"`  // SIGKILL a node (a crash, a lost machine)
+	StopNode  *NodeStep `yaml:"stop_node"`  // SIGTERM a node (a shutdown)
+	StartNode *NodeStep `yaml:"start_node"` // start nodes a step took down, at once
 }
 
 // WorkersSpec are the worker replicas of a scenario, all consuming its
@@ -227,7 +239,28 @@ type WorkersSpec struct {
 	// active consumer (default true); false only for a negative control,
 	// where every replica consumes at once.
 	SingleActiveConsumer *bool `yaml:"single_active_consumer"`
+	// DeadLetter is the quorum queues' dead-letter strategy:
+	// DeadLetterAtLeastOnce (default) or DeadLetterAtMostOnce, RabbitMQ's
+	// default, only for a negative control (worker
+	// -dead-letter-at-most-once).
+	DeadLetter string `yaml:"dead_letter"`
+	// QueueNodes pins queues of the scenario, by QueueRoles name, to one
+	// node each (broker_nodes above 1), e.g. {main: rabbitmq-1}: each is
+	// declared through that node with the worker's arguments, and a quorum
+	// queue keeps only that node's member (the others are removed: a
+	// queue whose every member is down, as when a majority is lost)
+	// (RabbitMQ puts a classic queue on the
+	// declaring client's node). The lab does it before the replicas
+	// start. Default: where RabbitMQ puts them.
+	QueueNodes map[string]string `yaml:"queue_nodes"`
 }
+
+// Dead-letter strategies of WorkersSpec.DeadLetter (RabbitMQ's
+// x-dead-letter-strategy values).
+const (
+	DeadLetterAtLeastOnce = "at-least-once"
+	DeadLetterAtMostOnce  = "at-most-once"
+)
 
 // SAC reports whether single active consumer is on (the default).
 func (w *WorkersSpec) SAC() bool { return w.SingleActiveConsumer == nil || *w.SingleActiveConsumer }
@@ -300,7 +333,10 @@ type WaitStep struct {
 	Records  int                     `yaml:"records"`  // records (handled messages) at least
 	Outcomes map[outcome.Outcome]int `yaml:"outcomes"` // records of each outcome at least
 	Journal  int                     `yaml:"journal"`  // journal sends of this scenario at least
-	Timeout  Duration                `yaml:"timeout"`
+	// Clock "HH:MM:SS" (alone; needs client.clock_start) waits until the
+	// worker's clock has surely passed that time, e.g. a window opening.
+	Clock   string   `yaml:"clock"`
+	Timeout Duration `yaml:"timeout"`
 }
 
 // RestartStep stops the worker with SIGTERM (it finishes the message in
@@ -319,6 +355,10 @@ type Expect struct {
 	// in WireMock's journal: a negative control plants one and passes only
 	// if both see it.
 	Duplicates int `yaml:"duplicates"`
+	// Lost is how many published messages the reconciler must find
+	// nowhere (not sent, in no queue; default 0): a negative control
+	// plants a loss and passes only if the reconciler sees exactly it.
+	Lost int `yaml:"lost"`
 	// Outcomes counts where each published message ended (reconciler).
 	Outcomes map[outcome.Outcome]Count `yaml:"outcomes"`
 	// Records counts the worker's records by outcome (attempts, so a

@@ -37,6 +37,9 @@ type scenarioRun struct {
 	checks    []Check
 	rng       *rand.Rand
 	undo      undoList // faults to put back when the scenario ends (nemesis.go)
+	// started is when the replicas' containers were running (their
+	// processes, and clocks, started before): waitClock's anchor.
+	started time.Time
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -161,6 +164,9 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 		return err
 	}
 	if sc.Workers != nil {
+		if err := s.placeQueues(ctx); err != nil {
+			return err
+		}
 		return s.startReplicas(ctx)
 	}
 	return s.startWorker(ctx)
@@ -187,7 +193,15 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 	st, c := s.r.Stack, s.sc.Client
 	// The worker reaches the broker through Toxiproxy (BrokerProxy).
 	amqpURL := fmt.Sprintf("amqp://guest:guest@%s:%d/", vendormock.AliasToxiproxy, BrokerPort)
+	if s.sc.BrokerNodes > 1 {
+		// On a cluster every node's address, directly (the worker moves
+		// to the next when its node goes).
+		amqpURL = st.AMQPURLsNetwork
+	}
 	w := lab.WorkerConfig(worker.Config{}, st, amqpURL, s.topo, c.Strategy)
+	if s.sc.Workers != nil && s.sc.Workers.DeadLetter == DeadLetterAtMostOnce {
+		w.DeadLetterAtMostOnce = true
+	}
 	w.ReconnectMax, w.SummaryEvery, w.Concurrency = time.Second, 1000, max(c.Concurrency, 1)
 	if c.Strategy == vendorapi.PerRequestName {
 		w.TLSMax = "1.2"
@@ -321,6 +335,9 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 	if ok, err := s.nemesisStep(ctx, i, st); ok {
 		return err
 	}
+	if ok, err := s.nodeStep(ctx, st); ok {
+		return err
+	}
 	if ok, err := s.replicaStep(ctx, st); ok {
 		return err
 	}
@@ -390,6 +407,9 @@ func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
 	t := w.Timeout.D()
 	if t == 0 {
 		t = DefaultWaitTimeout
+	}
+	if w.Clock != "" {
+		return s.waitClock(ctx, w.Clock, t)
 	}
 	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal}, t)
 }

@@ -16,12 +16,14 @@ import (
 )
 
 var (
-	nameRE  = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
-	hhmmRE  = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
-	stepKey = []string{"send", "wait", "check_journal", "toxic_add", "toxic_remove", "proxy_disable",
+	nameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
+	hhmmRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]$`)
+	// hhmmssRE is a wait step's clock.
+	hhmmssRE = regexp.MustCompile(`^([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]$`)
+	stepKey  = []string{"send", "wait", "check_journal", "toxic_add", "toxic_remove", "proxy_disable",
 		"proxy_enable", "nginx", "server_delay_ms", "rotate_token", "restart_worker", "sleep",
 		"kill_worker", "stop_worker", "add_worker", "recreate_worker", "restart_broker",
-		"pause", "unpause", "partition", "heal", "check_healthz"}
+		"pause", "unpause", "partition", "heal", "check_healthz", "kill_node", "stop_node", "start_node"}
 )
 
 // validate returns every problem, each a *ScenarioError.
@@ -120,6 +122,7 @@ func (sc *Scenario) validate() []error {
 		}
 		sc.checkWorkers(bad)
 		sc.checkNemesis(bad)
+		sc.checkNodes(bad)
 		sc.AppliesTo.check(bad)
 		sc.Expect.check(bad)
 	case KindIdleRace:
@@ -208,6 +211,9 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 	add(st.Partition != "", "partition")
 	add(st.Heal != "", "heal")
 	add(st.CheckHealthz != nil, "check_healthz")
+	add(st.KillNode != nil, "kill_node")
+	add(st.StopNode != nil, "stop_node")
+	add(st.StartNode != nil, "start_node")
 	if len(set) != 1 {
 		bad(field, "want exactly one of %s; got %d (%s)", strings.Join(stepKey, ", "), len(set), strings.Join(set, ", "))
 		return 0
@@ -242,8 +248,13 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 		return s.Count + s.Invalid
 	case st.Wait != nil:
 		w := st.Wait
-		if w.Records <= 0 && len(w.Outcomes) == 0 && w.Journal <= 0 {
-			bad(field+".wait", "set records, outcomes or journal")
+		switch {
+		case w.Clock != "" && (w.Records > 0 || len(w.Outcomes) > 0 || w.Journal > 0):
+			bad(field+".wait.clock", "alone: not with records, outcomes or journal")
+		case w.Clock != "" && !hhmmssRE.MatchString(w.Clock):
+			bad(field+".wait.clock", "%q: want HH:MM:SS", w.Clock)
+		case w.Clock == "" && w.Records <= 0 && len(w.Outcomes) == 0 && w.Journal <= 0:
+			bad(field+".wait", "set records, outcomes, journal or clock")
 		}
 		for k := range w.Outcomes {
 			if _, err := outcome.Parse(string(k)); err != nil {
@@ -303,6 +314,9 @@ func (e Expect) check(bad func(string, string, ...any)) {
 	}
 	if e.Duplicates < 0 || e.Duplicates > 1000 {
 		bad("expect.duplicates", "%d: want 0..1000 refkeys sent twice", e.Duplicates)
+	}
+	if e.Lost < 0 || e.Lost > 1000 {
+		bad("expect.lost", "%d: want 0..1000 messages lost", e.Lost)
 	}
 	if e.RetryAfter < 0 || e.RetryAfter.D() > 5*time.Minute {
 		bad("expect.retry_after", "%s: want 0..5m", e.RetryAfter.D())

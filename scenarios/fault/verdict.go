@@ -33,6 +33,7 @@ type Check struct {
 // Expected is a scenario's Expect as written (counts as strings).
 type Expected struct {
 	Duplicates       int                       `json:"duplicates"`
+	Lost             int                       `json:"lost,omitempty"`
 	Outcomes         map[outcome.Outcome]Count `json:"outcomes"`
 	Records          map[outcome.Outcome]Count `json:"records,omitempty"`
 	Journal          *Count                    `json:"journal,omitempty"`
@@ -91,7 +92,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	e := sc.Expect
 	v := Verdict{
 		Name: sc.Name, Tool: sc.Tool, Fault: strings.TrimSpace(sc.Fault),
-		Expected: Expected{Duplicates: e.Duplicates, Outcomes: e.Outcomes, Records: e.Records, Journal: e.Journal, JournalByOutcome: e.JournalByOutcome, WindowCutoff: e.WindowCutoff},
+		Expected: Expected{Duplicates: e.Duplicates, Lost: e.Lost, Outcomes: e.Outcomes, Records: e.Records, Journal: e.Journal, JournalByOutcome: e.JournalByOutcome, WindowCutoff: e.WindowCutoff},
 		Observed: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}, JournalByOutcome: map[outcome.Outcome]int{},
 		JournalCount: len(journal), Checks: checks, Reconcile: rep,
 	}
@@ -102,7 +103,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	if rep != nil {
 		maps.Copy(v.Observed, rep.ByOutcome)
 		v.Duplicates, v.Lost, v.Suppressed = rep.Duplicates, rep.Lost, rep.Suppressed
-		if others := OtherViolations(rep, e.Duplicates); !rep.OK && (len(others) > 0 || len(rep.Violations) == 0) {
+		if others := OtherViolations(rep, e.Duplicates, e.Lost); !rep.OK && (len(others) > 0 || len(rep.Violations) == 0) {
 			var vs []string
 			for i, x := range others {
 				if i == 3 {
@@ -124,8 +125,8 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 	if v.JournalDuplicates != e.Duplicates {
 		fail("journal: %d refkeys sent more than once (no 4xx answer), want %d", v.JournalDuplicates, e.Duplicates)
 	}
-	if v.Lost > 0 {
-		fail("%d messages lost", v.Lost)
+	if v.Lost != e.Lost {
+		fail("%d messages lost, want %d", v.Lost, e.Lost)
 	}
 	final := map[string]outcome.Outcome{} // refkey -> last outcome that is not DUPLICATE
 	for _, r := range recs {
@@ -214,23 +215,26 @@ func JournalDuplicates(journal []vendormock.JournalEntry) int {
 }
 
 // OtherViolations returns the reconciler's violations besides the
-// duplicates a scenario expects: every violation when wantDuplicates is 0,
-// else all but those of rule reconcile.RuleDuplicate (their number is
-// checked against wantDuplicates on its own) and those of rule
-// reconcile.RuleAttempts on a refkey among the duplicates: a transport
-// replay (stream-reset-h2-replay) reaches the vendor twice within one
-// ledger attempt, the same planted duplicate seen by a second rule.
-func OtherViolations(rep *reconcile.Report, wantDuplicates int) []reconcile.Violation {
-	if wantDuplicates == 0 {
+// duplicates and losses a scenario expects: every violation when both
+// wants are 0; with wantDuplicates above 0 all but those of rule
+// reconcile.RuleDuplicate and those of rule reconcile.RuleAttempts on a
+// refkey among the duplicates (a transport replay, stream-reset-h2-replay,
+// reaches the vendor twice within one ledger attempt: the same planted
+// duplicate seen by a second rule); with wantLost above 0 all but those of
+// rule reconcile.RuleLost (their numbers are checked against the wants on
+// their own).
+func OtherViolations(rep *reconcile.Report, wantDuplicates, wantLost int) []reconcile.Violation {
+	if wantDuplicates == 0 && wantLost == 0 {
 		return rep.Violations
 	}
 	var out []reconcile.Violation
 	for _, x := range rep.Violations {
-		planted := x.Rule == reconcile.RuleDuplicate ||
-			(x.Rule == reconcile.RuleAttempts && slices.Contains(rep.DuplicateRefKeys, x.RefKey))
-		if !planted {
-			out = append(out, x)
+		planted := wantDuplicates > 0 && (x.Rule == reconcile.RuleDuplicate ||
+			(x.Rule == reconcile.RuleAttempts && slices.Contains(rep.DuplicateRefKeys, x.RefKey)))
+		if planted || (wantLost > 0 && x.Rule == reconcile.RuleLost) {
+			continue
 		}
+		out = append(out, x)
 	}
 	return out
 }

@@ -221,11 +221,11 @@ func TestOtherViolationsPlantedReplay(t *testing.T) {
 			{RefKey: "r-4", Rule: reconcile.RuleAttempts},
 		},
 	}
-	got := OtherViolations(rep, 1)
+	got := OtherViolations(rep, 1, 0)
 	if len(got) != 1 || got[0].RefKey != "r-4" || got[0].Rule != reconcile.RuleAttempts {
 		t.Errorf("want 1, OtherViolations = %+v; want only r-4's attempts finding", got)
 	}
-	if got := OtherViolations(rep, 0); len(got) != 3 {
+	if got := OtherViolations(rep, 0, 0); len(got) != 3 {
 		t.Errorf("want 0, OtherViolations = %+v; want all 3", got)
 	}
 }
@@ -248,5 +248,36 @@ func TestWriteFaultsRecordsProvenance(t *testing.T) {
 	}
 	if f.Provenance == nil || f.Provenance.Commit != prov.Commit || f.Provenance.RunID != prov.RunID {
 		t.Errorf("faults.json provenance = %+v; want %+v", f.Provenance, prov)
+	}
+}
+
+// TestEvaluateExpectedLoss: a negative control with expect.lost passes
+// only when the reconciler finds exactly that many lost (its lost
+// violations then are not "other" violations); none found fails it.
+func TestEvaluateExpectedLoss(t *testing.T) {
+	sc := mustParse(t, strings.Replace(minimal, "  outcomes: {SENT: 1}\n", "  outcomes: {SENT: 1}\n  lost: 2\n", 1))
+	recs := []records.Record{{Seq: 1, RefKey: "k1", Outcome: "SENT"}}
+	journal := []vendormock.JournalEntry{{RefKey: "k1", Status: 200}}
+	lostViol := []reconcile.Violation{{RefKey: "k2", Rule: reconcile.RuleLost}, {RefKey: "k3", Rule: reconcile.RuleLost}}
+	for _, tt := range []struct {
+		name     string
+		rep      *reconcile.Report
+		wantPass bool
+		wantFail string
+	}{
+		{"the planted loss seen", &reconcile.Report{OK: false, Lost: 2, ByOutcome: map[outcome.Outcome]int{"SENT": 1}, Violations: lostViol}, true, ""},
+		{"no loss seen", &reconcile.Report{OK: true, ByOutcome: map[outcome.Outcome]int{"SENT": 1}}, false, "0 messages lost, want 2"},
+		{"another violation besides", &reconcile.Report{OK: false, Lost: 2, ByOutcome: map[outcome.Outcome]int{"SENT": 1},
+			Violations: append(lostViol, reconcile.Violation{RefKey: "k1", Rule: reconcile.RuleRoute, Detail: "wrong queue"})}, false, "route k1: wrong queue"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			v := evaluate(sc, tt.rep, recs, journal, nil, nil)
+			if v.Pass != tt.wantPass {
+				t.Errorf("Pass = %v; want %v (failures %q)", v.Pass, tt.wantPass, v.Failures)
+			}
+			if tt.wantFail != "" && !strings.Contains(strings.Join(v.Failures, "|"), tt.wantFail) {
+				t.Errorf("failures %q; want one containing %q", v.Failures, tt.wantFail)
+			}
+		})
 	}
 }
