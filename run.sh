@@ -22,8 +22,9 @@
 #   ./run.sh test-integration integration tests only (starts the real stack)
 #   ./run.sh lint             gofmt, go vet, go mod tidy -diff, staticcheck
 #   ./run.sh mutate [PKG...]  mutation testing (go-gremlins, unit tests only, no
-#                             Docker) of the core packages, one at a time, into
-#                             results/mutation/ (docs/testing.md); not part of test
+#                             Docker) of window, ledger, vendorapi, reconcile and
+#                             the handler, one at a time, into results/mutation/
+#                             (docs/testing.md); slow, not part of ./run.sh test
 #   ./run.sh --help           explain every key
 #
 # The logic lives in Go (scenarios/cmd/lab); this script only checks the
