@@ -25,6 +25,10 @@
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
 #   ./run.sh test-integration integration tests only (starts the real stack)
 #   ./run.sh lint             gofmt, go vet, go mod tidy -diff, staticcheck
+#   ./run.sh mutate [PKG...]  mutation testing (go-gremlins, unit tests only, no
+#                             Docker) of window, ledger, vendorapi, reconcile and
+#                             the handler, one at a time, into results/mutation/
+#                             (docs/testing.md); slow, not part of ./run.sh test
 #   ./run.sh --help           explain every key
 #
 # The logic lives in Go (scenarios/cmd/lab); this script only checks the
@@ -132,6 +136,49 @@ lint() {
   done
 }
 
+# go-gremlins, pinned, run with `go run` like staticcheck.
+GREMLINS=github.com/go-gremlins/gremlins/cmd/gremlins@v0.6.0
+# The packages ./run.sh mutate covers: folder, then the extra gremlins flags.
+# In the worker folder only handler*.go is mutated (-E drops every path with
+# a slash, i.e. the subpackages, and every file not starting with h; the
+# only h* files there are handler*.go). ledgertest is the ledger's contract
+# suite and fake, test code that is not mutated.
+MUTATE_PACKAGES=(window ledger vendorapi reconcile handler)
+mutate_spec() {
+  case $1 in
+    window) echo "worker/window" ;;
+    ledger) echo "worker/ledger -E ^ledgertest/" ;;
+    vendorapi) echo "worker/vendorapi" ;;
+    reconcile) echo "scenarios/reconcile" ;;
+    handler) echo "worker -E / -E ^[^h]" ;;
+    *) return 1 ;;
+  esac
+}
+
+# mutate runs go-gremlins over each package in turn (MUTATE_WORKERS parallel
+# mutants, default 1; each mutant's tests get 3x the package's coverage run,
+# MUTATE_TIMEOUT_COEFFICIENT). Tests run with -short (skips the ledger's
+# minute-long soak) and without -race or build tags: unit tests only. Writes
+# results/mutation/<pkg>.json (gremlins' report) and <pkg>.log.
+mutate() {
+  local out=results/mutation pkg spec start
+  mkdir -p "$out"
+  [ $# -gt 0 ] || set -- "${MUTATE_PACKAGES[@]}"
+  for pkg in "$@"; do
+    spec=$(mutate_spec "$pkg") || { say "error: mutate: unknown package $pkg (want: ${MUTATE_PACKAGES[*]})"; exit 2; }
+  done
+  for pkg in "$@"; do
+    spec=$(mutate_spec "$pkg")
+    say "mutate $pkg: gremlins unleash $spec (log: $out/$pkg.log)"
+    start=$(date +%s)
+    # shellcheck disable=SC2086 # spec is words on purpose
+    GOFLAGS="${GOFLAGS:-} -short" go run "$GREMLINS" unleash \
+      --workers "${MUTATE_WORKERS:-1}" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-3}" \
+      -o "$out/$pkg.json" $spec 2>&1 | tee "$out/$pkg.log"
+    say "mutate $pkg: $(( $(date +%s) - start )) s"
+  done
+}
+
 case "${1:-}" in
   -h | --help | help)
     build_lab
@@ -203,6 +250,11 @@ case "${1:-}" in
     shift
     build_lab
     .lab/bin/lab report "$@"
+    ;;
+  mutate)
+    shift
+    need_go
+    mutate "$@"
     ;;
   --version | version)
     build_lab

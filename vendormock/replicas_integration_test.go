@@ -25,8 +25,8 @@ import (
 
 // TestReplicas starts two bbolt replicas on one queue and checks: both
 // start and register a consumer; every message is handled exactly once
-// across them; with single active consumer only one replica handles
-// messages (without it, RabbitMQ spreads them over both); SIGKILL ends a
+// across them; the queue has single active consumer (the worker's
+// default) and only one replica handles messages; SIGKILL ends a
 // replica with 137; a replica recreated with its volume still knows what
 // it sent (DUPLICATE), and one recreated with a fresh volume does not
 // (SENT again); SIGTERM ends a replica with 0 within the grace.
@@ -75,11 +75,16 @@ func TestReplicas(t *testing.T) {
 	defer conn.Close()
 	waitConsumers(t, ctx, conn, queue, 2)
 
-	// Single active consumer: the worker declares it when told to
-	// (SINGLE_ACTIVE_CONSUMER=true, the default). RabbitMQ says whether
-	// the queue has it and which consumer is active.
-	sac := queueHasSAC(t, ctx, s, queue)
-	t.Logf("main queue declared with single active consumer: %t", sac)
+	// Single active consumer is required: the worker declares it by
+	// default (SINGLE_ACTIVE_CONSUMER=true; docs/deployment.md) and these
+	// replicas run the defaults. RabbitMQ must list the queue with it and
+	// exactly one active consumer (queueHasSAC); a worker that stopped
+	// declaring it fails here instead of switching to another assertion.
+	// The same check without SAC is the negative control of
+	// worker/queues' testSingleActiveConsumer.
+	if !queueHasSAC(t, ctx, s, queue) {
+		t.Fatalf("main queue %s has no x-single-active-consumer: the worker's default declares it", queue)
+	}
 
 	bodies := map[string][]byte{}
 	publishN(t, ctx, conn, queue, "rep", 10, bodies)
@@ -94,17 +99,8 @@ func TestReplicas(t *testing.T) {
 	if len(got) != 10 {
 		t.Errorf("%d records of 10 messages, want each handled exactly once", len(got))
 	}
-	if sac {
-		if len(per) != 1 {
-			t.Errorf("records by replica %v: with single active consumer one replica handles every message", per)
-		}
-	} else {
-		// The worker does not declare single active consumer yet: two
-		// plain consumers with prefetch 1 share the queue round-robin.
-		t.Logf("the queue has no single active consumer: asserting both replicas consume")
-		if len(per) != 2 {
-			t.Errorf("records by replica %v: without single active consumer both replicas consume", per)
-		}
+	if len(per) != 1 {
+		t.Errorf("records by replica %v: with single active consumer one replica handles every message", per)
 	}
 
 	// A PostgreSQL image that is not there is refused before anything

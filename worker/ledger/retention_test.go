@@ -16,7 +16,14 @@ import (
 // pages freed by Prune are reused, so once the retention window is full the
 // file stops growing. Without Prune (the negative control inside the test)
 // the file keeps growing with every day.
+//
+// It takes about a minute (4,000 fsynced transactions), so -short skips it
+// (./run.sh mutate runs each mutant's tests with -short; Prune's rule
+// itself is guarded by the contract suite).
 func TestRetentionKeepsFileBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("soak of about a minute; -short skips it")
+	}
 	const (
 		days      = 10
 		perDay    = 200
