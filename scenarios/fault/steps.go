@@ -37,6 +37,10 @@ type scenarioRun struct {
 	checks    []Check
 	rng       *rand.Rand
 	undo      undoList // faults to put back when the scenario ends (nemesis.go)
+	// Delivery reports (reports.go): the secret, its host folder, the relay.
+	reportSecret []byte
+	secretDir    string
+	relay        *vendormock.ReportRelay
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -73,6 +77,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		if uerr := s.undoAll(cctx); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("undo the faults of %s: %w", sc.Name, uerr))
 		}
+		s.stopReportRelay()
 		if s.wk != nil {
 			_ = s.wk.Stop(cctx, stopTimeout)
 		}
@@ -172,6 +177,7 @@ func (s *scenarioRun) stopWorkers(ctx context.Context) error {
 	if s.ws != nil {
 		return s.stopReplicas(ctx)
 	}
+	s.stopReportRelay()
 	if err := s.wk.Stop(ctx, stopTimeout); err != nil {
 		return err
 	}
@@ -237,6 +243,17 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 		OutDir: s.dir,
 		Grace:  worker.ShutdownGrace(wcfg),
 	}
+	if s.restarts == 0 {
+		dir, err := s.reportsConfig(&wcfg)
+		if err != nil {
+			return err
+		}
+		if dir != "" {
+			s.secretDir = dir
+			o.Args, o.PublishOps = wcfg.Args(), true
+			o.ReadOnly = map[string]string{filepath.Join(dir, reportSecretName): reportSecretPath}
+		}
+	}
 	if s.r.contract() {
 		env, err := s.contractEnv()
 		if err != nil {
@@ -249,7 +266,13 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 		return err
 	}
 	s.wk = wk
-	return s.pub.waitConsumer(ctx, wk)
+	if err := s.pub.waitConsumer(ctx, wk); err != nil {
+		return err
+	}
+	if s.restarts == 0 {
+		return s.startReportRelay(ctx)
+	}
+	return nil
 }
 
 // step runs one step.
