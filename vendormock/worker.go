@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -37,6 +38,12 @@ type WorkerOptions struct {
 	Env    map[string]string // e.g. GOMAXPROCS
 	CPUs   float64           // CPU limit (NanoCPUs); 1 in the lab
 	OutDir string            // host dir bind-mounted at /out (records, ledger)
+	// ReadOnly are extra host files bind-mounted read-only: host path ->
+	// container path (e.g. a delivery-report secret outside OutDir).
+	ReadOnly map[string]string
+	// PublishOps publishes the worker's ops port (WorkerOpsPort) on
+	// 127.0.0.1, for OpsURL (e.g. the report relay's pushes).
+	PublishOps bool
 	// Image is the worker under test's image (WorkerSelection.Image); "" =
 	// the stack's Go worker image (Images.Worker).
 	Image string
@@ -92,14 +99,24 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 		}
 		binds = append(binds, out+":"+WorkerOutDir)
 	}
+	for host, in := range o.ReadOnly {
+		binds = append(binds, host+":"+in+":ro")
+	}
+	modify := func(hc *container.HostConfig) {
+		hc.NanoCPUs = int64(o.CPUs * 1e9)
+		hc.Binds = append(hc.Binds, binds...)
+	}
+	var exposed []string
+	if o.PublishOps {
+		exposed = []string{strconv.Itoa(WorkerOpsPort) + "/tcp"}
+		modify = PublishOnLoopback(exposed, modify)
+	}
 	wk, err := s.startWorkerContainer(ctx, "worker-"+o.Name, testcontainers.ContainerRequest{
-		Image: o.Image,
-		Cmd:   o.Args,
-		Env:   env,
-		HostConfigModifier: func(hc *container.HostConfig) {
-			hc.NanoCPUs = int64(o.CPUs * 1e9)
-			hc.Binds = append(hc.Binds, binds...)
-		},
+		Image:              o.Image,
+		Cmd:                o.Args,
+		Env:                env,
+		ExposedPorts:       exposed,
+		HostConfigModifier: modify,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("start worker %s: %w", o.Name, err)
@@ -222,3 +239,13 @@ func (w *Worker) Logs(ctx context.Context) (string, error) {
 // ContainerID returns the worker container's Docker id (for docker stats
 // or cgroup CPU accounting).
 func (w *Worker) ContainerID() string { return w.c.GetContainerID() }
+
+// OpsURL returns "http://127.0.0.1:<port>" of the worker's ops server
+// (WorkerOptions.PublishOps). Errors: the port is not published.
+func (w *Worker) OpsURL(ctx context.Context) (string, error) {
+	addr, err := hostAddr(ctx, w.c, strconv.Itoa(WorkerOpsPort)+"/tcp")
+	if err != nil {
+		return "", fmt.Errorf("ops url: %w", err)
+	}
+	return "http://" + addr, nil
+}

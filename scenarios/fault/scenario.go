@@ -137,6 +137,10 @@ type ServerSpec struct {
 	// path for the whole scenario (streamreset.go); needs
 	// client.http_version "2".
 	StreamReset *StreamResetSpec `yaml:"stream_reset"`
+	// Reports, when set, turns the vendor's delivery reports on: the
+	// worker gets the profile's reports section, a secret and a journal,
+	// and the mock vendor pushes a report per accepted send (reports.go).
+	Reports *ReportsRunSpec `yaml:"reports"`
 }
 
 // NginxSpec is an nginx config variant (vendormock.NginxVariant).
@@ -394,6 +398,10 @@ type Expect struct {
 	// stopped is still running when the steps end: the faults made no
 	// worker exit (in a deployment, a crash loop).
 	NoCrash bool `yaml:"no_crash"`
+	// ReportsSettled counts the pushed reports the worker answered
+	// "settled" (an UNKNOWN it settled by the report); needs
+	// server.reports.
+	ReportsSettled *Count `yaml:"reports_settled"`
 }
 
 // IdleRaceSpec is the stale keep-alive race.

@@ -40,6 +40,10 @@ type scenarioRun struct {
 	// started is when the replicas' containers were running (their
 	// processes, and clocks, started before): waitClock's anchor.
 	started time.Time
+	// Delivery reports (reports.go): the secret, its host folder, the relay.
+	reportSecret []byte
+	secretDir    string
+	relay        *vendormock.ReportRelay
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -76,6 +80,7 @@ func (r *Runner) RunScenario(ctx context.Context, sc *Scenario) (v Verdict, err 
 		if uerr := s.undoAll(cctx); uerr != nil {
 			err = errors.Join(err, fmt.Errorf("undo the faults of %s: %w", sc.Name, uerr))
 		}
+		s.stopReportRelay()
 		if s.wk != nil {
 			_ = s.wk.Stop(cctx, stopTimeout)
 		}
@@ -178,6 +183,7 @@ func (s *scenarioRun) stopWorkers(ctx context.Context) error {
 	if s.ws != nil {
 		return s.stopReplicas(ctx)
 	}
+	s.stopReportRelay()
 	if err := s.wk.Stop(ctx, stopTimeout); err != nil {
 		return err
 	}
@@ -251,6 +257,17 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 		OutDir: s.dir,
 		Grace:  worker.ShutdownGrace(wcfg),
 	}
+	if s.restarts == 0 {
+		dir, err := s.reportsConfig(&wcfg)
+		if err != nil {
+			return err
+		}
+		if dir != "" {
+			s.secretDir = dir
+			o.Args, o.PublishOps = wcfg.Args(), true
+			o.ReadOnly = map[string]string{filepath.Join(dir, reportSecretName): reportSecretPath}
+		}
+	}
 	if s.r.contract() {
 		env, err := s.contractEnv()
 		if err != nil {
@@ -263,7 +280,13 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 		return err
 	}
 	s.wk = wk
-	return s.pub.waitConsumer(ctx, wk)
+	if err := s.pub.waitConsumer(ctx, wk); err != nil {
+		return err
+	}
+	if s.restarts == 0 {
+		return s.startReportRelay(ctx)
+	}
+	return nil
 }
 
 // step runs one step.

@@ -87,6 +87,7 @@ func (sc *Scenario) validate() []error {
 		bad("client.http_version", "2 with strategy %s: h2 is for a kept connection (use %s)", vendorapi.PerRequestName, vendorapi.PooledName)
 	}
 	sc.checkStreamReset(bad)
+	sc.checkReports(bad)
 	if sc.Client.ClockStart != "" {
 		if _, err := time.Parse(time.RFC3339, sc.Client.ClockStart); err != nil {
 			bad("client.clock_start", "%q: want RFC 3339, like 2026-11-30T20:49:54+09:00", sc.Client.ClockStart)

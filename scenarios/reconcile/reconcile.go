@@ -17,6 +17,12 @@ import (
 // (records.Record.Queue == ""); other keys are queue names.
 const PlaceAcked = "acked"
 
+// PlaceSettled is the place of a message whose last record is UNKNOWN
+// and whose ledger entry was settled afterwards (a delivery report, a
+// pull or an operator, docs/outcomes.md#delivery-reports): its copy in the
+// unknown queue was acked away, and it ends as the ledger says.
+const PlaceSettled = "settled"
+
 // Rule names carried by Violation.Rule.
 const (
 	// RuleLost: a published message is acked nowhere and in no queue.
@@ -346,6 +352,9 @@ func Reconcile(in Input) Report {
 	for _, u := range units {
 		v := func(rule, format string, args ...any) {
 			r.Violations = append(r.Violations, Violation{RefKey: u.refkey, MessageID: u.msgID, Rule: rule, Detail: fmt.Sprintf(format, args...)})
+		}
+		if le, ok := ledgerOf[u.refkey]; ok && doPlaces && len(u.places) == 0 && le.Resolution != nil && u.lastOutcome() == outcome.Unknown {
+			u.places = append(u.places, place{where: PlaceSettled, outcome: le.State, reason: "settled by " + cmp.Or(le.Resolution.Source, "operator")})
 		}
 		if doPlaces {
 			switch n := len(u.places); {

@@ -119,6 +119,19 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 	}
 }
 
+// lastOutcome is the outcome of u's last record that has a final or
+// UNKNOWN outcome, "" when none.
+func (u *unit) lastOutcome() outcome.Outcome {
+	var o outcome.Outcome
+	for _, r := range u.records {
+		switch r.Outcome {
+		case outcome.Sent, outcome.Rejected, outcome.NotSent, outcome.Unknown:
+			o = r.Outcome
+		}
+	}
+	return o
+}
+
 func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf map[string]ledger.Entry, haveJournal bool) {
 	le, inLedger := ledgerOf[u.refkey]
 	var last *records.Record
@@ -134,6 +147,8 @@ func (u *unit) checkLedger(v func(rule, format string, args ...any), ledgerOf ma
 		v(RuleLedger, "record seq %d says %s, the ledger has no entry", last.Seq, last.Outcome)
 	case le.State == ledger.Attempting && last.Outcome == outcome.Unknown:
 		// An attempt without an outcome is UNKNOWN: both say the same.
+	case last.Outcome == outcome.Unknown && le.Resolution != nil:
+		// Settled after the record (PlaceSettled): the ledger has the end.
 	case outcome.Outcome(le.State) != last.Outcome:
 		v(RuleLedger, "record seq %d says %s, the ledger says %s", last.Seq, last.Outcome, le.State)
 	}
