@@ -106,7 +106,7 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 		if calls := u.clientCalls(); u.records != nil && calls > 0 && reached > calls {
 			// The worker called its client fewer times than the vendor
 			// was reached: the client (or its transport) sent it again
-			// on its own (docs/worker-contract.md#client-replay).
+			// on its own (docs/worker-contract.md#the-audit).
 			r.ClientReplays++
 			r.ClientReplayRefKeys = append(r.ClientReplayRefKeys, u.refkey)
 		}
