@@ -48,6 +48,9 @@ func TestClientRules(t *testing.T) {
 			in.Bench[1].Outcomes = map[outcome.Outcome]int{outcome.Sent: 55, outcome.Unknown: 5}
 			in.Bench[1].SendRequests, in.Bench[1].LatencyMS.Max = 55, 10000
 		}, "pool-stall", Fail, "10 ms: 60 sends handled, 55 reached nginx, slowest 10000 ms; 5 never reached nginx (NOT_SENT 0, UNKNOWN 5); a send took 10000 ms >= 1000 ms"},
+		{"a fast NOT_SENT that never reached nginx is no stall", "java-okhttp", func(in *Inputs) {
+			in.Bench[0].Outcomes = map[outcome.Outcome]int{outcome.Sent: 60, outcome.NotSent: 1}
+		}, "pool-stall", Pass, "3 ms: 61 sends handled, 60 reached nginx, slowest 45 ms; 1 never reached nginx (NOT_SENT 1, UNKNOWN 0)"},
 		{"planted: a client that never reuses a connection", "python-session", func(in *Inputs) {
 			for i := range in.Bench {
 				in.Bench[i].TCPConnections, in.Bench[i].ClientReused = 60, 0
