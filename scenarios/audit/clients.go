@@ -116,6 +116,7 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 	if err != nil {
 		return ClientRow{}, err
 	}
+	in.Errors = append(in.Errors, KeptErrors(dir, old)...)
 	rules := Evaluate(in)
 	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker]}
 	for _, r := range rules {
@@ -284,4 +285,30 @@ func ruleCell(r Rule) string {
 		return "-"
 	}
 	return mdCell(r.Verdict + ": " + r.Evidence)
+}
+
+// KeptErrors returns the battery failures (rules "battery") of an earlier
+// report of dir whose step left no result file there, so that a report
+// rebuilt from the files still says the step did not run: "bench: ..."
+// while dir has no bench-*.json, "faults: ..." while it has no
+// faults.json, any other always.
+func KeptErrors(dir string, old Report) []string {
+	has := func(pattern string) bool {
+		m, _ := filepath.Glob(filepath.Join(dir, pattern))
+		return len(m) > 0
+	}
+	var out []string
+	for _, r := range old.Rules {
+		if r.ID != "battery" {
+			continue
+		}
+		switch {
+		case strings.HasPrefix(r.Evidence, "bench:") && has("bench-*.json"):
+		case strings.HasPrefix(r.Evidence, "faults:") && has("faults.json"):
+		case strings.HasPrefix(r.Evidence, "no bench result"): // Load says it again
+		default:
+			out = append(out, r.Evidence)
+		}
+	}
+	return out
 }

@@ -90,3 +90,37 @@ func TestCompareNothing(t *testing.T) {
 		t.Errorf("Compare = %v; want no audit of a third-party client", err)
 	}
 }
+
+// TestKeptErrors: a rebuilt report keeps a battery step that left no
+// file (the negative control: without it the faults step's failure would
+// vanish from the page), and drops one whose files are there now.
+func TestKeptErrors(t *testing.T) {
+	parent := t.TempDir()
+	plantClientAudit(t, parent, "node-got-alimtalk", "node-got")
+	dir := filepath.Join(parent, "node-got-alimtalk")
+	old := Report{Rules: []Rule{
+		{ID: "battery", Evidence: "bench: start stack: start rabbitmq: service not ready"},
+		{ID: "battery", Evidence: "faults: start stack: start rabbitmq: service not ready"},
+	}}
+	if got := KeptErrors(dir, old); len(got) != 0 {
+		t.Errorf("KeptErrors = %q; want none (bench and faults files are there)", got)
+	}
+	if err := os.Remove(filepath.Join(dir, "faults.json")); err != nil {
+		t.Fatal(err)
+	}
+	got := KeptErrors(dir, old)
+	if len(got) != 1 || !strings.HasPrefix(got[0], "faults:") {
+		t.Fatalf("KeptErrors = %q; want the faults step's failure", got)
+	}
+	b, _ := json.Marshal(Report{Worker: "node-got", Profile: "alimtalk", Rules: old.Rules})
+	if err := os.WriteFile(filepath.Join(dir, RulesFile), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compare(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if line := findingLine(c.Rows[0]); !strings.Contains(line, "The battery ran: faults: start stack") {
+		t.Errorf("finding %q; want the faults step that did not run", line)
+	}
+}
