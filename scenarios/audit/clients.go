@@ -288,10 +288,10 @@ func ruleCell(r Rule) string {
 }
 
 // KeptErrors returns the battery failures (rules "battery") of an earlier
-// report of dir whose step left no result file there, so that a report
-// rebuilt from the files still says the step did not run: "bench: ..."
-// while dir has no bench-*.json, "faults: ..." while it has no
-// faults.json, any other always.
+// report of dir, so that a report rebuilt from the files still says so: a
+// step that could not start its stack ("bench: start stack: ...",
+// "faults: start stack: ...") while dir has no bench-*.json or no
+// faults.json; any other (a delivery check that failed) always.
 func KeptErrors(dir string, old Report) []string {
 	has := func(pattern string) bool {
 		m, _ := filepath.Glob(filepath.Join(dir, pattern))
@@ -302,9 +302,10 @@ func KeptErrors(dir string, old Report) []string {
 		if r.ID != "battery" {
 			continue
 		}
+		started := !strings.Contains(r.Evidence, "start stack:") // the step ran and found something: always kept
 		switch {
-		case strings.HasPrefix(r.Evidence, "bench:") && has("bench-*.json"):
-		case strings.HasPrefix(r.Evidence, "faults:") && has("faults.json"):
+		case !started && strings.HasPrefix(r.Evidence, "bench:") && has("bench-*.json"):
+		case !started && strings.HasPrefix(r.Evidence, "faults:") && has("faults.json"):
 		case strings.HasPrefix(r.Evidence, "no bench result"): // Load says it again
 		default:
 			out = append(out, r.Evidence)

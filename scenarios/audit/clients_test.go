@@ -105,6 +105,10 @@ func TestKeptErrors(t *testing.T) {
 	if got := KeptErrors(dir, old); len(got) != 0 {
 		t.Errorf("KeptErrors = %q; want none (bench and faults files are there)", got)
 	}
+	checkFailed := Report{Rules: []Rule{{ID: "battery", Evidence: "bench: delivery check failed: 1 broken invariant(s)"}}}
+	if got := KeptErrors(dir, checkFailed); len(got) != 1 {
+		t.Errorf("KeptErrors = %q; want the failed delivery check kept (the step ran)", got)
+	}
 	if err := os.Remove(filepath.Join(dir, "faults.json")); err != nil {
 		t.Fatal(err)
 	}
