@@ -39,7 +39,7 @@ var clientNotes = map[string]ClientNote{
 	},
 	"java-apache": {
 		Default: "PoolingHttpClientConnectionManager: no idle eviction, validateAfterInactivity 2000 ms; DefaultHttpRequestRetryHandler retries a POST only when not sent (workers/java/README.md)",
-		Cost:    "an idle connection is kept until the server closes it; the stale check before reuse narrows, not closes, the race",
+		Cost:    "an idle connection is kept until the server closes it; the stale check before reuse narrows, not closes, the race; RequestConfig's socket timeout bounds each read, not the whole call",
 		Fix:     "HttpClients.custom().evictIdleConnections(keep-alive - margin, SECONDS) (or setConnectionTimeToLive)",
 	},
 	"node-axios": {
