@@ -8,6 +8,11 @@
 #                             audit a worker on a vendor profile: bench, idle
 #                             race and fault scenarios, then OUT/audit.{md,html}
 #                             (OUT=results/audit/<worker>-<profile> for the committed one)
+#   ./run.sh audit-clients PROFILE=<dir> [KEY=VALUE...]
+#                             audit every third-party client (python-*,
+#                             java-okhttp, java-apache, node-axios, node-got)
+#                             one after the other, then the comparison page
+#                             results/audit/clients.{md,html}
 #   ./run.sh list             list the scenarios, one line each
 #   ./run.sh matrix [KEY=VALUE...]
 #                             the published matrix: http/https/mtls x both
@@ -19,7 +24,8 @@
 # interrupted.
 #   ./run.sh matrix-report OUT  rebuild OUT/matrix.md and OUT/charts/
 #   ./run.sh report OUT       re-render any results folder offline (bench,
-#                             sweep, matrix or audit), no Docker
+#                             sweep, matrix, audit, or results/audit for the
+#                             clients' comparison), no Docker
 #   ./run.sh --version        the lab's commit (and whether the tree was dirty)
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
@@ -229,6 +235,17 @@ case "${1:-}" in
         ;;
     esac
     start_lab audit-check audit "$@"
+    ;;
+  audit-clients)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab help
+        exit 0
+        ;;
+    esac
+    start_lab audit-clients-check audit-clients "$@"
     ;;
   matrix)
     shift

@@ -10,11 +10,12 @@ import (
 	"time"
 )
 
-// Environment variables naming the reference worker images (written to
+// Environment variables naming the contract worker images (written to
 // .lab/images.env by vendormock/images/workers.sh).
 const (
-	EnvImageWorkerNode = "LAB_IMAGE_WORKER_NODE"
-	EnvImageWorkerJava = "LAB_IMAGE_WORKER_JAVA"
+	EnvImageWorkerNode   = "LAB_IMAGE_WORKER_NODE"
+	EnvImageWorkerJava   = "LAB_IMAGE_WORKER_JAVA"
+	EnvImageWorkerPython = "LAB_IMAGE_WORKER_PYTHON"
 )
 
 // WorkerGo is the default worker under test: the Go worker
@@ -29,14 +30,23 @@ const (
 // the message lists the known names.
 var ErrUnknownWorker = errors.New("unknown worker")
 
-// referenceWorkers maps each WORKER name of a reference worker to its image
-// variable and CLIENT_MODE (docs/worker-contract.md#implementations).
+// referenceWorkers maps each WORKER name of a contract worker this project
+// builds (workers/) to its image variable and CLIENT_MODE
+// (docs/worker-contract.md#implementations): the reference workers with
+// the languages' own clients, and the third-party client workers.
 var referenceWorkers = map[string]struct{ imageEnv, mode string }{
 	"node-fetch":             {EnvImageWorkerNode, "fetch"},
 	"node-agent-nokeepalive": {EnvImageWorkerNode, "agent-nokeepalive"},
 	"node-agent-keepalive":   {EnvImageWorkerNode, "agent-keepalive"},
 	"java-shared":            {EnvImageWorkerJava, "shared"},
 	"java-per-send":          {EnvImageWorkerJava, "per-send"},
+	"java-okhttp":            {EnvImageWorkerJava, "okhttp"},
+	"java-apache":            {EnvImageWorkerJava, "apache"},
+	"node-axios":             {EnvImageWorkerNode, "axios"},
+	"node-got":               {EnvImageWorkerNode, "got"},
+	"python-requests":        {EnvImageWorkerPython, "requests"},
+	"python-session":         {EnvImageWorkerPython, "session"},
+	"python-httpx":           {EnvImageWorkerPython, "httpx"},
 }
 
 // WorkerNames returns the known WORKER values, WorkerGo first, then the

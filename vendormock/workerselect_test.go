@@ -8,7 +8,7 @@ import (
 )
 
 func TestWorkerImage(t *testing.T) {
-	images := map[string]string{EnvImageWorkerNode: "lab/node:1", EnvImageWorkerJava: "lab/java:1"}
+	images := map[string]string{EnvImageWorkerNode: "lab/node:1", EnvImageWorkerJava: "lab/java:1", EnvImageWorkerPython: "lab/python:1"}
 	get := func(k string) string { return images[k] }
 	tests := []struct {
 		name, in, image, mode string
@@ -21,6 +21,13 @@ func TestWorkerImage(t *testing.T) {
 		{"node keep-alive", "node-agent-keepalive", "lab/node:1", "agent-keepalive", true},
 		{"java shared", "java-shared", "lab/java:1", "shared", true},
 		{"java per send", "java-per-send", "lab/java:1", "per-send", true},
+		{"java okhttp", "java-okhttp", "lab/java:1", "okhttp", true},
+		{"java apache", "java-apache", "lab/java:1", "apache", true},
+		{"node axios", "node-axios", "lab/node:1", "axios", true},
+		{"node got", "node-got", "lab/node:1", "got", true},
+		{"python requests.post", "python-requests", "lab/python:1", "requests", true},
+		{"python requests.Session", "python-session", "lab/python:1", "session", true},
+		{"python httpx.Client", "python-httpx", "lab/python:1", "httpx", true},
 		{"any image", "image:acme/worker:2", "acme/worker:2", "", true},
 	}
 	for _, tt := range tests {
@@ -45,6 +52,7 @@ func TestWorkerImageErrors(t *testing.T) {
 		{"unknown name lists the known ones", "python", ErrUnknownWorker, "node-agent-nokeepalive"},
 		{"image without a name", "image:", ErrUnknownWorker, "image:NAME"},
 		{"reference image not built", "java-shared", ErrImagesMissing, EnvImageWorkerJava},
+		{"python image not built", "python-httpx", ErrImagesMissing, EnvImageWorkerPython},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -168,3 +168,29 @@ func TestAuditPageRendersInChromium(t *testing.T) {
 		}
 	})
 }
+
+// TestClientsPageRendersInChromium opens the clients' comparison page in
+// headless Chromium: no console error, one rules row per audit, a real
+// screenshot.
+func TestClientsPageRendersInChromium(t *testing.T) {
+	parent := t.TempDir()
+	plantClientAudit(t, parent, "node-got-alimtalk", "node-got")
+	plantClientAudit(t, parent, "node-axios-alimtalk", "node-axios")
+	c, err := Compare(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteComparison(parent, c); err != nil {
+		t.Fatal(err)
+	}
+	got := openPage(t, filepath.Join(parent, ClientsHTML))
+	if len(got.errors) > 0 {
+		t.Errorf("console errors on clients.html: %q", got.errors)
+	}
+	if got.rules != 2 {
+		t.Errorf("%d rows in the rules table; want 2 (one per audit)", got.rules)
+	}
+	if len(got.png) < 10_000 || !bytes.HasPrefix(got.png, []byte("\xff\xd8")) {
+		t.Errorf("screenshot of %d bytes is not a JPEG of a rendered page", len(got.png))
+	}
+}

@@ -3,6 +3,7 @@ package audit
 import (
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -56,9 +57,11 @@ const ConnectionsPerSendMax = 0.05
 const OneConnectionPerSend = 0.9
 
 // declaredIdle returns the idle timeout in s a worker keeps a connection
-// open by default, as docs/worker-contract.md lists it; ok is false when
-// the lab does not know it (any image, Node's fetch), and reuse is false
-// for a worker that keeps no connection at all.
+// open by default, as docs/worker-contract.md and the workers' READMEs
+// list it (each library's own source); ok is false when the lab does not
+// know it (any image, Node's fetch), reuse is false for a worker that
+// keeps no connection at all, and s is +Inf for a client that keeps an
+// idle connection until the server closes it.
 func declaredIdle(worker string, r results.Result) (s float64, reuse, ok bool) {
 	switch worker {
 	case vendormock.WorkerGo:
@@ -67,7 +70,15 @@ func declaredIdle(worker string, r results.Result) (s float64, reuse, ok bool) {
 		return 60, true, true // IDLE_TIMEOUT_MS default
 	case "java-shared":
 		return 30, true, true // jdk.httpclient.keepalive.timeout default
-	case "node-agent-nokeepalive", "java-per-send":
+	case "java-okhttp":
+		return 300, true, true // okhttp3.ConnectionPool(): 5 idle connections for 5 minutes
+	case "python-httpx":
+		return 5, true, true // httpx Limits keepalive_expiry=5.0
+	case "python-session", "java-apache":
+		// urllib3's pool and Apache's PoolingHttpClientConnectionManager
+		// have no idle timeout (workers/python, workers/java READMEs).
+		return math.Inf(1), true, true
+	case "node-agent-nokeepalive", "java-per-send", "python-requests", "node-axios", "node-got":
 		return 0, false, true
 	}
 	return 0, true, false
@@ -98,6 +109,8 @@ func Evaluate(in Inputs) []Rule {
 	add(tlsRule(runs))
 	add(idleRule(in, runs))
 	add(replayRule(in, runs))
+	add(clientReplayRule(in, runs))
+	add(poolStallRule(runs))
 	add(countRule("duplicates", "No notification sent twice", in, runs, func(d counts) int { return d.duplicates }))
 	add(countRule("lost", "No notification lost", in, runs, func(d counts) int { return d.lost }))
 	for _, v := range in.Faults {
@@ -222,6 +235,9 @@ func idleRule(in Inputs, runs []results.Result) Rule {
 			}
 		case idle < limit:
 			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s < keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
+		case math.IsInf(idle, 1):
+			r.Verdict = Fail
+			ev = append(ev, fmt.Sprintf("%d ms: no idle timeout (kept until the server closes it) >= keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, in.KeepaliveS, run.RTTMS, limit))
 		default:
 			r.Verdict = Fail
 			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s >= keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))

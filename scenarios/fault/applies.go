@@ -37,8 +37,9 @@ type AppliesTo struct {
 }
 
 // NoConnectionReuse are the workers that open a new connection for every
-// send by design (docs/worker-contract.md#implementations).
-var NoConnectionReuse = []string{"node-agent-nokeepalive", "java-per-send"}
+// send, by design or by their library's default
+// (docs/worker-contract.md#implementations).
+var NoConnectionReuse = []string{"node-agent-nokeepalive", "java-per-send", "python-requests", "node-axios", "node-got"}
 
 var profileNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 

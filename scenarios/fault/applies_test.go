@@ -29,6 +29,7 @@ func TestApplies(t *testing.T) {
 		{"replicas never to a contract worker", replicas, "java-shared", "alimtalk", false, "Go worker only"},
 		{"concurrency 8 never to a contract worker", c8, "node-fetch", "", false, "prefetch is 1"},
 		{"a reused-connection fault skips a worker without keep-alive", reuse, "node-agent-nokeepalive", "", false, "new connection per send"},
+		{"a reused-connection fault skips a bare requests.post", reuse, "python-requests", "", false, "new connection per send"},
 		{"a reused-connection fault applies to an unknown image", reuse, "image:acme/w:1", "", true, ""},
 		{"concurrency 8 applies to go", c8, "go", "", true, ""},
 		{"go only refuses an image", goOnly, "image:acme/w:1", "", false, "applies to workers go"},

@@ -110,6 +110,16 @@ type Report struct {
 	// without a 4xx answer; DuplicateRefKeys names them.
 	Duplicates       int      `json:"duplicates"`
 	DuplicateRefKeys []string `json:"duplicate_refkeys"`
+	// ClientReplays counts the Duplicates that reached the vendor more
+	// times than the worker recorded calls to its client (at least one):
+	// the HTTP client sent the request again on its own, e.g. a replay
+	// after a connection failure; ClientReplayRefKeys names them.
+	// ClientReplayChecked is true when the journal and the records were
+	// both read (false in reports written before the count existed: not
+	// measured, never 0).
+	ClientReplays       int      `json:"client_replays"`
+	ClientReplayRefKeys []string `json:"client_replay_refkeys,omitempty"`
+	ClientReplayChecked bool     `json:"client_replay_checked"`
 	// JournalSends is the number of POSTs to the send path in the vendor's
 	// journal (every status), -1 when the journal was not read.
 	JournalSends int `json:"journal_sends"`
@@ -155,6 +165,7 @@ func Reconcile(in Input) Report {
 	doRoute := in.Records != nil && haveNames
 	doJournal := in.Published != nil && in.Journal != nil
 	doLedger := in.Ledger != nil && in.Records != nil
+	r.ClientReplayChecked = doJournal && in.Records != nil
 	for _, c := range []struct {
 		on   bool
 		name string

@@ -30,6 +30,19 @@ type unit struct {
 
 func (u *unit) allInvalid() bool { return u.invalid == len(u.pubs) }
 
+// clientCalls counts the unit's records that are a call to the worker's
+// HTTP client (outcome.SendClasses: SENT, REJECTED, NOT_SENT, UNKNOWN):
+// one record per call, docs/worker-contract.md.
+func (u *unit) clientCalls() int {
+	n := 0
+	for _, rec := range u.records {
+		if slices.Contains(outcome.SendClasses, rec.Outcome) {
+			n++
+		}
+	}
+	return n
+}
+
 type place struct {
 	where   string // PlaceAcked or a queue name
 	role    string // role of the queue in Names ("" when unknown)
@@ -90,6 +103,13 @@ func (u *unit) checkJournal(v func(rule, format string, args ...any), r *Report,
 	if reached > 1 {
 		r.Duplicates++
 		r.DuplicateRefKeys = append(r.DuplicateRefKeys, u.refkey)
+		if calls := u.clientCalls(); u.records != nil && calls > 0 && reached > calls {
+			// The worker called its client fewer times than the vendor
+			// was reached: the client (or its transport) sent it again
+			// on its own (docs/worker-contract.md#the-audit).
+			r.ClientReplays++
+			r.ClientReplayRefKeys = append(r.ClientReplayRefKeys, u.refkey)
+		}
 		v(RuleDuplicate, "reached the vendor %d times without a 4xx answer (%s)", reached, statuses(u.journal))
 	}
 	le, inLedger := ledgerOf[u.refkey]

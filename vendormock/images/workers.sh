@@ -1,22 +1,24 @@
 #!/usr/bin/env bash
-# workers.sh: make sure the reference worker images exist (workers/node and
-# workers/java, docs/worker-contract.md) and print their names as two
-# lines for .lab/images.env:
+# workers.sh: make sure the contract worker images exist (workers/node,
+# workers/java and workers/python, docs/worker-contract.md) and print their
+# names as three lines for .lab/images.env:
 #   LAB_IMAGE_WORKER_NODE=<image>
 #   LAB_IMAGE_WORKER_JAVA=<image>
+#   LAB_IMAGE_WORKER_PYTHON=<image>
 # Called by ensure-images.sh with DEBIAN_BASE_INPUTS (the "suite packages"
 # string naming the Debian base image, notifier-lab/debian-base:<hash>).
 #
 # Both images are built FROM that base with Debian's packages from the
-# Debian archive (nodejs; openjdk-17-jdk-headless and
-# librabbitmq-client-java). The Node worker's node_modules come from
+# Debian archive (nodejs; openjdk-17-jdk-headless, librabbitmq-client-java,
+# libokhttp-java and libhttpclient-java; python3-pika, python3-requests and
+# python3-httpx). The Node worker's node_modules come from
 # `npm ci` against its package-lock.json, once per lock file, into
 # .lab/build/worker-node. Each image carries notifier-lab.inputs=<hash of
 # its inputs>: a second run with the same inputs builds nothing. Without the
 # Debian base (LAB_IMAGES=official on a machine that never built it) the
 # lines are printed empty and a warning says how to get them.
 #
-# Logs go to stderr; stdout carries only the two lines. Exit status 0 on
+# Logs go to stderr; stdout carries only the three lines. Exit status 0 on
 # success.
 set -euo pipefail
 
@@ -42,7 +44,7 @@ have_image() { docker image inspect "$1" >/dev/null 2>&1; }
 base="notifier-lab/debian-base:$(hash_str "$DEBIAN_BASE_INPUTS")"
 if ! have_image "$base"; then
   log "warning: no Debian base image $base: the Node and Java reference workers are not built (LAB_IMAGES=offline vendormock/images/ensure-images.sh builds them)"
-  printf 'LAB_IMAGE_WORKER_NODE=\nLAB_IMAGE_WORKER_JAVA=\n'
+  printf 'LAB_IMAGE_WORKER_NODE=\nLAB_IMAGE_WORKER_JAVA=\nLAB_IMAGE_WORKER_PYTHON=\n'
   exit 0
 fi
 
@@ -92,4 +94,12 @@ hash=$(hash_str "$base $(hash_files "$src" "${files[@]}")")
 java_tag="notifier-lab/worker-java:$hash"
 build "$java_tag" "$hash" "$src" worker-java
 
-printf 'LAB_IMAGE_WORKER_NODE=%s\nLAB_IMAGE_WORKER_JAVA=%s\n' "$node_tag" "$java_tag"
+# --- Python: Debian's packages only, unit tests run inside the build ------
+src="$root/workers/python"
+files=(Dockerfile entrypoint.sh main.py)
+while IFS= read -r f; do files+=("$f"); done < <(cd "$src" && find notifier tests -name '*.py' | LC_ALL=C sort)
+hash=$(hash_str "$base $(hash_files "$src" "${files[@]}")")
+python_tag="notifier-lab/worker-python:$hash"
+build "$python_tag" "$hash" "$src" worker-python
+
+printf 'LAB_IMAGE_WORKER_NODE=%s\nLAB_IMAGE_WORKER_JAVA=%s\nLAB_IMAGE_WORKER_PYTHON=%s\n' "$node_tag" "$java_tag" "$python_tag"

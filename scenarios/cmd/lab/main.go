@@ -119,7 +119,7 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, audit, list, report, matrix, matrix-report or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
@@ -149,6 +149,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
 		_, err := parseAuditArgs(rest, getenv)
+		return err
+	case "audit-clients":
+		return runClients(ctx, rest, getenv, stdout)
+	case "audit-clients-check":
+		_, err := parseClientsArgs(rest, getenv)
 		return err
 	case "list":
 		if len(rest) != 0 {
@@ -203,7 +208,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp)
 		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report or help", errUsage, cmd)

@@ -19,6 +19,8 @@ import (
 //	audit.json   an audit: audit.md and audit.html (its date kept)
 //	cell-*.json  the matrix: matrix.md and charts/
 //	bench-*.json a bench run or a sweep: summary.md and charts/
+//	*/audit.json audits' parent folder: the third-party clients'
+//	             comparison, clients.md and clients.html
 //
 // bulk is BULK for the summary's projection (0: the default). Errors: a
 // folder with none of these files, or what a reporter returns.
@@ -34,8 +36,10 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return report.MatrixReport(dir, w)
 	case has("bench-*.json"):
 		return report.Report(dir, w, report.WithBulk(bulk))
+	case has(filepath.Join("*", audit.RulesFile)):
+		return writeClients(dir, w)
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json or bench-*.json: name a folder a run wrote (results, results/matrix, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, bench-*.json or */audit.json: name a folder a run wrote (results, results/matrix, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
 }
 
 // reportAudit rebuilds an audit folder's report for the worker and the
@@ -67,6 +71,7 @@ func reportAudit(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	in.Errors = append(in.Errors, audit.KeptErrors(dir, old)...) // a step that did not run stays a failure
 	rep, err := audit.NewReport(dir, in, old.Date)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 		{"../../../results/sweep", "summary.md"},
 		{"../../../results/matrix", "matrix.md"},
 		{"../../../results/audit/go-alimtalk", "audit.html"},
+		{"../../../results/audit", "clients.html"}, // the third-party clients' comparison
 	} {
 		t.Run(tt.src, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "copy")

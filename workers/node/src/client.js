@@ -1,10 +1,12 @@
 'use strict';
-// The vendor client in three modes (CLIENT_MODE), reproducing the Node
-// client table of docs/studies.md#client-defaults:
+// The vendor client in five modes (CLIENT_MODE): three reproduce the Node
+// client table of docs/studies.md#client-defaults, two are third-party
+// libraries with their defaults (libclients.js: axios, got):
 //   fetch                 Node's global fetch (undici's pool, keep-alive)
 //   agent-nokeepalive     https.request with new https.Agent({keepAlive: false})
 //   agent-keepalive       https.Agent({keepAlive: true}) closing idle
 //                         connections after IDLE_TIMEOUT_MS
+//   axios, got            the npm packages, each with its defaults
 // request() answers {status, headers, body, trace} or throws an Error with
 // .wroteRequest telling whether the request started to be written
 // (docs/outcomes.md#reasons). Node never re-sends a POST by itself on these
@@ -13,11 +15,39 @@ const fs = require('fs');
 const https = require('https');
 const dc = require('diagnostics_channel');
 
-const MODES = ['fetch', 'agent-nokeepalive', 'agent-keepalive'];
+const MODES = ['fetch', 'agent-nokeepalive', 'agent-keepalive', 'axios', 'got'];
 const tlsName = (p) => ({ 'TLSv1.2': '1.2', 'TLSv1.3': '1.3' }[p] || p || '');
 
 function newTrace() {
   return { total_ms: 0, connect_ms: 0, tls_handshake_ms: 0, ttfb_ms: 0, reused: false, tls_version: '', got_conns: 0, wrote_request: false };
+}
+
+// traceSocket fills trace from a ClientRequest's socket: a reused socket
+// (req.reusedSocket) or a new one with its connect and TLS handshake times.
+// wrote_request turns true on a reused socket or once the handshake is
+// done (Node flushes the request right after it).
+// A request seen through http.client.request.start may hold its socket
+// already (Node publishes it when the request is ended): then it is traced
+// at once.
+function traceSocket(req, trace, t0) {
+  const onSocket = (sock) => {
+    trace.got_conns++;
+    if (req.reusedSocket) {
+      trace.reused = true;
+      trace.wrote_request = true;
+      trace.tls_version = tlsName(sock.getProtocol && sock.getProtocol());
+      return;
+    }
+    let tc = 0;
+    sock.once('connect', () => { tc = performance.now(); trace.connect_ms = tc - t0; });
+    sock.once('secureConnect', () => {
+      trace.tls_handshake_ms = performance.now() - (tc || t0);
+      trace.tls_version = tlsName(sock.getProtocol());
+      trace.wrote_request = true;
+    });
+  };
+  if (req.socket) onSocket(req.socket);
+  else req.on('socket', onSocket);
 }
 
 // agentClient sends with https.request through one https.Agent.
@@ -50,22 +80,7 @@ function agentClient(cfg, keepAlive) {
           headers: { ...headers, 'Content-Length': Buffer.byteLength(body) },
         });
         const timer = setTimeout(() => req.destroy(Object.assign(new Error(`response timeout after ${cfg.responseTimeoutMs} ms`), { code: 'ETIMEDOUT' })), cfg.responseTimeoutMs);
-        req.on('socket', (sock) => {
-          trace.got_conns++;
-          if (req.reusedSocket) {
-            trace.reused = true;
-            trace.wrote_request = true;
-            trace.tls_version = tlsName(sock.getProtocol && sock.getProtocol());
-            return;
-          }
-          let tc = 0;
-          sock.once('connect', () => { tc = performance.now(); trace.connect_ms = tc - t0; });
-          sock.once('secureConnect', () => {
-            trace.tls_handshake_ms = performance.now() - (tc || t0);
-            trace.tls_version = tlsName(sock.getProtocol());
-            trace.wrote_request = true; // the request is flushed right after the handshake
-          });
-        });
+        traceSocket(req, trace, t0);
         req.on('response', (res) => {
           trace.ttfb_ms = performance.now() - t0;
           const chunks = [];
@@ -149,6 +164,8 @@ function fetchClient(cfg) {
 // naming the known ones.
 function newClient(cfg) {
   switch (cfg.clientMode) {
+    case 'axios': return require('./libclients').axiosClient(cfg, { newTrace, traceSocket });
+    case 'got': return require('./libclients').gotClient(cfg, { newTrace, traceSocket });
     case 'fetch': return fetchClient(cfg);
     case 'agent-nokeepalive': return agentClient(cfg, false);
     case 'agent-keepalive': return agentClient(cfg, true);

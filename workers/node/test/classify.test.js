@@ -78,3 +78,12 @@ test('outcome names match worker/outcome', () => {
   const src = fs.readFileSync(path.join(__dirname, '../../../worker/outcome/outcome.go'), 'utf8');
   for (const o of C.ALL) assert.match(src, new RegExp(`Outcome = "${o}"`), `${o} is not in worker/outcome`);
 });
+
+test('the third-party modes refuse mutual TLS before loading their package', () => {
+  const { newClient, MODES } = require('../src/client');
+  for (const mode of ['axios', 'got']) {
+    assert.ok(MODES.includes(mode), mode);
+    assert.throws(() => newClient({ clientMode: mode, clientCert: '/lab/client.pem' }), /cannot present a client certificate/);
+  }
+  assert.throws(() => newClient({ clientMode: 'curl' }), /known modes: fetch, agent-nokeepalive, agent-keepalive, axios, got/);
+});

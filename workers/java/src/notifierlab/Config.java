@@ -13,7 +13,7 @@ final class Config {
     long retryDelayMs, retryMaxDelayMs, responseTimeoutMs;
     int maxAttempts, maxMessages, deliveryLimit;
 
-    static final List<String> MODES = List.of("shared", "per-send");
+    static final List<String> MODES = List.of("shared", "per-send", "okhttp", "apache");
 
     /** Reads env; throws IllegalArgumentException listing every bad variable. */
     static Config load(Map<String, String> env) {

@@ -26,12 +26,15 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 
 /**
- * The vendor API over the JDK's java.net.http.HttpClient: the token call
- * (Basic or OAuth2 client credentials) and the send, judged with the status
- * table. CLIENT_MODE shared keeps one HttpClient (the case's fix); per-send
- * builds one per send (the case's old code, docs/case.md#production-worker).
- * The JDK's idle keep-alive timeout is the system property
- * jdk.httpclient.keepalive.timeout (seconds). Nothing here retries a POST.
+ * The vendor API over one HTTP client (CLIENT_MODE): the token call (Basic
+ * or OAuth2 client credentials) and the send, judged with the status table.
+ * shared keeps one JDK java.net.http.HttpClient (the case's fix); per-send
+ * builds one per send (the case's old code, docs/case.md#production-worker);
+ * okhttp and apache are third-party clients with their defaults
+ * (OkHttpTransport, ApacheTransport; workers/java/README.md). The JDK's
+ * idle keep-alive timeout is the system property
+ * jdk.httpclient.keepalive.timeout (seconds). Nothing here retries a POST;
+ * what a library re-sends on its own shows in WireMock's journal.
  */
 final class Vendor {
     /** What one send ended in; trace keys are records keys. */
@@ -42,11 +45,30 @@ final class Vendor {
         final Map<String, Object> trace = new LinkedHashMap<>();
     }
 
+    /** One HTTP answer, read whole. */
+    static final class Answer {
+        int status;
+        String body = "", retryAfter, tlsVersion;
+    }
+
+    /**
+     * One client under test: POSTs body to the vendor's path and reads the
+     * whole answer, adding what it sees of the call to trace (records
+     * keys). Every transport sends Content-Type and Accept: application/json
+     * besides headers, as the JDK one does. A failure before the request started to be written is thrown
+     * as (or caused by) one of the exceptions Classify.classifyFailure
+     * takes for NOT_SENT.
+     */
+    interface Transport {
+        Answer post(String path, String contentType, String body, Map<String, String> headers, Map<String, Object> trace)
+                throws IOException, InterruptedException;
+    }
+
     private static final long REFRESH_MARGIN_MS = 60_000;
     private final Config cfg;
     private final Classify.Table table;
     private final SSLContext ssl;
-    private HttpClient shared;
+    private Transport shared;
     private String token;
     private long refreshAt;
 
@@ -54,20 +76,26 @@ final class Vendor {
         this.cfg = cfg;
         this.table = table;
         this.ssl = sslContext(cfg);
-        if (cfg.clientMode.equals("shared")) shared = newClient();
+        switch (cfg.clientMode) {
+            case "shared": shared = jdk(newClient()); break;
+            case "okhttp": shared = new OkHttpTransport(cfg, ssl, trustManager(cfg)); break;
+            case "apache": shared = new ApacheTransport(cfg, ssl); break;
+            default: break; // per-send: a new JDK client per send
+        }
+    }
+
+    /** The X.509 trust manager of VENDOR_CA_FILE alone (OkHttp asks for it beside the socket factory). */
+    static javax.net.ssl.X509TrustManager trustManager(Config cfg) throws Exception {
+        for (javax.net.ssl.TrustManager t : trust(cfg).getTrustManagers()) {
+            if (t instanceof javax.net.ssl.X509TrustManager) return (javax.net.ssl.X509TrustManager) t;
+        }
+        throw new IllegalStateException("no X509TrustManager for " + cfg.caFile);
     }
 
     /** TLS verified against VENDOR_CA_FILE only; a client certificate when mTLS is asked for. */
     static SSLContext sslContext(Config cfg) throws Exception {
-        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
-        trust.load(null, null);
         CertificateFactory cf = CertificateFactory.getInstance("X.509");
-        int n = 0;
-        for (Certificate c : cf.generateCertificates(new ByteArrayInputStream(Files.readAllBytes(Path.of(cfg.caFile))))) {
-            trust.setCertificateEntry("ca" + n++, c);
-        }
-        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
-        tmf.init(trust);
+        TrustManagerFactory tmf = trust(cfg);
         KeyManagerFactory kmf = null;
         if (!cfg.clientCert.isEmpty()) {
             Certificate[] chain = cf.generateCertificates(new ByteArrayInputStream(Files.readAllBytes(Path.of(cfg.clientCert)))).toArray(new Certificate[0]);
@@ -80,6 +108,19 @@ final class Vendor {
         SSLContext ctx = SSLContext.getInstance("TLS");
         ctx.init(kmf == null ? null : kmf.getKeyManagers(), tmf.getTrustManagers(), null);
         return ctx;
+    }
+
+    private static TrustManagerFactory trust(Config cfg) throws Exception {
+        KeyStore trust = KeyStore.getInstance(KeyStore.getDefaultType());
+        trust.load(null, null);
+        CertificateFactory cf = CertificateFactory.getInstance("X.509");
+        int n = 0;
+        for (Certificate c : cf.generateCertificates(new ByteArrayInputStream(Files.readAllBytes(Path.of(cfg.caFile))))) {
+            trust.setCertificateEntry("ca" + n++, c);
+        }
+        TrustManagerFactory tmf = TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init(trust);
+        return tmf;
     }
 
     /** A PKCS#8 PEM private key ("BEGIN PRIVATE KEY"), EC or RSA. */
@@ -98,6 +139,19 @@ final class Vendor {
                 .connectTimeout(Duration.ofMillis(cfg.responseTimeoutMs)).build();
     }
 
+    /** The JDK client as a Transport. */
+    private Transport jdk(HttpClient c) {
+        return (path, contentType, body, headers, trace) -> {
+            HttpResponse<String> res = post(c, path, contentType, body, headers);
+            Answer a = new Answer();
+            a.status = res.statusCode();
+            a.body = res.body();
+            a.retryAfter = res.headers().firstValue("Retry-After").orElse(null);
+            a.tlsVersion = res.sslSession().map(x -> x.getProtocol().replace("TLSv", "")).orElse(null);
+            return a;
+        };
+    }
+
     private HttpResponse<String> post(HttpClient c, String path, String contentType, String body, Map<String, String> headers)
             throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(cfg.vendorURL.replaceAll("/$", "") + path))
@@ -108,19 +162,19 @@ final class Vendor {
         return c.send(b.build(), HttpResponse.BodyHandlers.ofString());
     }
 
-    private void fetchToken(HttpClient c) throws Exception {
-        HttpResponse<String> res;
+    private void fetchToken(Transport c, Map<String, Object> trace) throws Exception {
+        Answer res;
         if (cfg.tokenAuth.equals("form")) {
             String form = "grant_type=client_credentials&client_id=" + URLEncoder.encode(cfg.clientID, StandardCharsets.UTF_8)
                     + "&client_secret=" + URLEncoder.encode(cfg.clientSecret, StandardCharsets.UTF_8);
-            res = post(c, cfg.tokenPath, "application/x-www-form-urlencoded", form, Map.of());
+            res = c.post(cfg.tokenPath, "application/x-www-form-urlencoded", form, Map.of(), trace);
         } else {
             String basic = Base64.getEncoder().encodeToString((cfg.clientID + ":" + cfg.clientSecret).getBytes(StandardCharsets.UTF_8));
-            res = post(c, cfg.tokenPath, "application/json", "", Map.of("Authorization", "Basic " + basic));
+            res = c.post(cfg.tokenPath, "application/json", "", Map.of("Authorization", "Basic " + basic), trace);
         }
-        Map<String, Object> m = res.statusCode() == 200 ? Json.object(res.body()) : null;
+        Map<String, Object> m = res.status == 200 ? Json.object(res.body) : null;
         Object tok = m == null ? null : m.getOrDefault("accesstoken", m.get("access_token"));
-        if (!(tok instanceof String) || ((String) tok).isEmpty()) throw new IOException("token call answered " + res.statusCode());
+        if (!(tok instanceof String) || ((String) tok).isEmpty()) throw new IOException("token call answered " + res.status);
         long now = System.currentTimeMillis(), expires = now + 3_600_000;
         if (m.get("expired") instanceof String) expires = OffsetDateTime.parse((String) m.get("expired")).toInstant().toEpochMilli();
         else if (m.get("expires_in") instanceof Double) expires = now + (long) (((Double) m.get("expires_in")) * 1000);
@@ -131,7 +185,7 @@ final class Vendor {
     /** Sends one message; never throws for a vendor failure: every failure is an outcome. */
     Result send(Map<String, Object> msg) throws InterruptedException {
         Result r = new Result();
-        HttpClient c = shared != null ? shared : newClient();
+        Transport c = shared != null ? shared : jdk(newClient());
         Map<String, Object> body = new LinkedHashMap<>();
         body.put(cfg.refkeyField, msg.get("refkey"));
         for (String k : new String[] {"recipient", "template_code", "text", "category"}) body.put(k, msg.get(k));
@@ -142,7 +196,7 @@ final class Vendor {
                 if (token == null || System.currentTimeMillis() >= refreshAt) {
                     try {
                         r.tokenFetched = true;
-                        fetchToken(c);
+                        fetchToken(c, r.trace);
                     } catch (InterruptedException e) {
                         throw e;
                     } catch (Exception e) {
@@ -154,9 +208,9 @@ final class Vendor {
                 Map<String, String> h = new LinkedHashMap<>();
                 h.put("Authorization", "Bearer " + token);
                 if (!cfg.correlationHeader.isEmpty()) h.put(cfg.correlationHeader, (String) msg.get("refkey"));
-                HttpResponse<String> res;
+                Answer res;
                 try {
-                    res = post(c, cfg.sendPath, "application/json", json, h);
+                    res = c.post(cfg.sendPath, "application/json", json, h, r.trace);
                 } catch (InterruptedException e) {
                     throw e;
                 } catch (Exception e) {
@@ -164,16 +218,16 @@ final class Vendor {
                     r.error = e.toString();
                     return r;
                 }
-                res.sslSession().ifPresent(s -> r.trace.put("tls_version", s.getProtocol().replace("TLSv", "")));
-                if (res.statusCode() == 401 && tries == 0) {
+                if (res.tlsVersion != null) r.trace.put("tls_version", res.tlsVersion);
+                if (res.status == 401 && tries == 0) {
                     token = null; // refused before processing: one new token, one more try
                     continue;
                 }
-                String[] j = Classify.classifyAnswer(table, res.statusCode(), res.body(), cfg.codeField);
-                r.outcome = res.statusCode() == 401 ? Classify.REJECTED : j[0];
+                String[] j = Classify.classifyAnswer(table, res.status, res.body, cfg.codeField);
+                r.outcome = res.status == 401 ? Classify.REJECTED : j[0];
                 r.code = j[1];
-                if (!r.outcome.equals(Classify.SENT)) r.error = "status " + res.statusCode();
-                r.retryAfterMs = Classify.retryAfterMs(res.headers().firstValue("Retry-After").orElse(null), System.currentTimeMillis());
+                if (!r.outcome.equals(Classify.SENT)) r.error = "status " + res.status;
+                r.retryAfterMs = Classify.retryAfterMs(res.retryAfter, System.currentTimeMillis());
                 return r;
             }
         } finally {

@@ -1,0 +1,315 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// ThirdPartyClients are the WORKER names of the contract workers around
+// HTTP clients nobody here wrote (workers/python, workers/java,
+// workers/node READMEs), in the comparison page's order.
+var ThirdPartyClients = []string{"python-requests", "python-session", "python-httpx", "java-okhttp", "java-apache", "node-axios", "node-got"}
+
+// Files of the comparison page, written in the audits' parent folder.
+const (
+	ClientsMarkdown = "clients.md"
+	ClientsHTML     = "clients.html"
+)
+
+// ClientRTT is one bench RTT of a client's audit, beside the Go worker's
+// pooled run at the same RTT.
+type ClientRTT struct {
+	RTTMS       int     `json:"rtt_ms"`
+	Connections int     `json:"connections"` // nginx $connection values carrying sends
+	Sends       int     `json:"sends"`       // POSTs in nginx's log
+	ConnPerSend float64 `json:"conn_per_send"`
+	P50MS       float64 `json:"p50_ms"`
+	P99MS       float64 `json:"p99_ms"`
+	CPUMS       float64 `json:"cpu_ms_per_send"`    // -1 = not measured
+	GoCPUMS     float64 `json:"go_cpu_ms_per_send"` // the Go worker's pooled run; -1 = none
+	GoP50MS     float64 `json:"go_p50_ms"`
+}
+
+// ClientRow is one audit of the comparison: a client on a profile.
+type ClientRow struct {
+	Worker   string      `json:"worker"`
+	Profile  string      `json:"profile"`
+	Folder   string      `json:"folder"` // relative to the comparison's folder
+	Date     string      `json:"date"`
+	Count    int         `json:"count"` // bench COUNT of the audit
+	Pass     bool        `json:"pass"`
+	Failures []Rule      `json:"failures"`
+	RTTs     []ClientRTT `json:"rtts"`
+	// The rules the page shows as columns.
+	Idle, Replay, ClientReplay, Stall, Duplicates, Lost Rule
+	FaultsPass, FaultsFail, FaultsNA                    int
+	FaultFailures                                       []string // names of the failed fault scenarios
+	Note                                                ClientNote
+	Machine                                             string
+}
+
+// Comparison is the page: one row per audit of a third-party client.
+type Comparison struct {
+	Rows []ClientRow `json:"rows"`
+}
+
+// Compare reads every audit folder under parent (parent/*/audit.json) of
+// a ThirdPartyClients worker and re-evaluates its rules from its result
+// files (Load, Evaluate), so the page needs no stack. Errors: a folder
+// whose files do not parse; no audit of a third-party client.
+func Compare(parent string) (Comparison, error) {
+	var c Comparison
+	paths, err := filepath.Glob(filepath.Join(parent, "*", RulesFile))
+	if err != nil {
+		return c, err
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return c, err
+		}
+		var old Report
+		if err := json.Unmarshal(b, &old); err != nil {
+			return c, fmt.Errorf("read %s: %w", p, err)
+		}
+		if !slices.Contains(ThirdPartyClients, old.Worker) {
+			continue
+		}
+		dir := filepath.Dir(p)
+		row, err := compareRow(dir, old)
+		if err != nil {
+			return c, fmt.Errorf("%s: %w", dir, err)
+		}
+		row.Folder = filepath.Base(dir)
+		c.Rows = append(c.Rows, row)
+	}
+	if len(c.Rows) == 0 {
+		return c, fmt.Errorf("no audit of a third-party client (%s) under %s", strings.Join(ThirdPartyClients, ", "), parent)
+	}
+	slices.SortStableFunc(c.Rows, func(a, b ClientRow) int {
+		if d := slices.Index(ThirdPartyClients, a.Worker) - slices.Index(ThirdPartyClients, b.Worker); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Profile, b.Profile)
+	})
+	return c, nil
+}
+
+func compareRow(dir string, old Report) (ClientRow, error) {
+	keepalive := 0.0
+	if rs, err := results.ReadResults(dir); err == nil {
+		for _, r := range rs {
+			if r.KeepaliveTimeoutS > 0 {
+				keepalive = r.KeepaliveTimeoutS
+				break
+			}
+		}
+	}
+	in, err := Load(dir, old.Worker, old.Profile, keepalive)
+	if err != nil {
+		return ClientRow{}, err
+	}
+	in.Errors = append(in.Errors, KeptErrors(dir, old)...)
+	rules := Evaluate(in)
+	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker]}
+	for _, r := range rules {
+		switch {
+		case r.Verdict == Fail:
+			row.Failures = append(row.Failures, r)
+		}
+		switch {
+		case r.ID == "idle-timeout":
+			row.Idle = r
+		case r.ID == "post-never-replayed":
+			row.Replay = r
+		case r.ID == "client-replay":
+			row.ClientReplay = r
+		case r.ID == "pool-stall":
+			row.Stall = r
+		case r.ID == "duplicates":
+			row.Duplicates = r
+		case r.ID == "lost":
+			row.Lost = r
+		case strings.HasPrefix(r.ID, "fault-"):
+			switch r.Verdict {
+			case Pass:
+				row.FaultsPass++
+			case Fail:
+				row.FaultsFail++
+				row.FaultFailures = append(row.FaultFailures, strings.TrimPrefix(r.ID, "fault-"))
+			default:
+				row.FaultsNA++
+			}
+		}
+	}
+	goRuns := map[int]results.Result{}
+	for _, r := range in.Bench {
+		if r.Worker == vendormock.WorkerGo || r.Worker == "" {
+			goRuns[r.RTTMS] = r
+		}
+	}
+	for _, r := range in.workerRuns() {
+		row.Count = r.Count
+		if row.Machine == "" {
+			e := r.Environment
+			row.Machine = strings.TrimSpace(fmt.Sprintf("%d CPUs, kernel %s, %s images; %s", e.CPUs, e.Kernel, e.Images.Kind, e.HostNote))
+		}
+		rt := ClientRTT{RTTMS: r.RTTMS, Connections: r.TCPConnections, Sends: r.SendRequests, P50MS: r.LatencyMS.P50, P99MS: r.LatencyMS.P99,
+			CPUMS: r.CPUMSPerSend, GoCPUMS: -1, GoP50MS: -1}
+		if r.SendRequests > 0 {
+			rt.ConnPerSend = float64(r.TCPConnections) / float64(r.SendRequests)
+		}
+		if g, ok := goRuns[r.RTTMS]; ok {
+			rt.GoCPUMS, rt.GoP50MS = g.CPUMSPerSend, g.LatencyMS.P50
+		}
+		row.RTTs = append(row.RTTs, rt)
+	}
+	slices.SortFunc(row.RTTs, func(a, b ClientRTT) int { return a.RTTMS - b.RTTMS })
+	return row, nil
+}
+
+// WriteComparison writes parent/clients.md and parent/clients.html.
+func WriteComparison(parent string, c Comparison) error {
+	if err := os.WriteFile(filepath.Join(parent, ClientsMarkdown), []byte(ComparisonMarkdown(c)), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", ClientsMarkdown, err)
+	}
+	f, err := os.Create(filepath.Join(parent, ClientsHTML))
+	if err != nil {
+		return fmt.Errorf("write %s: %w", ClientsHTML, err)
+	}
+	if err := comparisonPage.Execute(f, c); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", ClientsHTML, err)
+	}
+	return f.Close()
+}
+
+// findingLine is a row's one line at the top of the page: the verdict and
+// each failed rule with its evidence.
+func findingLine(r ClientRow) string {
+	if r.Pass {
+		return fmt.Sprintf("%s on %s: PASS, no rule failed", r.Worker, r.Profile)
+	}
+	var parts, harness []string
+	for _, f := range r.Failures {
+		if why, ok := harnessLimits[f.ID]; ok {
+			harness = append(harness, strings.TrimPrefix(f.ID, "fault-")+" ("+why+")")
+			continue
+		}
+		parts = append(parts, f.Name+": "+f.Evidence)
+	}
+	line := fmt.Sprintf("%s on %s: FAIL %d rules", r.Worker, r.Profile, len(r.Failures))
+	if len(parts) > 0 {
+		line += ": " + strings.Join(parts, " | ")
+	} else {
+		line += ", none about the library"
+	}
+	if len(harness) > 0 {
+		line += "; the harness's known limits (docs/worker-contract.md#what-the-reference-workers-do-not-do, not the library): " + strings.Join(harness, ", ")
+	}
+	return line
+}
+
+// harnessLimits are the fault rules the contract workers' shared harness
+// fails by design, whatever HTTP library it wraps
+// (docs/worker-contract.md#what-the-reference-workers-do-not-do); their
+// evidence stays on each audit's page.
+var harnessLimits = map[string]string{
+	"fault-broker-cut": "no broker reconnect",
+	"fault-malformed":  "looser message validation",
+}
+
+// ComparisonMarkdown returns clients.md: failures first (one line per
+// client with evidence), what each library does by default with its
+// source and fix, then the figures and the rules side by side.
+func ComparisonMarkdown(c Comparison) string {
+	var b strings.Builder
+	b.WriteString("# Third-party HTTP clients on the vendor path\n\n")
+	b.WriteString("Each row is one audit (`./run.sh audit WORKER=<client> PROFILE=<profile>`, or all of them with `./run.sh audit-clients`); rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with `./run.sh report results/audit`.\n\n")
+	b.WriteString("## Failures first\n\n")
+	for _, r := range c.Rows {
+		fmt.Fprintf(&b, "- %s\n", mdCell(findingLine(r)))
+	}
+	b.WriteString("\n## What each library does by default\n\n| client | default (library source) | what it costs here | fix (one line) |\n|---|---|---|---|\n")
+	seen := map[string]bool{}
+	for _, r := range c.Rows {
+		if seen[r.Worker] {
+			continue
+		}
+		seen[r.Worker] = true
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Worker, mdCell(r.Note.Default), mdCell(r.Note.Cost), mdCell(r.Note.Fix))
+	}
+	b.WriteString("\nThe fixes are the libraries' documented settings; this comparison has not re-run the audit with them applied.\n")
+	b.WriteString("\n## Figures (bench: connections from nginx, latency and CPU from the worker's records)\n\n")
+	b.WriteString("| client | profile | COUNT | RTT ms | connections / sends | per send | p50 ms | p99 ms | CPU ms/send | Go worker CPU ms/send | Go p50 ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range c.Rows {
+		for _, t := range r.RTTs {
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d / %d | %.3f | %.1f | %.1f | %s | %s | %s |\n", r.Worker, r.Profile, r.Count, t.RTTMS,
+				t.Connections, t.Sends, t.ConnPerSend, t.P50MS, t.P99MS, cpuCell(t.CPUMS), cpuCell(t.GoCPUMS), cpuCell(t.GoP50MS))
+		}
+	}
+	b.WriteString("\n## Rules side by side\n\n| client | profile | idle race at its own idle timeout | re-sends on its own | POST repeated | stall | duplicates | lost | faults (pass / fail / n.a.) |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range c.Rows {
+		faults := fmt.Sprintf("%d / %d / %d", r.FaultsPass, r.FaultsFail, r.FaultsNA)
+		if len(r.FaultFailures) > 0 {
+			faults += ": failed " + strings.Join(r.FaultFailures, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Worker, r.Profile, ruleCell(r.Idle), ruleCell(r.ClientReplay),
+			ruleCell(r.Replay), ruleCell(r.Stall), ruleCell(r.Duplicates), ruleCell(r.Lost), faults)
+	}
+	b.WriteString("\nEach audit's own page (rules with full evidence, charts): ")
+	var links []string
+	for _, r := range c.Rows {
+		links = append(links, fmt.Sprintf("[%s](%s/%s)", r.Folder, r.Folder, MarkdownFile))
+	}
+	b.WriteString(strings.Join(links, ", ") + ".\n")
+	machines := map[string]bool{}
+	for _, r := range c.Rows {
+		if r.Machine != "" && !machines[r.Machine] {
+			machines[r.Machine] = true
+			fmt.Fprintf(&b, "\nMachine (%s): %s\n", r.Folder, r.Machine)
+		}
+	}
+	return b.String()
+}
+
+func ruleCell(r Rule) string {
+	if r.Verdict == "" {
+		return "-"
+	}
+	return mdCell(r.Verdict + ": " + r.Evidence)
+}
+
+// KeptErrors returns the battery failures (rules "battery") of an earlier
+// report of dir, so that a report rebuilt from the files still says so: a
+// step that could not start its stack ("bench: start stack: ...",
+// "faults: start stack: ...") while dir has no bench-*.json or no
+// faults.json; any other (a delivery check that failed) always.
+func KeptErrors(dir string, old Report) []string {
+	has := func(pattern string) bool {
+		m, _ := filepath.Glob(filepath.Join(dir, pattern))
+		return len(m) > 0
+	}
+	var out []string
+	for _, r := range old.Rules {
+		if r.ID != "battery" {
+			continue
+		}
+		started := !strings.Contains(r.Evidence, "start stack:") // the step ran and found something: always kept
+		switch {
+		case !started && strings.HasPrefix(r.Evidence, "bench:") && has("bench-*.json"):
+		case !started && strings.HasPrefix(r.Evidence, "faults:") && has("faults.json"):
+		case strings.HasPrefix(r.Evidence, "no bench result"): // Load says it again
+		default:
+			out = append(out, r.Evidence)
+		}
+	}
+	return out
+}

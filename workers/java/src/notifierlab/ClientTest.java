@@ -1,0 +1,128 @@
+package notifierlab;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Checks of the OkHttp transport against a plain HTTP server on loopback
+ * (run at image build, where the OkHttp jars are): an answer; a refused
+ * connect is NOT_SENT; and OkHttp's own re-send of a POST (its default
+ * retryOnConnectionFailure): the server answers a first request on a kept
+ * connection, reads the second and closes without an answer, and OkHttp
+ * sends the same POST again on a new connection. The check asserts the
+ * server saw that POST twice and the trace counted two connections, so the
+ * audit's finding has a unit-level witness. Exits 1 when a check fails.
+ * Run: java -cp classes:okhttp.jar:okio.jar notifierlab.ClientTest
+ */
+public final class ClientTest {
+    private static int checks, failed;
+
+    private static void check(String name, Object got, Object want) {
+        checks++;
+        if (!String.valueOf(got).equals(String.valueOf(want))) {
+            failed++;
+            System.out.println("FAIL " + name + ": got " + got + ", want " + want);
+        }
+    }
+
+    /** Reads one HTTP/1.1 request with a Content-Length body; false at end of stream. */
+    private static boolean readRequest(InputStream in) throws IOException {
+        ByteArrayOutputStream head = new ByteArrayOutputStream();
+        int b, n = 0;
+        while (n < 4 && (b = in.read()) >= 0) {
+            head.write(b);
+            n = (b == '\r' || b == '\n') ? n + 1 : 0;
+        }
+        if (n < 4) return false;
+        int len = 0;
+        for (String line : head.toString(StandardCharsets.ISO_8859_1).split("\r\n")) {
+            if (line.toLowerCase().startsWith("content-length:")) len = Integer.parseInt(line.substring(15).trim());
+        }
+        in.readNBytes(len);
+        return true;
+    }
+
+    private static void answer(OutputStream out) throws IOException {
+        String body = "{\"code\":\"1000\"}";
+        out.write(("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                .getBytes(StandardCharsets.ISO_8859_1));
+        out.flush();
+    }
+
+    private static Config cfg(int port) {
+        Config c = new Config();
+        c.vendorURL = "http://127.0.0.1:" + port;
+        c.responseTimeoutMs = 5000;
+        return c;
+    }
+
+    public static void main(String[] args) throws Exception {
+        javax.net.ssl.SSLContext ssl = javax.net.ssl.SSLContext.getDefault();
+        javax.net.ssl.TrustManagerFactory tmf = javax.net.ssl.TrustManagerFactory.getInstance(javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+        tmf.init((java.security.KeyStore) null);
+        javax.net.ssl.X509TrustManager tm = (javax.net.ssl.X509TrustManager) tmf.getTrustManagers()[0];
+
+        // A refused connect: NOT_SENT.
+        int closedPort;
+        try (ServerSocket s = new ServerSocket(0)) {
+            closedPort = s.getLocalPort();
+        }
+        OkHttpTransport refused = new OkHttpTransport(cfg(closedPort), ssl, tm);
+        try {
+            refused.post("/v3/message", "application/json", "{}", Map.of(), new LinkedHashMap<>());
+            check("refused connect throws", "no exception", "an exception");
+        } catch (IOException e) {
+            check("refused connect is NOT_SENT", Classify.classifyFailure(e), Classify.NOT_SENT);
+        }
+
+        // A kept connection closed after the request was read: OkHttp sends it again.
+        AtomicInteger requests = new AtomicInteger();
+        try (ServerSocket srv = new ServerSocket(0)) {
+            Thread t = new Thread(() -> {
+                try (Socket first = srv.accept()) {
+                    if (readRequest(first.getInputStream())) {
+                        requests.incrementAndGet();
+                        answer(first.getOutputStream());
+                    }
+                    if (readRequest(first.getInputStream())) requests.incrementAndGet(); // then close, no answer
+                } catch (IOException e) {
+                    return;
+                }
+                try (Socket second = srv.accept()) {
+                    if (readRequest(second.getInputStream())) {
+                        requests.incrementAndGet();
+                        answer(second.getOutputStream());
+                    }
+                } catch (IOException e) {
+                    // the client may not come back: counted below
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            OkHttpTransport ok = new OkHttpTransport(cfg(srv.getLocalPort()), ssl, tm);
+            Map<String, Object> trace = new LinkedHashMap<>();
+            check("first send answered", ok.post("/v3/message", "application/json", "{\"refkey\":\"a\"}", Map.of(), trace).status, 200);
+            trace = new LinkedHashMap<>();
+            String outcome;
+            try {
+                outcome = "answered " + ok.post("/v3/message", "application/json", "{\"refkey\":\"b\"}", Map.of(), trace).status;
+            } catch (IOException e) {
+                outcome = Classify.classifyFailure(e);
+            }
+            t.join(5000);
+            check("OkHttp re-sent the POST on its own: answer", outcome, "answered 200");
+            check("OkHttp re-sent the POST on its own: requests the server read", requests.get(), 3);
+            check("OkHttp re-sent the POST on its own: connections the call acquired", trace.get("got_conns"), 2);
+        }
+        System.out.println("ClientTest: " + (checks - failed) + " passed, " + failed + " failed");
+        System.exit(failed == 0 ? 0 : 1);
+    }
+}

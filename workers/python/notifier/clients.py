@@ -1,0 +1,114 @@
+"""The vendor client under test, one per CLIENT_MODE, each with its
+library's defaults (README.md says which and where they are documented):
+
+  requests  a bare requests.post per send (requests 2.28, urllib3 1.26)
+  session   one requests.Session for the whole run
+  httpx     one httpx.Client for the whole run (httpx 0.23, httpcore 0.16)
+
+What the harness sets is what the contract asks for, nothing else: the run's
+CA as the only trust root, the client certificate under mutual TLS, and
+VENDOR_RESPONSE_TIMEOUT_MS as the timeout. request() answers an Answer or
+raises SendError with wrote_request (docs/outcomes.md#reasons). Nothing here
+retries; whatever the library re-sends on its own shows in WireMock's
+journal."""
+import time
+
+
+class Answer:
+    def __init__(self, status, headers, body, trace):
+        self.status, self.headers, self.body, self.trace = status, headers, body, trace
+
+
+class SendError(Exception):
+    """A send without an answer; wrote_request is False only when the
+    request provably never started to be written."""
+
+    def __init__(self, msg, wrote_request, trace):
+        super().__init__(msg)
+        self.wrote_request, self.trace = wrote_request, trace
+
+
+def _lower(h):
+    return {k.lower(): v for k, v in h.items()}
+
+
+class _Requests:
+    """requests.post (per_send) or one requests.Session."""
+
+    def __init__(self, cfg, per_send):
+        import requests
+        self.requests = requests
+        self.mode = "requests" if per_send else "session"
+        self.kw = {"verify": cfg.ca_file or True, "timeout": cfg.response_timeout_ms / 1000}
+        if cfg.client_cert:
+            self.kw["cert"] = (cfg.client_cert, cfg.client_key)
+        self.base = cfg.vendor_url
+        self.session = None if per_send else requests.Session()
+        self.version = requests.__version__
+
+    def request(self, method, path, headers, body):
+        t0 = time.perf_counter()
+        trace = {}
+        call = self.requests.request if self.session is None else self.session.request
+        try:
+            r = call(method, self.base + path, data=body.encode(), headers=headers, **self.kw)
+        except self.requests.RequestException as e:
+            trace["total_ms"] = (time.perf_counter() - t0) * 1000
+            raise SendError("%s: %s" % (type(e).__name__, e), not self._before_write(e), trace) from None
+        trace["total_ms"] = (time.perf_counter() - t0) * 1000
+        trace["ttfb_ms"] = r.elapsed.total_seconds() * 1000
+        return Answer(r.status_code, _lower(r.headers), r.text, trace)
+
+    def _before_write(self, e):
+        """True for failures before the request was written: connect
+        (DNS included), connect timeout, TLS handshake."""
+        from urllib3 import exceptions as u
+        ex = self.requests.exceptions
+        if isinstance(e, (ex.SSLError, ex.ConnectTimeout)):
+            return True
+        if isinstance(e, ex.ConnectionError) and e.args:
+            cause = e.args[0]
+            if isinstance(cause, u.MaxRetryError):
+                cause = cause.reason
+            return isinstance(cause, (u.NewConnectionError, u.ConnectTimeoutError, u.SSLError))
+        return False
+
+    def close(self):
+        if self.session is not None:
+            self.session.close()
+
+
+class _Httpx:
+    """One httpx.Client."""
+
+    def __init__(self, cfg):
+        import httpx
+        self.httpx = httpx
+        self.mode = "httpx"
+        cert = (cfg.client_cert, cfg.client_key) if cfg.client_cert else None
+        self.client = httpx.Client(verify=cfg.ca_file or True, cert=cert, timeout=cfg.response_timeout_ms / 1000)
+        self.base = cfg.vendor_url
+        self.version = httpx.__version__
+
+    def request(self, method, path, headers, body):
+        t0 = time.perf_counter()
+        trace = {}
+        try:
+            r = self.client.request(method, self.base + path, content=body.encode(), headers=headers)
+        except self.httpx.HTTPError as e:
+            trace["total_ms"] = (time.perf_counter() - t0) * 1000
+            before = isinstance(e, (self.httpx.ConnectError, self.httpx.ConnectTimeout, self.httpx.PoolTimeout))
+            raise SendError("%s: %s" % (type(e).__name__, e), not before, trace) from None
+        trace["total_ms"] = (time.perf_counter() - t0) * 1000
+        trace["ttfb_ms"] = r.elapsed.total_seconds() * 1000
+        return Answer(r.status_code, _lower(r.headers), r.text, trace)
+
+    def close(self):
+        self.client.close()
+
+
+def new_client(cfg):
+    """The client of cfg.client_mode (config.MODES)."""
+    if cfg.client_mode == "httpx":
+        return _Httpx(cfg)
+    return _Requests(cfg, per_send=cfg.client_mode == "requests")
