@@ -164,7 +164,7 @@ type Config struct {
 	// and date (filled once by the lab command); every Result carries it.
 	// nil in tests that build a Config by hand.
 	Provenance *results.Provenance
-	Session  string
+	Session    string
 	// WorkerKnobs are the Go worker's settings a run passes through as
 	// they are: every Go worker of the run (bench, matrix) starts from
 	// them, and the lab sets what it owns on top (lab.WorkerConfig: the
