@@ -12,7 +12,7 @@ import (
 
 func setImageEnv(t *testing.T, kv map[string]string) {
 	t.Helper()
-	for _, k := range []string{EnvImageRabbitMQ, EnvImageNginx, EnvImageWireMock, EnvImageToxiproxy, EnvImageWorker, EnvPostgresImage, EnvImagesKind, EnvImageWorkerNode, EnvImageWorkerJava} {
+	for _, k := range []string{EnvImageRabbitMQ, EnvImageNginx, EnvImageWireMock, EnvImageToxiproxy, EnvImageWorker, EnvPostgresImage, EnvImagesKind, EnvImageWorkerNode, EnvImageWorkerJava, EnvImageWorkerPython, EnvImageStreamReset} {
 		t.Setenv(k, kv[k])
 	}
 }

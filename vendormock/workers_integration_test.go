@@ -36,7 +36,7 @@ type contractRun struct {
 // wrote and what the vendor side saw.
 func runContractWorker(t *testing.T, ctx context.Context, s *Stack, name, queue string, refkeys []string, extraEnv map[string]string) contractRun {
 	t.Helper()
-	sel, err := WorkerImage(name, nil)
+	sel, err := WorkerImage(name, labImages(t).Var)
 	if err != nil {
 		t.Fatalf("WorkerImage(%s): %v", name, err)
 	}
