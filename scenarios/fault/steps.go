@@ -15,7 +15,6 @@ import (
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
-	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
@@ -424,61 +423,6 @@ func (s *scenarioRun) send(ctx context.Context, st *SendStep) error {
 		}
 	}
 	return nil
-}
-
-func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
-	t := w.Timeout.D()
-	if t == 0 {
-		t = DefaultWaitTimeout
-	}
-	if w.Clock != "" {
-		return s.waitClock(ctx, w.Clock, t)
-	}
-	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal}, t)
-}
-
-type waitCond struct {
-	records  int
-	outcomes map[outcome.Outcome]int
-	journal  int
-}
-
-// waitFor polls the records (and the journal when asked) until c holds.
-func (s *scenarioRun) waitFor(ctx context.Context, c waitCond, timeout time.Duration) error {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	state := ""
-	for {
-		if err := s.recs.Poll(); err != nil {
-			return err
-		}
-		ok := s.recs.Len() >= c.records
-		counts := s.recs.Counts()
-		for k, n := range c.outcomes {
-			ok = ok && counts[k] >= n
-		}
-		state = fmt.Sprintf("%d records %s", s.recs.Len(), formatCounts(counts))
-		if ok && c.journal > 0 {
-			n, err := s.journalCount(ctx)
-			if err != nil {
-				return err
-			}
-			ok = n >= c.journal
-			state += fmt.Sprintf(", journal %d", n)
-		}
-		if ok {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-deadline.C:
-			return fmt.Errorf("%w after %s: want records>=%d outcomes>=%v journal>=%d; have %s", ErrWaitTimeout, timeout, c.records, c.outcomes, c.journal, state)
-		case <-tick.C:
-		}
-	}
 }
 
 func firstNonEmpty(a, b string) string {
