@@ -41,10 +41,20 @@ func DescribeEnvironment(im vendormock.Images, hostNote string) results.Environm
 // DescribeMachine returns the host's facts for results.Provenance: the
 // cores the Go runtime sees, GOOS/GOARCH, /proc/cpuinfo's first "model
 // name" and /proc/sys/kernel/osrelease ("" where unreadable, e.g. off
-// Linux).
+// Linux), and /proc/loadavg's one-minute figure now (0 where unreadable).
 func DescribeMachine() results.Machine {
 	return results.Machine{Cores: runtime.NumCPU(), OS: runtime.GOOS, Arch: runtime.GOARCH,
-		CPUModel: cpuModel(), Kernel: strings.TrimSpace(readFile("/proc/sys/kernel/osrelease"))}
+		CPUModel: cpuModel(), Kernel: strings.TrimSpace(readFile("/proc/sys/kernel/osrelease")),
+		LoadAvg1: loadAvg1()}
+}
+
+func loadAvg1() float64 {
+	f := strings.Fields(readFile("/proc/loadavg"))
+	if len(f) == 0 {
+		return 0
+	}
+	v, _ := strconv.ParseFloat(f[0], 64)
+	return v
 }
 
 func readFile(p string) string {

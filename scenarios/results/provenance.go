@@ -46,6 +46,10 @@ type Machine struct {
 	Arch     string `json:"arch"`
 	CPUModel string `json:"cpu_model"`
 	Kernel   string `json:"kernel"`
+	// LoadAvg1 is /proc/loadavg's one-minute load average when the
+	// invocation started (0 where unreadable): on a shared 2-core machine
+	// it says how noisy the run's neighbours were.
+	LoadAvg1 float64 `json:"load_avg_1m,omitempty"`
 }
 
 // ShortCommit is the first 12 characters of Commit, "unknown" when there
@@ -73,9 +77,9 @@ func (p *Provenance) Header() string {
 	if len(p.EnvKeys) > 0 {
 		env = " (from the environment: `" + strings.Join(p.EnvKeys, " ") + "`)"
 	}
-	return fmt.Sprintf("Run %s at commit %s, %s.  \nCommand: `%s`%s  \nMachine: %d cores, %s/%s, %s, kernel %s; images: %s.\n\n",
+	return fmt.Sprintf("Run %s at commit %s, %s.  \nCommand: `%s`%s  \nMachine: %d cores, %s/%s, %s, kernel %s, load %.2f at start; images: %s.\n\n",
 		p.RunID, p.ShortCommit(), p.Date, strings.Join(p.Command, " "), env,
-		m.Cores, m.OS, m.Arch, cmp.Or(m.CPUModel, "unknown CPU"), cmp.Or(m.Kernel, "unknown"), p.Images.Summary())
+		m.Cores, m.OS, m.Arch, cmp.Or(m.CPUModel, "unknown CPU"), cmp.Or(m.Kernel, "unknown"), m.LoadAvg1, p.Images.Summary())
 }
 
 // Summary names the images in one line: the kind, then the worker's and
