@@ -42,6 +42,14 @@ func newProvenance(now time.Time, cmd string, args []string, keyNames []string, 
 		}
 	}
 	if rev, dirty, ok := buildCommit(); ok {
+		if dirty {
+			// go build's stamp counts the result folders too: a second
+			// reference run in one checkout would read as dirty because of
+			// the first one's files. Ask git about the code alone.
+			if codeDirty, known := gitCodeDirty("."); known {
+				dirty = codeDirty
+			}
+		}
 		p.Commit, p.Dirty, p.CommitSource = rev, dirty, "buildinfo"
 	} else if rev, dirty, ok := gitCommit(); ok {
 		p.Commit, p.Dirty, p.CommitSource = rev, dirty, "git"
@@ -90,8 +98,24 @@ func gitCommit() (rev string, dirty, ok bool) {
 		return "", false, false
 	}
 	rev = strings.TrimSpace(string(out))
-	status, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output()
-	return rev, err == nil && len(strings.TrimSpace(string(status))) > 0, rev != ""
+	dirty, _ = gitCodeDirty(".")
+	return rev, dirty, rev != ""
+}
+
+// gitCodeDirty reports whether the tracked tree under dir differs from
+// HEAD outside results/ (the lab's own result folders, which every
+// reference run rewrites: docs/running.md, "Provenance"); known is false when
+// git or the checkout is missing.
+func gitCodeDirty(dir string) (dirty, known bool) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no", "--", ".", ":(exclude)results")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return false, false
+	}
+	return len(strings.TrimSpace(string(out))) > 0, true
 }
 
 // benchKeyNames are the names of the run's and the audit's keys.

@@ -118,3 +118,48 @@ func TestFinishRunLatest(t *testing.T) {
 		t.Errorf("latest -> %q (%v); want %q", got, err, goodID)
 	}
 }
+
+// gitCodeDirty calls a checkout dirty for a changed code file, not for a
+// changed result file under results/: a second reference run in one
+// checkout rewrites the first one's files and is still clean.
+func TestGitCodeDirtyIgnoresResults(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("git is needed for this test: %v", err)
+	}
+	dir := t.TempDir()
+	git := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=lab", "-c", "user.email=lab@example.invalid"}, args...)...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	write := func(name, text string) {
+		t.Helper()
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git("init", "-q")
+	write("main.go", "package main\n")
+	write("results/summary.md", "run 1\n")
+	git("add", ".")
+	git("commit", "-q", "-m", "first")
+
+	write("results/summary.md", "run 2\n")
+	if dirty, known := gitCodeDirty(dir); !known || dirty {
+		t.Errorf("results/ rewritten: gitCodeDirty = %v (known %v), want clean", dirty, known)
+	}
+	write("main.go", "package main // changed\n")
+	if dirty, known := gitCodeDirty(dir); !known || !dirty {
+		t.Errorf("main.go changed: gitCodeDirty = %v (known %v), want dirty", dirty, known)
+	}
+	if _, known := gitCodeDirty(t.TempDir()); known {
+		t.Error("outside a checkout: known = true, want false")
+	}
+}
