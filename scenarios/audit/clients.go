@@ -226,7 +226,7 @@ func findingLine(r ClientRow) string {
 var harnessLimits = map[string]string{
 	"fault-broker-cut": "no broker reconnect",
 	"fault-malformed":  "looser message validation",
-	"contract":         "records and routing are the harness's: it acks malformed input as SENT",
+	"contract":         "records and routing are the harness's, not the library's",
 }
 
 // ComparisonMarkdown returns clients.md: failures first (one line per

@@ -22,7 +22,7 @@ import (
 // evidence says routing was not tested.
 func contractRule(in Inputs, runs []results.Result) Rule {
 	r := Rule{ID: "contract", Name: "Keeps the worker contract (records, routing, exit)", Source: "records file, queues (reconciler)"}
-	broken, routed := routing(in, runs)
+	broken, short, routed := routing(in, runs)
 	var parts []string
 	r.Verdict = Pass
 	switch {
@@ -52,8 +52,8 @@ func contractRule(in Inputs, runs []results.Result) Rule {
 	}
 	if len(broken) > 0 {
 		r.Verdict = Fail
-		r.Summary = "routing broken: " + strings.Join(broken, "; ")
-		parts = append(parts, r.Summary)
+		r.Summary = "routing broken: " + strings.Join(short, "; ")
+		parts = append(parts, "routing broken: "+strings.Join(broken, "; "))
 	}
 	if routed != "" {
 		parts = append(parts, routed)
@@ -63,9 +63,10 @@ func contractRule(in Inputs, runs []results.Result) Rule {
 }
 
 // routing returns the runs whose reconciler found a message in the wrong
-// place (rule "invalid" or "route"), each with its first violations, and
-// one line on the invalid input that was routed right.
-func routing(in Inputs, runs []results.Result) (broken []string, routed string) {
+// place (rule "invalid" or "route"), each with its first two violations
+// (broken) or its first one (short), and one line on the invalid input
+// that was routed right.
+func routing(in Inputs, runs []results.Result) (broken, short []string, routed string) {
 	invalid, from := 0, []string{}
 	check := func(label string, rep *reconcile.Report) {
 		if rep == nil {
@@ -112,6 +113,7 @@ func routing(in Inputs, runs []results.Result) (broken []string, routed string) 
 			line += ": " + strings.Join(what, ", ")
 		}
 		broken = append(broken, line+" ("+strings.Join(first, ", ")+")")
+		short = append(short, line+" (first: "+first[0]+")")
 	}
 	for _, run := range runs {
 		check(fmt.Sprintf("bench %d ms", run.RTTMS), run.Reconcile)
@@ -125,7 +127,7 @@ func routing(in Inputs, runs []results.Result) (broken []string, routed string) 
 	case len(broken) == 0:
 		routed = "malformed input: not tested (no run of this battery published one)"
 	}
-	return broken, routed
+	return broken, short, routed
 }
 
 // countViolations counts the violations of rule.

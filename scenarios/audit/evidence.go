@@ -12,17 +12,19 @@ import (
 const SummaryMax = 240
 
 var (
-	// waitMapRE is a wait step's outcome condition as fault results
-	// written before the fix printed it: "outcomes>=map[SENT:200]".
-	waitMapRE = regexp.MustCompile(`outcomes>=map\[([^\]]*)\]`)
+	// waitMapRE is a wait step's condition as fault results written
+	// before the fix printed it: "records>=0 outcomes>=map[SENT:200]
+	// journal>=0".
+	waitMapRE = regexp.MustCompile(`records>=(\d+) outcomes>=map\[([^\]]*)\] journal>=(\d+)`)
 	// goMapRE is any other Go map printed with %v: "map[SENT:2 UNKNOWN:1]".
 	goMapRE = regexp.MustCompile(`map\[([^\]]*)\]`)
 )
 
 // plainCounts rewrites Go map syntax that result files carry in their
-// failure strings into the lab's count wording: "outcomes>=map[SENT:200
-// UNKNOWN:1]" reads "SENT>=200, UNKNOWN>=1", any other "map[A:1 B:2]"
-// reads "A 1, B 2", "map[]" reads "none".
+// failure strings into the lab's count wording, as the wait step writes
+// it now: "records>=0 outcomes>=map[SENT:200 UNKNOWN:1] journal>=0" reads
+// "records>=0, SENT>=200, UNKNOWN>=1, journal>=0"; any other "map[A:1
+// B:2]" reads "A 1, B 2", "map[]" reads "none".
 func plainCounts(s string) string {
 	pairs := func(body, sep string) string {
 		var out []string
@@ -40,7 +42,11 @@ func plainCounts(s string) string {
 		return strings.Join(out, ", ")
 	}
 	s = waitMapRE.ReplaceAllStringFunc(s, func(m string) string {
-		return pairs(waitMapRE.FindStringSubmatch(m)[1], ">=")
+		g := waitMapRE.FindStringSubmatch(m)
+		if g[2] == "" {
+			return "records>=" + g[1] + ", journal>=" + g[3]
+		}
+		return "records>=" + g[1] + ", " + pairs(g[2], ">=") + ", journal>=" + g[3]
 	})
 	return goMapRE.ReplaceAllStringFunc(s, func(m string) string {
 		return pairs(goMapRE.FindStringSubmatch(m)[1], " ")

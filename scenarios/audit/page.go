@@ -54,7 +54,7 @@ func (f failures) markdown(b *strings.Builder) {
 		return
 	}
 	for _, it := range f.Items {
-		fmt.Fprintf(b, "- %s\n", mdCell(it.Text))
+		fmt.Fprintf(b, "- %s\n", strings.ReplaceAll(it.Text, "\n", " ")) // a list item: no cell to escape
 	}
 	b.WriteString("\n")
 }
@@ -102,6 +102,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 .fail { color: #b3261e; font-weight: bold; }
 .na { color: #666; }
 li { margin-bottom: 0.4rem; }
+li.pass, li.fail { font-weight: normal; }
 .banner { padding: 0.6rem 1rem; border-radius: 4px; }
 .banner.pass { background: #e6f4ea; }
 .banner.fail { background: #fce8e6; }

@@ -85,7 +85,15 @@ func raceChartByRTT(worker string, race fault.IdleRaceResult) ([]byte, error) {
 	p.Add(bars, labels)
 	p.NominalX(names...)
 	p.X.Min, p.X.Max = -0.7, float64(len(vals))-0.3
-	p.Y.Min, p.Y.Max = 0, math.Max(ymax, 40)*1.3 // room for the labels above a bar of 0
+	// Room for the labels above the highest bar, in whole steps of 10
+	// per 1,000 (50 when every lane is clean).
+	p.Y.Min, p.Y.Max = 0, math.Ceil(math.Max(ymax, 38)*1.3/10)*10
+	var ticks []plot.Tick
+	step := math.Max(10, math.Ceil(p.Y.Max/50)*10)
+	for v := 0.0; v <= p.Y.Max; v += step {
+		ticks = append(ticks, plot.Tick{Value: v, Label: fmt.Sprintf("%g", v)})
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	var b bytes.Buffer
 	if err := report.WriteSVG(&b, p, 18*vg.Centimeter, 11*vg.Centimeter); err != nil {
 		return nil, fmt.Errorf("idle race chart: %w", err)

@@ -288,7 +288,7 @@ func faultRule(v fault.Verdict) Rule {
 		heads = append(heads[:3], fmt.Sprintf("%d more", len(heads)-3))
 	}
 	if len(heads) > 0 {
-		summary += "; failed: " + strings.Join(heads, " | ")
+		summary += "; failed: " + strings.Join(heads, "; ")
 	}
 	return Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + " (" + v.Tool + ")", Verdict: verdict, Evidence: ev, Summary: summary,
 		Source: batterySource}
