@@ -277,3 +277,24 @@ func plantedNote(v fault.Verdict) string {
 func unreconciledNote(names []string) string {
 	return "not reconciled, judged on their own rows: fault " + strings.Join(names, ", ")
 }
+
+// lostKinds is a fault's lost count with its split (splitLost): "lost 1
+// (1 the worker's records miss, the journal has it)".
+func lostKinds(v fault.Verdict) string {
+	out := fmt.Sprintf("lost %d", v.Lost)
+	if v.Lost == 0 || v.Reconcile == nil {
+		return out
+	}
+	s := splitLost(v.Reconcile, "")
+	var parts []string
+	if n := len(s.neverGot); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d the vendor never got", n))
+	}
+	if n := len(s.got); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d the worker's records miss, the journal has it", n))
+	}
+	if n := len(s.untraced); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d not traced in the journal", n))
+	}
+	return out + " (" + strings.Join(parts, "; ") + ")"
+}

@@ -96,6 +96,10 @@ func TestRulesJudgeWhatTheySay(t *testing.T) {
 		{"a bench loss counted without its violation is not traced", func(in *Inputs) { in.Bench[0].Reconcile.Lost = 1 }, "lost-vendor-never-got", Fail,
 			[]string{"1 not traced in the journal", "bench 3 ms"}, nil},
 
+		{"a fault's own row says which kind its loss is", func(in *Inputs) {
+			in.Faults = append(in.Faults, lostFault("broker-cut", "f-39b0-broker-cut-0002", "1 request(s), statuses 200"))
+		}, "fault-broker-cut", Fail, []string{"lost 1 (1 the worker's records miss, the journal has it)"}, nil},
+
 		// Contract: malformed input is routed to the dead-letter queue.
 		{"malformed input dead-lettered keeps the contract", func(*Inputs) {}, "contract", Pass,
 			[]string{"malformed input routed: 3 invalid messages dead-lettered (fault malformed)"}, nil},

@@ -276,7 +276,7 @@ func faultRule(v fault.Verdict) Rule {
 	if v.Pass {
 		verdict = Pass
 	}
-	counts := fmt.Sprintf("observed %s; journal %d; duplicates %d; lost %d%s", formatOutcomes(v.Observed), v.JournalCount, v.Duplicates, v.Lost, plantedNote(v))
+	counts := fmt.Sprintf("observed %s; journal %d; duplicates %d; %s%s", formatOutcomes(v.Observed), v.JournalCount, v.Duplicates, lostKinds(v), plantedNote(v))
 	ev, summary := counts, counts
 	var heads []string
 	for _, f := range v.Failures {
