@@ -36,12 +36,19 @@ func chromiumPath(t *testing.T) string {
 
 // pageCheck is what the browser saw of a page.
 type pageCheck struct {
-	errors   []string // console errors, uncaught exceptions, log entries of level error
-	svgs     int      // <svg> elements with a non-zero rendered size
-	rules    int      // rows of the rules table
-	verdict  string   // text of #verdict
-	png      []byte   // full-page screenshot
-	loadedOK bool
+	errors  []string // console errors, uncaught exceptions, log entries of level error
+	svgs    int      // <svg> elements with a non-zero rendered size
+	rules   int      // rows of the rules table
+	verdict string   // text of #verdict
+	// firstH2 is the text of the page's first section heading;
+	// failuresFirst is 1 when the failures block (#failures or #findings)
+	// comes before the rules table and starts within the first screen;
+	// failureItems counts its lines.
+	firstH2       string
+	failuresFirst int
+	failureItems  int
+	png           []byte // full-page screenshot
+	loadedOK      bool
 }
 
 // openPage loads path in headless Chromium and collects console errors,
@@ -107,6 +114,18 @@ func openPage(t *testing.T, path string) pageCheck {
 	if err != nil {
 		t.Fatalf("read the verdict: %v", err)
 	}
+	firstH2, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(document.querySelector("h2") || {}).textContent || ""`))
+	if err != nil {
+		t.Fatalf("read the first heading: %v", err)
+	}
+	failuresFirst := eval(`(() => {
+		const f = document.getElementById("failures") || document.getElementById("findings");
+		const r = document.getElementById("rules");
+		if (!f || !r) return 0;
+		const before = f.compareDocumentPosition(r) & Node.DOCUMENT_POSITION_FOLLOWING;
+		return before && f.getBoundingClientRect().top < window.innerHeight ? 1 : 0;
+	})()`)
+	failureItems := eval(`document.querySelectorAll("#failures li, #findings li").length`)
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
 	if err != nil {
 		t.Fatalf("screenshot: %v", err)
@@ -114,6 +133,7 @@ func openPage(t *testing.T, path string) pageCheck {
 	mu.Lock()
 	defer mu.Unlock()
 	got.svgs, got.rules, got.verdict, got.png, got.loadedOK = svgs, rules, verdict, png, true
+	got.firstH2, got.failuresFirst, got.failureItems = firstH2, failuresFirst, failureItems
 	return got
 }
 
@@ -144,6 +164,16 @@ func TestAuditPageRendersInChromium(t *testing.T) {
 	if !strings.Contains(got.verdict, "FAILS the audit") {
 		t.Errorf("verdict %q; want the fixture's FAILS", got.verdict)
 	}
+	failed := 0
+	for _, r := range rep.Rules {
+		if r.Verdict == Fail {
+			failed++
+		}
+	}
+	if got.firstH2 != "Failures" || got.failuresFirst != 1 || got.failureItems != failed || failed == 0 {
+		t.Errorf("first heading %q, failures first %d, %d failure lines; want \"Failures\" first, in the first screen, before the rules table, one line per failed rule (%d)",
+			got.firstH2, got.failuresFirst, got.failureItems, failed)
+	}
 	if len(got.png) < 10_000 || !bytes.HasPrefix(got.png, []byte("\xff\xd8")) {
 		t.Errorf("screenshot of %d bytes is not a JPEG of a rendered page", len(got.png))
 	}
@@ -153,6 +183,18 @@ func TestAuditPageRendersInChromium(t *testing.T) {
 	}
 	t.Logf("screenshot %s (%d bytes), %d charts, %d rules", shot, len(got.png), got.svgs, got.rules)
 
+	t.Run("negative control: failures below the rules table are caught", func(t *testing.T) {
+		late := filepath.Join(t.TempDir(), "late.html")
+		page := `<!DOCTYPE html><html><head><title>x</title></head><body><h2>Rules</h2><table id="rules"><tbody><tr><td>r</td></tr></tbody></table>` +
+			`<h2>Failures</h2><ul id="failures"><li>r: FAIL</li></ul></body></html>`
+		if err := os.WriteFile(late, []byte(page), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := openPage(t, late); got.failuresFirst != 0 || got.firstH2 != "Rules" {
+			t.Errorf("failures after the rules table read as first (%d, first heading %q)", got.failuresFirst, got.firstH2)
+		}
+	})
+
 	t.Run("negative control: a script error is caught", func(t *testing.T) {
 		bad := filepath.Join(t.TempDir(), "bad.html")
 		page := `<!DOCTYPE html><html><head><title>x</title></head><body><p id="verdict">x</p><script>console.error("boom"); undefinedFunction();</script></body></html>`
@@ -160,6 +202,9 @@ func TestAuditPageRendersInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 		got := openPage(t, bad)
+		if got.failuresFirst != 0 {
+			t.Errorf("a page without a failures block counts as failures first")
+		}
 		joined := strings.Join(got.errors, "\n")
 		for _, want := range []string{"console.error", "uncaught"} {
 			if !strings.Contains(joined, want) {
@@ -189,6 +234,9 @@ func TestClientsPageRendersInChromium(t *testing.T) {
 	}
 	if got.rules != 2 {
 		t.Errorf("%d rows in the rules table; want 2 (one per audit)", got.rules)
+	}
+	if got.firstH2 != "Failures first" || got.failuresFirst != 1 || got.failureItems != 2 {
+		t.Errorf("first heading %q, failures first %d, %d lines; want the failures block first, one line per audit (2)", got.firstH2, got.failuresFirst, got.failureItems)
 	}
 	if len(got.png) < 10_000 || !bytes.HasPrefix(got.png, []byte("\xff\xd8")) {
 		t.Errorf("screenshot of %d bytes is not a JPEG of a rendered page", len(got.png))

@@ -1,10 +1,5 @@
 package audit
 
-import (
-	"fmt"
-	"html/template"
-)
-
 // ClientNote is what a library does by default, from its own source (the
 // worker READMEs cite the file), what that costs on the vendor path, and
 // the one-line fix: the library's documented setting or usage.
@@ -55,48 +50,12 @@ var clientNotes = map[string]ClientNote{
 }
 
 // comparisonPage is clients.html: one self-contained page (inline CSS, no
-// script, nothing fetched).
-var comparisonPage = template.Must(template.New("clients").Funcs(template.FuncMap{
-	"cpu":     cpuCell,
-	"f1":      func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"f3":      func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"finding": findingLine,
-	"class": func(v string) string {
-		switch v {
-		case Pass:
-			return "pass"
-		case Fail:
-			return "fail"
-		}
-		return "na"
-	},
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Third-party HTTP clients on the vendor path</title>
-<style>
-body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; max-width: 90rem; }
-h1 { font-size: 1.5rem; }
-h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; width: 100%; font-size: 0.85rem; }
-th, td { border: 1px solid #ddd; padding: 0.3rem 0.5rem; text-align: left; vertical-align: top; }
-th { background: #f4f4f4; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.pass { color: #17612a; font-weight: bold; }
-.fail { color: #b3261e; font-weight: bold; }
-.na { color: #666; }
-li { margin-bottom: 0.4rem; }
-</style>
-</head>
+// script, nothing fetched), failures first.
+var comparisonPage = newPage("clients", `{{template "head" "Third-party HTTP clients on the vendor path"}}
 <body>
 <h1>Third-party HTTP clients on the vendor path</h1>
 <p>Each row is one audit; rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with <code>./run.sh report results/audit</code>.</p>
-<h2>Failures first</h2>
-<ul id="findings">
-{{range .Rows}}<li class="{{if .Pass}}pass{{else}}fail{{end}}" data-client="{{.Worker}}-{{.Profile}}">{{finding .}}</li>
-{{end}}</ul>
+{{template "failures" (clientFailures .)}}
 <h2>What each library does by default</h2>
 <table id="notes">
 <thead><tr><th>client</th><th>default (library source)</th><th>what it costs here</th><th>fix (one line)</th></tr></thead>
@@ -115,13 +74,13 @@ li { margin-bottom: 0.4rem; }
 </table>
 <h2>Rules side by side</h2>
 <table id="rules">
-<thead><tr><th>client</th><th>profile</th><th>idle race at its own idle timeout</th><th>re-sends on its own</th><th>POST repeated</th><th>stall</th><th>duplicates</th><th>lost</th><th>faults pass / fail / n.a.</th></tr></thead>
+<thead><tr><th>client</th><th>profile</th><th>idle race at its own idle timeout</th><th>re-sends on its own</th><th>POST repeated</th><th>stall</th><th>duplicates</th><th>lost (the vendor never got it)</th><th>lost (the worker's records miss it)</th><th>faults pass / fail / n.a.</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td>{{.Worker}}</td><td>{{.Profile}}</td><td class="{{class .Idle.Verdict}}">{{.Idle.Verdict}}: {{.Idle.Evidence}}</td><td class="{{class .ClientReplay.Verdict}}">{{.ClientReplay.Verdict}}: {{.ClientReplay.Evidence}}</td><td class="{{class .Replay.Verdict}}">{{.Replay.Verdict}}: {{.Replay.Evidence}}</td><td class="{{class .Stall.Verdict}}">{{.Stall.Verdict}}: {{.Stall.Evidence}}</td><td class="{{class .Duplicates.Verdict}}">{{.Duplicates.Verdict}}: {{.Duplicates.Evidence}}</td><td class="{{class .Lost.Verdict}}">{{.Lost.Verdict}}: {{.Lost.Evidence}}</td><td>{{.FaultsPass}} / {{.FaultsFail}} / {{.FaultsNA}}{{range .FaultFailures}} {{.}}{{end}}</td></tr>
+{{range .Rows}}<tr><td>{{.Worker}}</td><td>{{.Profile}}</td><td class="{{class .Idle.Verdict}}">{{.Idle.Verdict}}: {{.Idle.Evidence}}</td><td class="{{class .ClientReplay.Verdict}}">{{.ClientReplay.Verdict}}: {{.ClientReplay.Evidence}}</td><td class="{{class .Replay.Verdict}}">{{.Replay.Verdict}}: {{.Replay.Evidence}}</td><td class="{{class .Stall.Verdict}}">{{.Stall.Verdict}}: {{.Stall.Evidence}}</td><td class="{{class .Duplicates.Verdict}}">{{.Duplicates.Verdict}}: {{.Duplicates.Evidence}}</td><td class="{{class .Lost.Verdict}}">{{.Lost.Verdict}}: {{.Lost.Evidence}}</td><td class="{{class .RecordsLost.Verdict}}">{{.RecordsLost.Verdict}}: {{.RecordsLost.Evidence}}</td><td>{{.FaultsPass}} / {{.FaultsFail}} / {{.FaultsNA}}{{range .FaultFailures}} {{.}}{{end}}</td></tr>
 {{end}}</tbody>
 </table>
 <p>Each audit's own page: {{range .Rows}}<a href="{{.Folder}}/audit.html">{{.Folder}}</a> {{end}}</p>
 {{range .Rows}}{{if .Machine}}<p class="na">Machine ({{.Folder}}): {{.Machine}}</p>{{end}}{{end}}
 </body>
 </html>
-`))
+`)

@@ -48,11 +48,11 @@ type ClientRow struct {
 	Failures []Rule      `json:"failures"`
 	RTTs     []ClientRTT `json:"rtts"`
 	// The rules the page shows as columns.
-	Idle, Replay, ClientReplay, Stall, Duplicates, Lost Rule
-	FaultsPass, FaultsFail, FaultsNA                    int
-	FaultFailures                                       []string // names of the failed fault scenarios
-	Note                                                ClientNote
-	Machine                                             string
+	Idle, Replay, ClientReplay, Stall, Duplicates, Lost, RecordsLost Rule
+	FaultsPass, FaultsFail, FaultsNA                                 int
+	FaultFailures                                                    []string // names of the failed fault scenarios
+	Note                                                             ClientNote
+	Machine                                                          string
 }
 
 // Comparison is the page: one row per audit of a third-party client.
@@ -135,8 +135,10 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 			row.Stall = r
 		case r.ID == "duplicates":
 			row.Duplicates = r
-		case r.ID == "lost":
+		case r.ID == "lost-vendor-never-got":
 			row.Lost = r
+		case r.ID == "lost-records-missing":
+			row.RecordsLost = r
 		case strings.HasPrefix(r.ID, "fault-"):
 			switch r.Verdict {
 			case Pass:
@@ -203,7 +205,7 @@ func findingLine(r ClientRow) string {
 			harness = append(harness, strings.TrimPrefix(f.ID, "fault-")+" ("+why+")")
 			continue
 		}
-		parts = append(parts, f.Name+": "+f.Evidence)
+		parts = append(parts, f.Name+": "+f.summary())
 	}
 	line := fmt.Sprintf("%s on %s: FAIL %d rules", r.Worker, r.Profile, len(r.Failures))
 	if len(parts) > 0 {
@@ -224,6 +226,7 @@ func findingLine(r ClientRow) string {
 var harnessLimits = map[string]string{
 	"fault-broker-cut": "no broker reconnect",
 	"fault-malformed":  "looser message validation",
+	"contract":         "records and routing are the harness's, not the library's",
 }
 
 // ComparisonMarkdown returns clients.md: failures first (one line per
@@ -233,11 +236,8 @@ func ComparisonMarkdown(c Comparison) string {
 	var b strings.Builder
 	b.WriteString("# Third-party HTTP clients on the vendor path\n\n")
 	b.WriteString("Each row is one audit (`./run.sh audit WORKER=<client> PROFILE=<profile>`, or all of them with `./run.sh audit-clients`); rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with `./run.sh report results/audit`.\n\n")
-	b.WriteString("## Failures first\n\n")
-	for _, r := range c.Rows {
-		fmt.Fprintf(&b, "- %s\n", mdCell(findingLine(r)))
-	}
-	b.WriteString("\n## What each library does by default\n\n| client | default (library source) | what it costs here | fix (one line) |\n|---|---|---|---|\n")
+	clientFailures(c).markdown(&b)
+	b.WriteString("## What each library does by default\n\n| client | default (library source) | what it costs here | fix (one line) |\n|---|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, r := range c.Rows {
 		if seen[r.Worker] {
@@ -255,14 +255,14 @@ func ComparisonMarkdown(c Comparison) string {
 				t.Connections, t.Sends, t.ConnPerSend, t.P50MS, t.P99MS, cpuCell(t.CPUMS), cpuCell(t.GoCPUMS), cpuCell(t.GoP50MS))
 		}
 	}
-	b.WriteString("\n## Rules side by side\n\n| client | profile | idle race at its own idle timeout | re-sends on its own | POST repeated | stall | duplicates | lost | faults (pass / fail / n.a.) |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Rules side by side\n\n| client | profile | idle race at its own idle timeout | re-sends on its own | POST repeated | stall | duplicates | lost (the vendor never got it) | lost (the worker's records miss it) | faults (pass / fail / n.a.) |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range c.Rows {
 		faults := fmt.Sprintf("%d / %d / %d", r.FaultsPass, r.FaultsFail, r.FaultsNA)
 		if len(r.FaultFailures) > 0 {
 			faults += ": failed " + strings.Join(r.FaultFailures, ", ")
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Worker, r.Profile, ruleCell(r.Idle), ruleCell(r.ClientReplay),
-			ruleCell(r.Replay), ruleCell(r.Stall), ruleCell(r.Duplicates), ruleCell(r.Lost), faults)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Worker, r.Profile, ruleCell(r.Idle), ruleCell(r.ClientReplay),
+			ruleCell(r.Replay), ruleCell(r.Stall), ruleCell(r.Duplicates), ruleCell(r.Lost), ruleCell(r.RecordsLost), faults)
 	}
 	b.WriteString("\nEach audit's own page (rules with full evidence, charts): ")
 	var links []string

@@ -49,6 +49,9 @@ type Chart struct {
 	Title string `json:"title"`
 	File  string `json:"file"` // relative to the audit folder
 	SVG   string `json:"-"`    // the <svg> element, XML prolog removed
+	// drawn is the file's bytes when the report drew the chart itself
+	// (raceChartByRTT); Write writes it to File.
+	drawn []byte
 }
 
 // Report is one audit: the rules, the figures and the charts.
@@ -83,9 +86,18 @@ func NewReport(dir string, in Inputs, date string) (Report, error) {
 		{Title: "Idle race: failures per 1,000 sends", File: "charts/" + RaceName + ".svg"},
 	}
 	for _, c := range charts {
-		b, err := os.ReadFile(filepath.Join(dir, c.File))
-		if errors.Is(err, os.ErrNotExist) {
-			continue
+		var b []byte
+		var err error
+		if c.File == "charts/"+RaceName+".svg" && in.Race != nil && !raceHasIdle(*in.Race) {
+			// The idle race's chart has no point for lanes without an
+			// idle timeout: the audit draws its own.
+			b, err = raceChartByRTT(in.Worker, *in.Race)
+			c.drawn = b
+		} else {
+			b, err = os.ReadFile(filepath.Join(dir, c.File))
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
 		}
 		if err != nil {
 			return Report{}, fmt.Errorf("read chart: %w", err)
@@ -182,8 +194,21 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-// Write writes dir/audit.md, dir/audit.html and dir/audit.json for rep.
+// Write writes dir/audit.md, dir/audit.html and dir/audit.json for rep,
+// and the charts the report drew itself (Chart.drawn) under dir/charts.
 func Write(dir string, rep Report) error {
+	for _, c := range rep.Charts {
+		if c.drawn == nil {
+			continue
+		}
+		p := filepath.Join(dir, c.File)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return fmt.Errorf("write chart: %w", err)
+		}
+		if err := os.WriteFile(p, c.drawn, 0o644); err != nil {
+			return fmt.Errorf("write chart: %w", err)
+		}
+	}
 	md := Markdown(rep)
 	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", MarkdownFile, err)
@@ -225,14 +250,16 @@ func verdictLine(rep Report) string {
 	return fmt.Sprintf("Worker %s on profile %s %s the audit: %d rules passed, %d failed, %d not applicable.", rep.Worker, rep.Profile, word, pass, fail, na)
 }
 
-// Markdown returns audit.md: the verdict, the rules table, the figures
-// table with its sources, and links to the charts.
+// Markdown returns audit.md: the verdict, the failures (one line per
+// failed rule with its evidence), the rules table, the figures table with
+// its sources, and links to the charts.
 func Markdown(rep Report) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Audit: worker %s, profile %s\n\n%s\n\n", rep.Worker, rep.Profile, verdictLine(rep))
 	if rep.Date != "" {
 		fmt.Fprintf(&b, "Date: %s. Rules and sources: docs/worker-contract.md.\n\n", rep.Date)
 	}
+	auditFailures(rep).markdown(&b)
 	b.WriteString("## Rules\n\n| rule | verdict | evidence | source |\n|---|---|---|---|\n")
 	for _, r := range rep.Rules {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(r.Name), r.Verdict, mdCell(r.Evidence), mdCell(r.Source))

@@ -28,6 +28,9 @@ type Rule struct {
 	Verdict  string `json:"verdict"`  // Pass, Fail or NA
 	Evidence string `json:"evidence"` // the figures that decided it
 	Source   string `json:"source"`   // where they come from
+	// Summary is the evidence in one line (counts, scenario names) for
+	// the failures block; "" when Evidence is short enough (Rule.summary).
+	Summary string `json:"summary,omitempty"`
 }
 
 // Inputs are the result files of one audit: the bench runs
@@ -111,52 +114,17 @@ func Evaluate(in Inputs) []Rule {
 	add(replayRule(in, runs))
 	add(clientReplayRule(in, runs))
 	add(poolStallRule(runs))
-	add(countRule("duplicates", "No notification sent twice", in, runs, func(d counts) int { return d.duplicates }))
-	add(countRule("lost", "No notification lost", in, runs, func(d counts) int { return d.lost }))
+	add(duplicatesRule(in, runs))
+	never, records := lostRules(in, runs)
+	add(never)
+	add(records)
 	for _, v := range in.Faults {
-		verdict := Fail
-		if v.Pass {
-			verdict = Pass
-		}
-		ev := fmt.Sprintf("observed %s; journal %d; duplicates %d; lost %d", formatOutcomes(v.Observed), v.JournalCount, v.Duplicates, v.Lost)
-		if len(v.Failures) > 0 {
-			ev += "; " + strings.Join(v.Failures, "; ")
-		}
-		add(Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + " (" + v.Tool + ")", Verdict: verdict, Evidence: ev,
-			Source: "queues + records (reconciler), WireMock journal"})
+		add(faultRule(v))
 	}
 	for _, n := range in.NotApplicable {
 		add(Rule{ID: "fault-" + n.Name, Name: "Fault " + n.Name, Verdict: NA, Evidence: "not applicable: " + n.Reason, Source: "scenarios/catalog"})
 	}
 	return rules
-}
-
-func contractRule(in Inputs, runs []results.Result) Rule {
-	r := Rule{ID: "contract", Name: "Keeps the worker contract (records, routing, exit)", Source: "records file, queues"}
-	if in.Worker == vendormock.WorkerGo {
-		r.Verdict, r.Evidence = Pass, "the Go worker is the contract's reference implementation"
-		return r
-	}
-	var missing []string
-	for _, run := range runs {
-		if run.Contract == nil {
-			continue
-		}
-		for _, m := range run.Contract.Missing {
-			if !slices.Contains(missing, m) {
-				missing = append(missing, m)
-			}
-		}
-	}
-	switch {
-	case len(runs) == 0:
-		r.Verdict, r.Evidence = NA, "no bench run of the worker"
-	case len(missing) == 0:
-		r.Verdict, r.Evidence = Pass, fmt.Sprintf("%d runs: one record per message with outcome, timings and CPU", len(runs))
-	default:
-		r.Verdict, r.Evidence = Fail, strings.Join(missing, "; ")
-	}
-	return r
 }
 
 func connectionsRule(runs []results.Result) Rule {
@@ -265,66 +233,6 @@ func idleRule(in Inputs, runs []results.Result) Rule {
 	return r
 }
 
-// counts are duplicates and lost over the battery; unreconciled counts
-// bench runs without a reconciler verdict (not measured: never a pass).
-type counts struct{ duplicates, lost, unreconciled int }
-
-// battery sums duplicates and lost over the worker's bench runs, the
-// faults (less the duplicates a negative control plants on purpose) and
-// the idle race, and says where each came from.
-func battery(in Inputs, runs []results.Result) (counts, []string) {
-	var c counts
-	var parts []string
-	for _, run := range runs {
-		if run.Reconcile != nil {
-			c.duplicates += run.Reconcile.Duplicates
-			c.lost += run.Reconcile.Lost
-			parts = append(parts, fmt.Sprintf("bench %d ms: %d dup, %d lost", run.RTTMS, run.Reconcile.Duplicates, run.Reconcile.Lost))
-		} else {
-			c.unreconciled++
-			parts = append(parts, fmt.Sprintf("bench %d ms: not reconciled", run.RTTMS))
-		}
-	}
-	fd, fl := 0, 0
-	for _, v := range in.Faults {
-		fd += max(v.Duplicates-v.Expected.Duplicates, 0)
-		fl += v.Lost
-	}
-	if len(in.Faults) > 0 {
-		c.duplicates += fd
-		c.lost += fl
-		parts = append(parts, fmt.Sprintf("%d faults: %d dup, %d lost", len(in.Faults), fd, fl))
-	}
-	if in.Race != nil {
-		rd, rl := 0, 0
-		for _, row := range in.Race.Rows {
-			rd += row.Duplicates
-			rl += row.Lost
-		}
-		c.duplicates += rd
-		c.lost += rl
-		parts = append(parts, fmt.Sprintf("idle race: %d dup, %d lost", rd, rl))
-	}
-	return c, parts
-}
-
-func countRule(id, name string, in Inputs, runs []results.Result, pick func(counts) int) Rule {
-	c, parts := battery(in, runs)
-	r := Rule{ID: id, Name: name, Source: "queues + records (reconciler), WireMock journal"}
-	n := pick(c)
-	switch {
-	case len(parts) == 0:
-		r.Verdict, r.Evidence = NA, "nothing ran"
-		return r
-	case n == 0 && c.unreconciled == 0:
-		r.Verdict = Pass
-	default:
-		r.Verdict = Fail
-	}
-	r.Evidence = fmt.Sprintf("%d in all (%s)", n, strings.Join(parts, "; "))
-	return r
-}
-
 func replayRule(in Inputs, runs []results.Result) Rule {
 	r := Rule{ID: "post-never-replayed", Name: "A POST is never replayed (no refkey twice in the journal without a 4xx)", Source: "WireMock journal"}
 	total, unreconciled, parts := 0, 0, []string{}
@@ -356,6 +264,34 @@ func replayRule(in Inputs, runs []results.Result) Rule {
 	}
 	r.Evidence = strings.Join(parts, "; ")
 	return r
+}
+
+// faultRule is a fault scenario's verdict as a rule: what was observed,
+// the journal, duplicates and lost (marked when the scenario is a
+// negative control), and each failed expectation, with no Go map syntax
+// (plainCounts); its one-line summary keeps the counts and the first
+// failures' headlines.
+func faultRule(v fault.Verdict) Rule {
+	verdict := Fail
+	if v.Pass {
+		verdict = Pass
+	}
+	counts := fmt.Sprintf("observed %s; journal %d; duplicates %d; %s%s", formatOutcomes(v.Observed), v.JournalCount, v.Duplicates, lostKinds(v), plantedNote(v))
+	ev, summary := counts, counts
+	var heads []string
+	for _, f := range v.Failures {
+		f = plainCounts(f)
+		ev += "; " + f
+		heads = append(heads, firstClause(f))
+	}
+	if len(heads) > 3 {
+		heads = append(heads[:3], fmt.Sprintf("%d more", len(heads)-3))
+	}
+	if len(heads) > 0 {
+		summary += "; failed: " + strings.Join(heads, "; ")
+	}
+	return Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + " (" + v.Tool + ")", Verdict: verdict, Evidence: ev, Summary: summary,
+		Source: batterySource}
 }
 
 // formatOutcomes renders outcome counts in outcome.All order: "SENT 2, UNKNOWN 1".

@@ -3,6 +3,7 @@ package fault
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
@@ -26,6 +27,16 @@ type waitCond struct {
 	records  int
 	outcomes map[outcome.Outcome]int
 	journal  int
+}
+
+// String says what c waits for, in the lab's count wording:
+// "records>=0, SENT>=200, journal>=0" (outcomes in the reconciler's order).
+func (c waitCond) String() string {
+	parts := []string{fmt.Sprintf("records>=%d", c.records)}
+	for _, o := range orderedOutcomes(c.outcomes) {
+		parts = append(parts, fmt.Sprintf("%s>=%d", o, c.outcomes[o]))
+	}
+	return strings.Join(append(parts, fmt.Sprintf("journal>=%d", c.journal)), ", ")
 }
 
 // waitFor polls the records (and the journal when asked) until c holds.
@@ -60,7 +71,7 @@ func (s *scenarioRun) waitFor(ctx context.Context, c waitCond, timeout time.Dura
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
-			return fmt.Errorf("%w after %s: want records>=%d outcomes>=%v journal>=%d; have %s", ErrWaitTimeout, timeout, c.records, c.outcomes, c.journal, state)
+			return fmt.Errorf("%w after %s: want %s; have %s", ErrWaitTimeout, timeout, c, state)
 		case <-tick.C:
 		}
 	}
