@@ -88,7 +88,7 @@ func mergeVerdicts(path string, vs []Verdict) []Verdict {
 // WriteFaultsTable writes one row per fault: as a Markdown table when md,
 // else aligned text.
 func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
-	head := []string{"fault", "tool", "expected", "observed", "journal", "checks", "dup", "lost", "pass"}
+	head := []string{"fault", "tool", "expected", "observed", "journal", "checks", "dup", "lost", "unknown left", "settle p50/p99", "pass"}
 	rows := [][]string{}
 	for _, v := range vs {
 		exp := formatExpected(v.Expected.Outcomes)
@@ -101,13 +101,17 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 		checks := "-"
 		var cs []string
 		for _, c := range v.Checks {
-			cs = append(cs, fmt.Sprintf("journal %d at step %d (want %s)", c.Got, c.Step, c.Want))
+			if strings.HasPrefix(c.What, "journal") {
+				cs = append(cs, fmt.Sprintf("journal %d at step %d (want %s)", c.Got, c.Step, c.Want))
+				continue
+			}
+			cs = append(cs, fmt.Sprintf("%s: %d (want %s)", c.What, c.Got, c.Want))
 		}
 		if len(cs) > 0 {
 			checks = strings.Join(cs, "; ")
 		}
 		rows = append(rows, []string{v.Name, v.Tool, exp, formatCounts(v.Observed), fmt.Sprint(v.JournalCount), checks,
-			fmt.Sprint(v.Duplicates), fmt.Sprint(v.Lost), passWord(v.Pass)})
+			fmt.Sprint(v.Duplicates), fmt.Sprint(v.Lost), fmt.Sprint(v.UnknownLeft), settleCell(v), passWord(v.Pass)})
 	}
 	if md {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
@@ -180,3 +184,16 @@ func appendSection(path, name, body string) error {
 	return nil
 }
 
+// settleCell is the time to settle of v's UNKNOWN settled by a vendor
+// report: "p50 / p99 ms (n, by source)", "-" when none.
+func settleCell(v Verdict) string {
+	t := v.TimeToSettle
+	if t == nil {
+		return "-"
+	}
+	var by []string
+	for _, k := range sortedKeys(v.SettledBy) {
+		by = append(by, fmt.Sprintf("%s %d", k, v.SettledBy[k]))
+	}
+	return fmt.Sprintf("%.0f / %.0f ms (n %d; %s)", t.P50MS, t.P99MS, t.N, strings.Join(by, ", "))
+}

@@ -33,6 +33,8 @@ type Expected struct {
 	Journal          *Count                    `json:"journal,omitempty"`
 	JournalByOutcome map[outcome.Outcome]Count `json:"journal_by_outcome,omitempty"`
 	WindowCutoff     string                    `json:"window_cutoff,omitempty"`
+	UnknownLeft      *Count                    `json:"unknown_left,omitempty"`
+	SettledBy        map[string]Count          `json:"settled_by,omitempty"`
 }
 
 // Verdict is the result of one fault scenario, one entry of
@@ -68,6 +70,16 @@ type Verdict struct {
 	Failures   []string `json:"failures,omitempty"`
 	Pass       bool     `json:"pass"`
 	DurationS  float64  `json:"duration_s"`
+	// UnknownLeft counts the messages left UNKNOWN for an operator at the
+	// end: refkeys UNKNOWN in the ledger or with a copy in <main>.unknown.
+	UnknownLeft int `json:"unknown_left"`
+	// SettledBy counts the ledger's settlements by source (report, pull,
+	// horizon, operator); TimeToSettle is the time to settle of those by
+	// report or pull (nil when none).
+	SettledBy    map[string]int `json:"settled_by,omitempty"`
+	TimeToSettle *SettleTimes   `json:"time_to_settle,omitempty"`
+	// Reports is what the mock vendor's report relay did (server.reports).
+	Reports *vendormock.ReportRelayStats `json:"reports,omitempty"`
 	// Reconcile is the reconciler's full report.
 	Reconcile *reconcile.Report `json:"reconcile,omitempty"`
 }
