@@ -1,8 +1,13 @@
 package fault
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // TestReportsValidate: server.reports is refused where the relay cannot
@@ -56,5 +61,31 @@ expect: {outcomes: {SENT: 1}EXPECT}
 		case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 			t.Errorf("%s: error %v, want one naming %s", name, err, tc.wantErr)
 		}
+	}
+}
+
+// TestWorkerReports: server.reports.horizon and .complete override the
+// profile's as the worker is given them (the negative control and
+// reports-past-horizon depend on it); unset, the profile's JSON is given
+// unchanged.
+func TestWorkerReports(t *testing.T) {
+	p, err := vendormock.LoadProfile(filepath.Join("..", "..", vendormock.DefaultProfileDir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := workerReports(p.ReportsJSON, &ReportsRunSpec{DelayMS: 5}); err != nil || got != p.ReportsJSON {
+		t.Errorf("no override: %q, %v; want the profile's %q", got, err, p.ReportsJSON)
+	}
+	no := false
+	got, err := workerReports(p.ReportsJSON, &ReportsRunSpec{Horizon: Duration(4 * time.Second), Complete: &no})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := vendorapi.ParseReportSpec(got)
+	if err != nil {
+		t.Fatalf("the worker would refuse %s: %v", got, err)
+	}
+	if spec.HorizonDuration() != 4*time.Second || spec.Complete || spec.Push == nil || spec.Pull == nil {
+		t.Errorf("overridden spec %+v: want horizon 4s, complete false, push and pull kept", spec)
 	}
 }
