@@ -107,7 +107,8 @@ func TestIntegrationFaults(t *testing.T) {
 
 // ciReportScenarios are the delivery-report scenarios (server.reports)
 // TestIntegrationFaults runs by default besides response-timeout-reports:
-// the pull path and the horizon's negative control (about 20 s each). The
+// the pull path and the horizon's negative control (about 25 s each on a
+// loaded machine). The
 // others run with LAB_REPORT_SCENARIOS=all or a -run filter naming
 // subtests (TestIntegrationFaults/^(reports-delayed)$).
 var ciReportScenarios = []string{"response-timeout-reports", "reports-dropped-pull", "reports-incomplete-resend"}
