@@ -36,7 +36,15 @@ const (
 	// WorkerOpsPort is the port of the worker's /healthz and /metrics
 	// (OPS_ADDR=:9090), published on 127.0.0.1 for the host.
 	WorkerOpsPort = 9090
+	// ReportsProxyPort is the port in the Toxiproxy container, published
+	// on 127.0.0.1 as Stack.ReportsAddrHost, where a caller's proxy
+	// carries the report relay's pushes to a worker's ops port.
+	ReportsProxyPort = 9091
 )
+
+// WorkerAlias is the network alias of the worker StartWorker started with
+// WorkerOptions.Name name ("worker-" + name).
+func WorkerAlias(name string) string { return "worker-" + name }
 
 // Environment variables the lab sets on every replica. The worker reads
 // them (docs/deployment.md); ReplicaOptions.Env may not set them.

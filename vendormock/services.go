@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
@@ -131,7 +132,7 @@ func (s *Stack) startToxiproxy(ctx context.Context, image string, t0 time.Time) 
 	c, err := s.run(ctx, "toxiproxy", []string{AliasToxiproxy, s.VendorHost}, testcontainers.ContainerRequest{
 		Image:        image,
 		Cmd:          []string{"-host", "0.0.0.0", "-port", "8474"},
-		ExposedPorts: []string{"8474/tcp", "443/tcp"},
+		ExposedPorts: []string{"8474/tcp", "443/tcp", strconv.Itoa(ReportsProxyPort) + "/tcp"},
 		WaitingFor: wait.ForHTTP("/version").WithPort("8474/tcp").
 			WithPollInterval(100 * time.Millisecond).
 			WithStartupTimeout(DefaultReadyTimeout),
@@ -144,6 +145,9 @@ func (s *Stack) startToxiproxy(ctx context.Context, image string, t0 time.Time) 
 		return fmt.Errorf("toxiproxy: %w", err)
 	}
 	if s.VendorAddrHost, err = hostAddr(ctx, c, "443/tcp"); err != nil {
+		return fmt.Errorf("toxiproxy: %w", err)
+	}
+	if s.ReportsAddrHost, err = hostAddr(ctx, c, strconv.Itoa(ReportsProxyPort)+"/tcp"); err != nil {
 		return fmt.Errorf("toxiproxy: %w", err)
 	}
 	s.ToxiproxyURL = "http://" + api

@@ -185,6 +185,11 @@ type Stack struct {
 	// (through the latency toxics). Dial it with TLS ServerName VendorHost
 	// (HostTLSConfig) or use HostClient.
 	VendorAddrHost string
+	// ReportsAddrHost is host: 127.0.0.1:PORT of Toxiproxy's ReportsProxyPort:
+	// the report relay pushes through it to a proxy the caller creates
+	// there (AddProxy(..., ReportsProxyPort, "<worker alias>:9090", ...)),
+	// so reports can be delayed or cut like any other traffic.
+	ReportsAddrHost string
 	// NginxAddrHost is host: 127.0.0.1:PORT of nginx's 443, bypassing
 	// Toxiproxy (diagnostics only).
 	NginxAddrHost string

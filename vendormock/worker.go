@@ -111,7 +111,7 @@ func (s *Stack) StartWorker(ctx context.Context, o WorkerOptions) (*Worker, erro
 		exposed = []string{strconv.Itoa(WorkerOpsPort) + "/tcp"}
 		modify = PublishOnLoopback(exposed, modify)
 	}
-	wk, err := s.startWorkerContainer(ctx, "worker-"+o.Name, testcontainers.ContainerRequest{
+	wk, err := s.startWorkerContainer(ctx, WorkerAlias(o.Name), testcontainers.ContainerRequest{
 		Image:              o.Image,
 		Cmd:                o.Args,
 		Env:                env,

@@ -137,9 +137,10 @@ func TestCatalogNegativeControls(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	controls := map[string]bool{"no-sac-crash": true, "ledger-lost-bbolt": true, "stream-reset-h2-replay": true}
+	controls := map[string]bool{"no-sac-crash": true, "ledger-lost-bbolt": true, "stream-reset-h2-replay": true, "reports-incomplete-resend": true}
 	want := []string{"no-sac-crash", "ledger-lost-bbolt", "sigkill-standby", "rolling-deploy", "ledger-lost-postgres",
-		"broker-restart-quorum", "refkey-reused", "rate-limited-429", "stream-reset-h2-replay", "stream-reset-h2"}
+		"broker-restart-quorum", "refkey-reused", "rate-limited-429", "stream-reset-h2-replay", "stream-reset-h2",
+		"reports-incomplete-resend", "reports-past-horizon"}
 	byName := map[string]*Scenario{}
 	for _, sc := range scs {
 		byName[sc.Name] = sc
@@ -166,6 +167,13 @@ func TestCatalogNegativeControls(t *testing.T) {
 		(a.Client.UnsafeAllowTransportReplay || !b.Client.UnsafeAllowTransportReplay || a.Server.StreamReset == nil ||
 			b.Server.StreamReset == nil || *a.Server.StreamReset != *b.Server.StreamReset) {
 		t.Errorf("stream-reset-h2 and its control: want the same stream_reset, the unsafe switch only on the control")
+	}
+	// The horizon pair: the same lost report, told complete (re-sent: the
+	// planted duplicate) and not complete (left UNKNOWN, 0 duplicates).
+	if a, b := byName["reports-past-horizon"], byName["reports-incomplete-resend"]; a != nil && b != nil &&
+		(a.Server.Reports == nil || b.Server.Reports == nil || a.Server.Reports.Complete == nil || *a.Server.Reports.Complete ||
+			b.Server.Reports.Complete == nil || !*b.Server.Reports.Complete || a.Server.Reports.DropEvery == 0 || b.Server.Reports.DropEvery == 0) {
+		t.Errorf("reports-past-horizon and its control: want lost reports in both, complete false on the first, true on the control")
 	}
 	if sc := byName["sigkill-standby"]; sc != nil && (sc.Workers == nil || !sc.Workers.SAC() || sc.Workers.Ledger != "postgres") {
 		t.Errorf("sigkill-standby: workers %+v; want single active consumer on the postgres ledger", sc.Workers)

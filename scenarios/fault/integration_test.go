@@ -99,9 +99,31 @@ func TestIntegrationFaults(t *testing.T) {
 		}
 	}
 	scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return sc.BrokerNodes > 1 }) // TestIntegrationClusterFaults
+	scs = ciReports(t, scs)
 	r := startRunner(t)
 	vs := runFaults(t, r, scs, 5*time.Minute)
 	checkFaultsFile(t, vs, 10)
+}
+
+// ciReportScenarios are the delivery-report scenarios (server.reports)
+// TestIntegrationFaults runs by default besides response-timeout-reports:
+// the pull path and the horizon's negative control (about 25 s each on a
+// loaded machine). The
+// others run with LAB_REPORT_SCENARIOS=all or a -run filter naming
+// subtests (TestIntegrationFaults/^(reports-delayed)$).
+var ciReportScenarios = []string{"response-timeout-reports", "reports-dropped-pull", "reports-incomplete-resend"}
+
+// ciReports drops the report scenarios outside ciReportScenarios unless
+// every one is asked for.
+func ciReports(t *testing.T, scs []*Scenario) []*Scenario {
+	t.Helper()
+	if os.Getenv("LAB_REPORT_SCENARIOS") == "all" || strings.Contains(flag.Lookup("test.run").Value.String(), "/") {
+		return scs
+	}
+	t.Logf("report scenarios: running %s (LAB_REPORT_SCENARIOS=all runs every one)", strings.Join(ciReportScenarios, ", "))
+	return slices.DeleteFunc(scs, func(sc *Scenario) bool {
+		return sc.Server.Reports != nil && !slices.Contains(ciReportScenarios, sc.Name)
+	})
 }
 
 // ciClusterScenarios are the cluster scenarios TestIntegrationClusterFaults

@@ -69,5 +69,8 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 			return Verdict{}, err
 		}
 	}
-	return evaluate(s.sc, &rep, in.Records, journal, s.checks, stepErr), nil
+	v := evaluate(s.sc, &rep, in.Records, journal, s.checks, stepErr)
+	v.Reports = s.relayStats
+	applySettle(&v, s.sc.Expect, measureSettle(in, s.topo.Names.Unknown, in.Records))
+	return v, nil
 }

@@ -4,25 +4,54 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
 )
 
+// ReportsProxy is the Toxiproxy proxy carrying the mock vendor's report
+// pushes to the scenario's worker (relay -> Toxiproxy -> the worker's ops
+// port), so toxics can delay or cut reports like any other traffic.
+const ReportsProxy = "reports"
+
 // ReportsRunSpec is server.reports: the vendor's delivery reports for one
-// scenario (docs/vendor-api.md#the-mock-vendors-reports).
+// scenario (docs/vendor-api.md#the-mock-vendors-reports). The pushes go
+// through ReportsProxy.
 type ReportsRunSpec struct {
-	// DelayMS is how long after a send was accepted its report is pushed,
-	// ms (0..600000).
+	// DelayMS is how long after a send was accepted its report is pushed
+	// (and, with Pull, can be pulled), ms (0..600000).
 	DelayMS int `yaml:"delay_ms"`
-	// DropEvery > 0 drops every DropEvery-th report (a vendor that loses
-	// some); 0 = none.
+	// DropEvery > 0 drops the push of every DropEvery-th report (1 = all);
+	// 0 = none.
 	DropEvery int `yaml:"drop_every"`
+	// Copies pushes each report this many times (0..10; 0 = 1).
+	Copies int `yaml:"copies"`
+	// JitterMS adds a random delay in [0, JitterMS) to every push, so
+	// reports arrive out of order (0..60000).
+	JitterMS int `yaml:"jitter_ms"`
+	// Interim also pushes an interim report (the profile's first
+	// reports.unknown value) per send, jittered: it may follow the final.
+	Interim bool `yaml:"interim"`
+	// Forge pushes a forged "failed" report (wrong signature) before each
+	// genuine one.
+	Forge bool `yaml:"forge"`
+	// Pull makes the mock vendor serve each report at the profile's pull
+	// path, also those whose push was dropped.
+	Pull bool `yaml:"pull"`
+	// Horizon and Complete override the profile's reports.horizon and
+	// reports.complete as the worker is given them (the vendor's promise
+	// as the deployment configures it); zero/nil = the profile's.
+	Horizon  Duration `yaml:"horizon"`
+	Complete *bool    `yaml:"complete"`
 }
 
 // Report files and paths of a run with reports.
@@ -30,16 +59,24 @@ const (
 	reportSecretName = "report-secret"      // in a temp folder outside the results
 	reportSecretPath = "/lab/report-secret" // in the worker
 	reportJournal    = vendormock.WorkerOutDir + "/reports.jsonl"
+	reportJournalOut = "reports.jsonl" // the same file in the scenario's folder
 	reportSweep      = 2 * time.Second // the worker's -report-sweep in a run
 )
 
-// checkReports validates server.reports and expect.reports_settled.
+// settleSources are the keys of expect.settled_by.
+var settleSources = []string{ledger.SourceReport, ledger.SourcePull, ledger.SourceHorizon, ledger.SourceOperator}
+
+// checkReports validates server.reports and the expectations needing it.
 func (sc *Scenario) checkReports(bad func(string, string, ...any)) {
 	rs := sc.Server.Reports
 	if rs == nil {
-		if sc.Expect.ReportsSettled != nil {
-			bad("expect.reports_settled", "needs server.reports")
+		for key, set := range map[string]bool{"reports_settled": sc.Expect.ReportsSettled != nil,
+			"reports_forged": sc.Expect.ReportsForged != nil, "settled_by": sc.Expect.SettledBy != nil} {
+			if set {
+				bad("expect."+key, "needs server.reports")
+			}
 		}
+		sc.checkReportsProxy(bad)
 		return
 	}
 	if rs.DelayMS < 0 || rs.DelayMS > 600000 {
@@ -47,6 +84,29 @@ func (sc *Scenario) checkReports(bad func(string, string, ...any)) {
 	}
 	if rs.DropEvery < 0 {
 		bad("server.reports.drop_every", "%d: want >= 0", rs.DropEvery)
+	}
+	if rs.Copies < 0 || rs.Copies > 10 {
+		bad("server.reports.copies", "%d: want 0..10", rs.Copies)
+	}
+	if rs.JitterMS < 0 || rs.JitterMS > 60000 {
+		bad("server.reports.jitter_ms", "%d: want 0..60000", rs.JitterMS)
+	}
+	if rs.Horizon < 0 {
+		bad("server.reports.horizon", "%s: want > 0 (or unset: the profile's)", rs.Horizon.D())
+	}
+	if sc.Expect.ReportsForged != nil && !rs.Forge {
+		bad("expect.reports_forged", "needs server.reports.forge")
+	}
+	for k := range sc.Expect.SettledBy {
+		if !slices.Contains(settleSources, k) {
+			bad("expect.settled_by."+k, "want one of %v", settleSources)
+		}
+	}
+	switch u := sc.Expect.UnknownLeft; {
+	case u == nil:
+		bad("expect.unknown_left", "server.reports: say how many UNKNOWN are left for an operator")
+	case rs.Complete != nil && *rs.Complete && (u.Min != 0 || u.Max != 0):
+		bad("expect.unknown_left", "%s: the worker is told the vendor's reports are complete: want 0", u)
 	}
 	if sc.Kind == KindIdleRace {
 		bad("server.reports", "not for kind %s", KindIdleRace)
@@ -64,19 +124,61 @@ func (sc *Scenario) checkReports(bad func(string, string, ...any)) {
 	}
 }
 
+// checkReportsProxy: toxics and proxy steps on ReportsProxy need
+// server.reports (without it nothing goes through the proxy).
+func (sc *Scenario) checkReportsProxy(bad func(string, string, ...any)) {
+	for i, t := range sc.Network.Toxics {
+		if t.Proxy == ReportsProxy {
+			bad(fmt.Sprintf("network.toxics[%d].proxy", i), "%q needs server.reports", ReportsProxy)
+		}
+	}
+	for i, st := range sc.Steps {
+		if (st.ToxicAdd != nil && st.ToxicAdd.Proxy == ReportsProxy) || st.ProxyDisable == ReportsProxy || st.ProxyEnable == ReportsProxy {
+			bad(fmt.Sprintf("steps[%d]", i), "proxy %q needs server.reports", ReportsProxy)
+		}
+	}
+}
+
+// workerReports returns the profile's reports section as the worker is
+// given it (VENDOR_REPORTS): rs.Horizon and rs.Complete override the
+// profile's. Errors: the profile's JSON does not parse.
+func workerReports(profileJSON string, rs *ReportsRunSpec) (string, error) {
+	if rs.Horizon == 0 && rs.Complete == nil {
+		return profileJSON, nil
+	}
+	var spec vendormock.ReportsSpec
+	if err := json.Unmarshal([]byte(profileJSON), &spec); err != nil {
+		return "", fmt.Errorf("server.reports: the profile's reports: %w", err)
+	}
+	if rs.Horizon > 0 {
+		spec.Horizon = rs.Horizon.D().String()
+	}
+	if rs.Complete != nil {
+		spec.Complete = *rs.Complete
+	}
+	b, err := json.Marshal(spec)
+	return string(b), err
+}
+
 // reportsConfig adds the report settings to the worker's config when the
-// scenario turns reports on: the profile's reports section, a new random
-// secret in a file outside the results (mounted read-only; never logged),
-// the journal in the scenario's folder. It returns the host folder of the
-// secret ("" when reports are off). Errors: the profile has no pushed
-// reports, the file system's.
+// scenario turns reports on: the profile's reports section (with the
+// scenario's horizon and complete), a new random secret in a file outside
+// the results (mounted read-only; never logged), the journal in the
+// scenario's folder. It returns the host folder of the secret ("" when
+// reports are off). Errors: the profile has no pushed reports, the file
+// system's.
 func (s *scenarioRun) reportsConfig(w *worker.Config) (secretDir string, err error) {
-	if s.sc.Server.Reports == nil {
+	rs := s.sc.Server.Reports
+	if rs == nil {
 		return "", nil
 	}
 	p := s.r.Stack.Profile
 	if p == nil || p.Reports == nil || p.Reports.Push == nil {
 		return "", fmt.Errorf("server.reports: profile %s declares no pushed reports", s.r.Stack.Profile.Name)
+	}
+	spec, err := workerReports(p.ReportsJSON, rs)
+	if err != nil {
+		return "", err
 	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
@@ -94,29 +196,45 @@ func (s *scenarioRun) reportsConfig(w *worker.Config) (secretDir string, err err
 		return "", err
 	}
 	s.reportSecret = []byte(hex.EncodeToString(secret))
-	w.VendorReports, w.ReportSecretFile, w.ReportJournal, w.ReportSweep = p.ReportsJSON, reportSecretPath, reportJournal, reportSweep
+	w.VendorReports, w.ReportSecretFile, w.ReportJournal, w.ReportSweep = spec, reportSecretPath, reportJournal, reportSweep
 	return dir, nil
 }
 
-// startReportRelay starts the mock vendor's report pushes to the worker.
-func (s *scenarioRun) startReportRelay(ctx context.Context) error {
+// addReportsProxy (re)creates ReportsProxy towards the scenario's first
+// worker's ops port, before the scenario's toxics are added. No-op
+// without server.reports.
+func (s *scenarioRun) addReportsProxy(ctx context.Context) error {
+	if s.sc.Server.Reports == nil {
+		return nil
+	}
+	up := net.JoinHostPort(vendormock.WorkerAlias(s.workerName()), strconv.Itoa(vendormock.WorkerOpsPort))
+	p, err := s.r.Stack.AddProxy(ctx, ReportsProxy, vendormock.ReportsProxyPort, up, 0)
+	if err != nil {
+		return err
+	}
+	s.r.reports = p
+	return nil
+}
+
+// startReportRelay starts the mock vendor's report pushes to the worker,
+// through ReportsProxy.
+func (s *scenarioRun) startReportRelay(_ context.Context) error {
 	rs := s.sc.Server.Reports
 	if rs == nil {
 		return nil
 	}
-	ops, err := s.wk.OpsURL(ctx)
-	if err != nil {
-		return err
-	}
+	var err error
 	s.relay, err = s.r.Stack.StartReportRelay(vendormock.ReportRelayOptions{
-		Target: ops + worker.ReportsPath, Secret: s.reportSecret, RefKeyPrefix: s.prefix,
+		Target: "http://" + s.r.Stack.ReportsAddrHost + worker.ReportsPath, Secret: s.reportSecret, RefKeyPrefix: s.prefix,
 		Delay: time.Duration(rs.DelayMS) * time.Millisecond, DropEvery: rs.DropEvery,
+		Copies: rs.Copies, Jitter: time.Duration(rs.JitterMS) * time.Millisecond, Interim: rs.Interim,
+		Forge: rs.Forge, Pull: rs.Pull, Seed: s.sc.Workload.Seed,
 	})
 	return err
 }
 
 // stopReportRelay stops the relay, removes the secret and records
-// expect.reports_settled.
+// expect.reports_settled and expect.reports_forged.
 func (s *scenarioRun) stopReportRelay() {
 	if s.secretDir != "" {
 		_ = os.RemoveAll(s.secretDir)
@@ -127,12 +245,19 @@ func (s *scenarioRun) stopReportRelay() {
 	}
 	st := s.relay.Close()
 	s.relay = nil
-	s.r.logf("%s: reports: %d accepted sends, %d pushed (%v), %d dropped, %d pushed again",
-		s.sc.Name, st.Accepted, st.Pushed, st.Verdicts, st.Dropped, st.Retries)
-	if want := s.sc.Expect.ReportsSettled; want != nil {
-		got := st.Verdicts["settled"]
-		c := Check{Step: len(s.sc.Steps), What: "reports the worker settled an UNKNOWN with", Want: want.String(), Got: got, OK: want.Match(got)}
+	s.relayStats = &st
+	s.r.logf("%s: reports: %d accepted sends, %d pushed (%v), %d dropped, %d pushed again, %d forged refused (%d accepted), %d served for pull",
+		s.sc.Name, st.Accepted, st.Pushed, st.Verdicts, st.Dropped, st.Retries, st.Forged, st.ForgedAccepted, st.Served)
+	check := func(what string, want *Count, got int) {
+		if want == nil {
+			return
+		}
+		c := Check{Step: len(s.sc.Steps), What: what, Want: want.String(), Got: got, OK: want.Match(got)}
 		s.checks = append(s.checks, c)
-		s.r.logf("%s: %d reports settled (want %s) %s", s.sc.Name, got, c.Want, okWord(c.OK))
+		s.r.logf("%s: %s: %d (want %s) %s", s.sc.Name, what, got, c.Want, okWord(c.OK))
 	}
+	check("reports the worker settled an UNKNOWN with", s.sc.Expect.ReportsSettled, st.Verdicts["settled"])
+	check("forged reports the worker refused", s.sc.Expect.ReportsForged, st.Forged)
+	zero := Count{}
+	check("forged reports the worker did not refuse", &zero, st.ForgedAccepted)
 }

@@ -71,10 +71,12 @@ type Runner struct {
 	conn   *amqp.Connection
 	broker *toxiproxy.Proxy
 	ledger *toxiproxy.Proxy // LedgerProxy
-	runID  string
-	mu     sync.Mutex // guards log writes
-	curNgx NginxSpec  // nginx variant in effect
-	curH2  bool       // nginx offers h2 (client.http_version 2)
+	// reports is ReportsProxy, created by a scenario with server.reports.
+	reports *toxiproxy.Proxy
+	runID   string
+	mu      sync.Mutex // guards log writes
+	curNgx  NginxSpec  // nginx variant in effect
+	curH2   bool       // nginx offers h2 (client.http_version 2)
 	// connNode is the 0-based broker node conn is on (dialBroker).
 	connNode int
 	started  time.Time
@@ -143,7 +145,7 @@ func (r *Runner) logf(format string, args ...any) {
 // every proxy enabled.
 func (r *Runner) restore(ctx context.Context) error {
 	var errs []error
-	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger} {
+	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger, r.reports} {
 		if p == nil {
 			continue
 		}
@@ -166,7 +168,7 @@ func (r *Runner) restore(ctx context.Context) error {
 		}
 	}
 	// Enable checks the cached state: enable unconditionally to be sure.
-	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger} {
+	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger, r.reports} {
 		if p != nil {
 			if err := p.Enable(); err != nil {
 				errs = append(errs, err)
@@ -231,8 +233,28 @@ func (r *Runner) proxy(name string) *toxiproxy.Proxy {
 		return r.broker
 	case LedgerProxy:
 		return r.ledger
+	case ReportsProxy:
+		return r.reports
 	}
 	return r.Stack.Proxy()
+}
+
+// removeToxic removes the toxic name from whichever proxy has it.
+func (r *Runner) removeToxic(name string) error {
+	var first error
+	for _, p := range []*toxiproxy.Proxy{r.Stack.Proxy(), r.broker, r.ledger, r.reports} {
+		if p == nil {
+			continue
+		}
+		err := p.RemoveToxic(name)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return fmt.Errorf("remove toxic %s: %w", name, first)
 }
 
 func (r *Runner) addToxic(t ToxicSpec) error {

@@ -25,8 +25,9 @@ var ToxicTypes = []string{"latency", "bandwidth", "slow_close", "timeout", "rese
 
 // Proxies a step may disable or enable: the vendor path
 // (vendormock.ProxyName), the worker's broker connection (BrokerProxy) and
-// the replicas' PostgreSQL ledger connection (LedgerProxy).
-var Proxies = []string{vendormock.ProxyName, BrokerProxy, LedgerProxy}
+// the replicas' PostgreSQL ledger connection (LedgerProxy) and the mock
+// vendor's report pushes to the worker (ReportsProxy, with server.reports).
+var Proxies = []string{vendormock.ProxyName, BrokerProxy, LedgerProxy, ReportsProxy}
 
 // BrokerProxy is the Toxiproxy proxy every fault scenario's worker reaches
 // RabbitMQ through, so a step can cut the broker connection.
@@ -402,6 +403,21 @@ type Expect struct {
 	// "settled" (an UNKNOWN it settled by the report); needs
 	// server.reports.
 	ReportsSettled *Count `yaml:"reports_settled"`
+	// ReportsForged counts the forged reports (server.reports.forge) the
+	// worker refused with 401; one it answered otherwise always fails.
+	ReportsForged *Count `yaml:"reports_forged"`
+	// SettledBy counts the ledger's settlements of UNKNOWN by source
+	// (report, pull, horizon, operator); a source not named must be 0.
+	SettledBy map[string]Count `yaml:"settled_by"`
+	// UnknownLeft counts the messages left UNKNOWN for an operator at the
+	// end (a ledger entry UNKNOWN or a copy in <main>.unknown). Required
+	// with server.reports, and "0" when the worker is told the vendor's
+	// reports are complete.
+	UnknownLeft *Count `yaml:"unknown_left"`
+	// SettledAfter: every UNKNOWN settled by a vendor report took at least
+	// this long from its send attempt (a delay really applied); 0 = not
+	// checked.
+	SettledAfter Duration `yaml:"settled_after"`
 }
 
 // IdleRaceSpec is the stale keep-alive race.

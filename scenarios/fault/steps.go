@@ -43,6 +43,7 @@ type scenarioRun struct {
 	reportSecret []byte
 	secretDir    string
 	relay        *vendormock.ReportRelay
+	relayStats   *vendormock.ReportRelayStats // when the relay stopped
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
@@ -152,6 +153,9 @@ func (s *scenarioRun) setup(ctx context.Context) error {
 	if err := r.setServer(ctx, *sc.Server.DelayMS, sc.Server.Stubs); err != nil {
 		return err
 	}
+	if err := s.addReportsProxy(ctx); err != nil {
+		return err
+	}
 	for _, t := range sc.Network.Toxics {
 		if err := r.addToxic(t); err != nil {
 			return err
@@ -240,10 +244,7 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 // startWorker starts the scenario's worker and waits until it consumes
 // from the main queue.
 func (s *scenarioRun) startWorker(ctx context.Context) error {
-	name := "fault-" + s.sc.Name
-	if s.restarts > 0 {
-		name += "-" + strconv.Itoa(s.restarts+1)
-	}
+	name := s.workerName()
 	wcfg, err := s.workerConfig()
 	if err != nil {
 		return err
@@ -288,6 +289,16 @@ func (s *scenarioRun) startWorker(ctx context.Context) error {
 	return nil
 }
 
+// workerName is the name of the scenario's current worker (its alias is
+// vendormock.WorkerAlias of it).
+func (s *scenarioRun) workerName() string {
+	name := "fault-" + s.sc.Name
+	if s.restarts > 0 {
+		name += "-" + strconv.Itoa(s.restarts+1)
+	}
+	return name
+}
+
 // step runs one step.
 func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 	r := s.r
@@ -308,12 +319,8 @@ func (s *scenarioRun) step(ctx context.Context, i int, st Step) error {
 	case st.ToxicAdd != nil:
 		return r.addToxic(*st.ToxicAdd)
 	case st.ToxicRemove != "":
-		if err := r.Stack.Proxy().RemoveToxic(st.ToxicRemove); err != nil {
-			if err2 := r.broker.RemoveToxic(st.ToxicRemove); err2 != nil {
-				if err3 := r.ledger.RemoveToxic(st.ToxicRemove); err3 != nil {
-					return fmt.Errorf("remove toxic %s: %w", st.ToxicRemove, err)
-				}
-			}
+		if err := r.removeToxic(st.ToxicRemove); err != nil {
+			return err
 		}
 		r.logf("toxic %s removed", st.ToxicRemove)
 		return nil
