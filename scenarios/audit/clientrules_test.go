@@ -29,7 +29,7 @@ func TestClientRules(t *testing.T) {
 		id, want string
 		evidence string
 	}{
-		{"no replay passes", "java-okhttp", func(*Inputs) {}, "client-replay", Pass, "0 in 3 runs"},
+		{"no replay passes", "java-okhttp", func(*Inputs) {}, "client-replay", Pass, "0 outside the negative controls in 3 runs"},
 		{"planted: the client sent a POST twice on its own (bench)", "java-okhttp", func(in *Inputs) {
 			in.Bench[0].Reconcile.Duplicates, in.Bench[0].Reconcile.ClientReplays = 1, 1
 			in.Bench[0].Reconcile.ClientReplayRefKeys = []string{"r-7"}
@@ -37,6 +37,17 @@ func TestClientRules(t *testing.T) {
 		{"planted: the client sent a POST twice on its own (fault)", "java-okhttp", func(in *Inputs) {
 			in.Faults[0].Reconcile.ClientReplays, in.Faults[0].Reconcile.ClientReplayRefKeys = 1, []string{"f-vendor-closes-0002"}
 		}, "client-replay", Fail, "fault vendor-closes: 1 (f-vendor-closes-0002)"},
+		// The go-alimtalk audit of 2026-12-02 failed on exactly this: the
+		// replays planted by ledger-lost-bbolt, no-sac-crash and
+		// stream-reset-h2-replay counted against the worker.
+		{"a negative control's planted replay is expected", "go", func(in *Inputs) {
+			in.Faults[0].Expected.Duplicates = 1
+			in.Faults[0].Reconcile.ClientReplays, in.Faults[0].Reconcile.ClientReplayRefKeys = 1, []string{"f-vendor-closes-0002"}
+		}, "client-replay", Pass, "planted by the negative controls, as expected: 1 by vendor-closes"},
+		{"planted: a replay beyond the negative control's", "go", func(in *Inputs) {
+			in.Faults[0].Expected.Duplicates = 1
+			in.Faults[0].Reconcile.ClientReplays, in.Faults[0].Reconcile.ClientReplayRefKeys = 2, []string{"f-vendor-closes-0002", "f-vendor-closes-0003"}
+		}, "client-replay", Fail, "fault vendor-closes: 1 (f-vendor-closes-0002"},
 		{"results without the count are not measured", "java-okhttp", func(in *Inputs) {
 			for i := range in.Bench {
 				in.Bench[i].Reconcile.ClientReplayChecked = false
