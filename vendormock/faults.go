@@ -166,15 +166,15 @@ func (s *Stack) AddStubs(ctx context.Context, specs []StubSpec) error {
 	return nil
 }
 
-// ResetStubs deletes every stub mapping (the request journal stays) and
-// registers the profile's stubs again with the current server delay and
-// access token. Requests arriving in between get WireMock's 404: call it
-// when no send is in flight.
+// ResetStubs replaces every stub mapping (the request journal stays) with
+// the profile's stubs at the current server delay and access token; a
+// request arriving meanwhile meets the old stubs or the new ones, never
+// none (replaceStubs).
 func (s *Stack) ResetStubs(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("reset stubs: %w", err)
 	}
-	if err := s.registerStubs(); err != nil { // clears every mapping first
+	if err := s.registerStubs(); err != nil { // replaces every mapping
 		return fmt.Errorf("reset stubs: %w", err)
 	}
 	return nil

@@ -123,13 +123,14 @@ func (s *Stack) stubRules() ([]*wiremock.StubRule, error) {
 	})
 }
 
-// registerStubs registers the profile's stubs through go-wiremock.
+// registerStubs registers the profile's stubs through go-wiremock, in
+// place of every mapping WireMock holds, without a gap (replaceStubs).
 func (s *Stack) registerStubs() error {
 	rules, err := s.stubRules()
 	if err != nil {
 		return err
 	}
-	if err := registerStubs(s.wm, rules); err != nil {
+	if err := s.replaceStubs(rules); err != nil {
 		return fmt.Errorf("wiremock: %w", err)
 	}
 	s.logf("%d stubs registered from %s (server delay %d ms)", len(rules), s.Profile.WireMock.Stubs, s.ServerDelayMS)
