@@ -30,7 +30,7 @@ const (
 	DefaultSoakS = 300
 	// DefaultCount caps every point's measured sends; POINT_S sets the
 	// count below it.
-	DefaultCount  = 100_000
+	DefaultCount  = 1_000_000
 	DefaultWarmup = 100
 	DefaultRTTMS  = 10
 	// DefaultOut is the committed scale run's folder.

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -112,6 +113,14 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	for _, p := range points {
 		if chk := p.Check(); chk != "ok" {
 			bad = append(bad, fmt.Sprintf("%s: %s (%s)", p.Name, chk, filepath.Join(cfg.Out, PointFile(p.Name))))
+		}
+		// The memory check judges a memory run long enough for it.
+		if p.Series == SeriesSoak && time.Duration(cfg.SoakS)*time.Second >= RSSMinDuration {
+			if p.RSS == nil {
+				bad = append(bad, fmt.Sprintf("%s: memory: no RSS sample (%s)", p.Name, strings.Join(p.SampleErrors, "; ")))
+			} else if chk := p.RSS.Check(); chk != "ok" {
+				bad = append(bad, fmt.Sprintf("%s: memory: %s", p.Name, chk))
+			}
 		}
 	}
 	return bench.DeliveryError(w, bad)
