@@ -19,13 +19,14 @@ func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
 	if w.Clock != "" {
 		return s.waitClock(ctx, w.Clock, t)
 	}
-	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal}, t)
+	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal, settled: w.Settled}, t)
 }
 
 type waitCond struct {
 	records  int
 	outcomes map[outcome.Outcome]int
 	journal  int
+	settled  int // records but NOT_SENT at least
 }
 
 // waitFor polls the records (and the journal when asked) until c holds.
@@ -39,8 +40,8 @@ func (s *scenarioRun) waitFor(ctx context.Context, c waitCond, timeout time.Dura
 		if err := s.recs.Poll(); err != nil {
 			return err
 		}
-		ok := s.recs.Len() >= c.records
 		counts := s.recs.Counts()
+		ok := s.recs.Len() >= c.records && s.recs.Len()-counts[outcome.NotSent] >= c.settled
 		for k, n := range c.outcomes {
 			ok = ok && counts[k] >= n
 		}
@@ -60,7 +61,7 @@ func (s *scenarioRun) waitFor(ctx context.Context, c waitCond, timeout time.Dura
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-deadline.C:
-			return fmt.Errorf("%w after %s: want records>=%d outcomes>=%v journal>=%d; have %s", ErrWaitTimeout, timeout, c.records, c.outcomes, c.journal, state)
+			return fmt.Errorf("%w after %s: want records>=%d settled>=%d outcomes>=%v journal>=%d; have %s", ErrWaitTimeout, timeout, c.records, c.settled, c.outcomes, c.journal, state)
 		case <-tick.C:
 		}
 	}
