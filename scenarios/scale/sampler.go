@@ -2,6 +2,7 @@ package scale
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -142,6 +143,9 @@ func (s *Sampler) read(ctx context.Context) {
 	now := time.Now()
 	for _, c := range cs {
 		cpu, err := s.fs.CPUNanos(c.ID)
+		if errors.Is(err, ErrNoCgroup) && len(s.series[c.ID]) > 0 {
+			continue // it exited between the list and the read
+		}
 		if err != nil {
 			keep(err)
 			continue
