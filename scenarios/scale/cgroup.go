@@ -97,6 +97,31 @@ func (c cgroupFS) RSSBytes(id string) (int64, error) {
 	return 0, fmt.Errorf("container %s: %w under %s", shortID(id), ErrNoCgroup, c.Root)
 }
 
+// HostTicks returns the host's busy and total CPU time since boot from
+// Proc/stat's first line, in clock ticks (idle and iowait are not busy).
+func (c cgroupFS) HostTicks() (busy, total int64, err error) {
+	b, err := os.ReadFile(filepath.Join(c.Proc, "stat"))
+	if err != nil {
+		return 0, 0, err
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	f := strings.Fields(line)
+	if len(f) < 5 || f[0] != "cpu" {
+		return 0, 0, fmt.Errorf("read %s: no cpu line", filepath.Join(c.Proc, "stat"))
+	}
+	for i, v := range f[1:] {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("read %s: %w", filepath.Join(c.Proc, "stat"), err)
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total, nil
+}
+
 // statField returns the whole number after name at the start of a line
 // of a "name value [unit]" file (cpu.stat, /proc/PID/status).
 func statField(b []byte, name string) (int64, error) {

@@ -62,6 +62,29 @@ func TestCgroupFSReadsV1AndV2(t *testing.T) {
 	}
 }
 
+// TestHostTicks: busy is every /proc/stat cpu column but idle and
+// iowait; a file without the cpu line is an error.
+func TestHostTicks(t *testing.T) {
+	proc := t.TempDir()
+	plant(t, proc, map[string]string{"stat": "cpu  100 5 50 800 20 3 2 0 0 0\ncpu0 50 2 25 400 10 1 1 0 0 0\n"})
+	busy, total, err := cgroupFS{Proc: proc}.HostTicks()
+	if err != nil || busy != 160 || total != 980 {
+		t.Errorf("HostTicks = %d, %d, %v; want 160 busy of 980", busy, total, err)
+	}
+	plant(t, proc, map[string]string{"stat": "intr 1 2 3\n"})
+	if _, _, err := (cgroupFS{Proc: proc}).HostTicks(); err == nil {
+		t.Error("a stat without the cpu line read as ticks")
+	}
+	t0 := time.Now()
+	s := Series{Host: []HostSample{{At: t0, Busy: 100, Total: 1000}, {At: t0.Add(time.Second), Busy: 250, Total: 1200}, {At: t0.Add(2 * time.Second), Busy: 400, Total: 1400}}}
+	if got := s.HostBusy(t0, t0.Add(2*time.Second)); got != 0.75 {
+		t.Errorf("HostBusy = %v, want 0.75", got)
+	}
+	if got := s.HostBusy(t0.Add(3*time.Second), t0.Add(4*time.Second)); got != 0 {
+		t.Errorf("HostBusy outside the samples = %v, want 0", got)
+	}
+}
+
 // TestSamplerFollowsContainers: containers that appear during sampling
 // get their own series, a worker's with RSS, a service's without; a
 // container whose cgroup is gone is an error kept, not a stop.
@@ -71,7 +94,7 @@ func TestSamplerFollowsContainers(t *testing.T) {
 		"cpuacct/docker/w1/cpuacct.usage": "1000\n", "cpuacct/docker/w1/cgroup.procs": "7\n",
 		"cpuacct/docker/ng/cpuacct.usage": "5000\n", "cpuacct/docker/ng/cgroup.procs": "8\n",
 	})
-	plant(t, proc, map[string]string{"7/status": "VmRSS:\t 4096 kB\n", "8/status": "VmRSS:\t 4096 kB\n"})
+	plant(t, proc, map[string]string{"7/status": "VmRSS:\t 4096 kB\n", "8/status": "VmRSS:\t 4096 kB\n", "stat": "cpu  1 0 1 10 0 0 0 0 0 0\n"})
 	calls := 0
 	s := &Sampler{Interval: 10 * time.Millisecond, fs: cgroupFS{Root: root, Proc: proc},
 		list: func(context.Context) ([]Container, error) {
@@ -93,6 +116,9 @@ func TestSamplerFollowsContainers(t *testing.T) {
 	}
 	if got.Samples["w1"][0].RSSBytes != 4096*1024 || got.Samples["ng"][0].RSSBytes != 0 {
 		t.Errorf("RSS: worker %d, nginx %d; want the worker's only", got.Samples["w1"][0].RSSBytes, got.Samples["ng"][0].RSSBytes)
+	}
+	if len(got.Host) < 3 {
+		t.Errorf("%d host samples, want one per reading", len(got.Host))
 	}
 	if len(got.Errors) != 1 {
 		t.Errorf("errors %q: want the gone container's, once", got.Errors)

@@ -50,7 +50,11 @@ type Point struct {
 	// ran (WindowS s), heaviest first; Bottleneck names what saturated.
 	Containers []ContainerCPU `json:"containers"`
 	WindowS    float64        `json:"window_s"`
-	Bottleneck string         `json:"bottleneck"`
+	// HostBusyCores is the whole host's busy CPU over the window, cores
+	// (/proc/stat): beside the containers' sum it shows the load from
+	// outside the stack (other processes on a shared machine).
+	HostBusyCores float64 `json:"host_busy_cores"`
+	Bottleneck    string  `json:"bottleneck"`
 	// RSS is the worker processes' resident memory over the run (the
 	// largest replica at each sample).
 	RSS *RSS `json:"rss,omitempty"`
@@ -257,13 +261,15 @@ const (
 	MachineBusy = 0.85
 )
 
-// Bottleneck names what limited a point from its containers' CPU on a
-// machine of cores cores (each worker container limited to 1 CPU): "worker
-// CPU" when a worker used at least WorkerBusy of its CPU; "machine CPU
-// (largest: X)" when the containers together used at least MachineBusy of
-// the cores; otherwise "none: the think time" (the sends wait on the
-// vendor).
-func Bottleneck(cs []ContainerCPU, cores int) string {
+// Bottleneck names what limited a point from its containers' CPU and
+// the host's busy cores (hostBusy, 0 = unknown) on a machine of cores
+// cores (each worker container limited to 1 CPU): "worker CPU" when a
+// worker used at least WorkerBusy of its CPU; "machine CPU" when the
+// containers together, or the host, were busy at least MachineBusy of the
+// cores (naming the largest container, and the share outside the stack
+// when the host was busier than the containers by a tenth of its cores);
+// otherwise "none: the think time" (the sends wait on the vendor).
+func Bottleneck(cs []ContainerCPU, cores int, hostBusy float64) string {
 	total, top := 0.0, ""
 	for _, c := range cs {
 		if c.Role == RoleWorker && c.Cores >= WorkerBusy {
@@ -273,6 +279,10 @@ func Bottleneck(cs []ContainerCPU, cores int) string {
 		if top == "" {
 			top = c.Name
 		}
+	}
+	if cores > 0 && hostBusy >= MachineBusy*float64(cores) && hostBusy > total+0.1*float64(cores) {
+		return fmt.Sprintf("machine CPU (%.0f%% of %d cores busy, %.0f%% outside the stack's containers; largest container: %s)",
+			100*hostBusy/float64(cores), cores, 100*(hostBusy-total)/float64(cores), top)
 	}
 	if cores > 0 && total >= MachineBusy*float64(cores) {
 		return fmt.Sprintf("machine CPU (%.0f%% of %d cores; largest: %s)", 100*total/float64(cores), cores, top)

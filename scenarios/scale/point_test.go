@@ -37,17 +37,21 @@ func TestSeriesWindowCPUAndBottleneck(t *testing.T) {
 	if len(cs) != 2 || cs[0].Name != "pooled-10ms-worker-1" || cs[0].Cores != 1 || cs[1].Cores != 0.5 || cs[1].CPUS != 3 {
 		t.Fatalf("CPU = %+v, want the worker at 1 core, nginx at 0.5 (3 s CPU)", cs)
 	}
-	if got := Bottleneck(cs, 2); !strings.HasPrefix(got, "worker CPU") {
+	if got := Bottleneck(cs, 2, 1.5); !strings.HasPrefix(got, "worker CPU") {
 		t.Errorf("Bottleneck = %q, want the worker's CPU", got)
 	}
 	// Negative controls: a worker at half a core on an idle machine is
 	// no bottleneck; busy services on a small machine are the machine's.
 	half := []ContainerCPU{{Name: "w", Role: RoleWorker, Cores: 0.5}, {Name: "rabbitmq", Role: "rabbitmq", Cores: 0.3}}
-	if got := Bottleneck(half, 2); got != "none: the think time" {
+	if got := Bottleneck(half, 2, 0.9); got != "none: the think time" {
 		t.Errorf("Bottleneck(idle) = %q", got)
 	}
+	// The same containers on a host kept busy by others: the machine.
+	if got := Bottleneck(half, 2, 1.9); !strings.HasPrefix(got, "machine CPU (95% of 2 cores busy, 55% outside the stack's containers; largest container: w") {
+		t.Errorf("Bottleneck(busy host) = %q, want the machine's, most of it outside the stack", got)
+	}
 	busy := []ContainerCPU{{Name: "rabbitmq", Role: "rabbitmq", Cores: 0.9}, {Name: "w", Role: RoleWorker, Cores: 0.6}, {Name: "postgres", Role: "postgres", Cores: 0.3}}
-	if got := Bottleneck(busy, 2); !strings.HasPrefix(got, "machine CPU (90% of 2 cores; largest: rabbitmq") {
+	if got := Bottleneck(busy, 2, 1.85); !strings.HasPrefix(got, "machine CPU (90% of 2 cores; largest: rabbitmq") {
 		t.Errorf("Bottleneck(busy) = %q, want the machine's, rabbitmq largest", got)
 	}
 	if _, _, ok := (Series{Names: map[string]string{"ng": "nginx"}, Samples: map[string][]Sample{"ng": s.Samples["ng"]}}).Window(); ok {

@@ -96,20 +96,20 @@ func Summary(ps []Point) string {
 	if len(ps) > 0 {
 		b.WriteString(ps[0].Provenance.Header())
 		p := ps[0]
-		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: competing consumers on the shared PostgreSQL ledger, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed.\n\n",
+		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: competing consumers on the shared PostgreSQL ledger, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.\n\n",
 			p.RTTMS, p.HTTPVersion, p.Environment.CPUs)
 	}
 	b.WriteString("| series | driver | workers | concurrency | think ms | sends | sends/s | p50 ms | p99 ms | CPU ms/send | in send calls | " +
-		strings.Join(roles, " | ") + " | bottleneck | check |\n|" + strings.Repeat("---|", 13+len(roles)) + "\n")
+		strings.Join(roles, " | ") + " | host | bottleneck | check |\n|" + strings.Repeat("---|", 14+len(roles)) + "\n")
 	for _, p := range ps {
 		rc := roleCores(p)
 		var cpu []string
 		for _, r := range roles {
 			cpu = append(cpu, fmt.Sprintf("%.2f", rc[r]))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.2f | %s | %s |\n",
 			p.Series, p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.Count, p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99,
-			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.Bottleneck, p.Check())
+			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.HostBusyCores, p.Bottleneck, p.Check())
 	}
 	b.WriteString(scalingSection(ps))
 	b.WriteString(memorySection(ps))

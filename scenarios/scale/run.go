@@ -173,7 +173,8 @@ func (r *runner) point(ctx context.Context, spec Spec) (Point, error) {
 	if from, to, ok := series.Window(); ok {
 		p.WindowS = round3(to.Sub(from).Seconds())
 		p.Containers = series.CPU(from, to)
-		p.Bottleneck = Bottleneck(p.Containers, p.Environment.CPUs)
+		p.HostBusyCores = round3(series.HostBusy(from, to) * float64(p.Environment.CPUs))
+		p.Bottleneck = Bottleneck(p.Containers, p.Environment.CPUs, p.HostBusyCores)
 		p.RSS = series.RSS(from, to, SampleInterval)
 	}
 	p.Environment.Date = time.Now().UTC().Format(time.RFC3339)

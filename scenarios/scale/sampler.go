@@ -56,6 +56,7 @@ type Sampler struct {
 	mu     sync.Mutex
 	names  map[string]string // id -> name
 	series map[string][]Sample
+	host   []HostSample
 	errs   []string
 	stop   context.CancelFunc
 	done   chan struct{}
@@ -94,7 +95,7 @@ func dockerLister(key, value, prefix string) func(context.Context) ([]Container,
 
 // Start begins sampling in the background (one reading at once).
 func (s *Sampler) Start(ctx context.Context) {
-	s.names, s.series, s.errs = map[string]string{}, map[string][]Sample{}, nil
+	s.names, s.series, s.host, s.errs = map[string]string{}, map[string][]Sample{}, nil, nil
 	ctx, s.stop = context.WithCancel(ctx)
 	s.done = make(chan struct{})
 	go func() {
@@ -119,7 +120,7 @@ func (s *Sampler) Stop(ctx context.Context) Series {
 	s.read(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return Series{Names: s.names, Samples: s.series, Errors: s.errs}
+	return Series{Names: s.names, Samples: s.series, Host: s.host, Errors: s.errs}
 }
 
 // read takes one reading of every container; errors are kept (the first
@@ -141,6 +142,11 @@ func (s *Sampler) read(ctx context.Context) {
 		return
 	}
 	now := time.Now()
+	if busy, total, err := s.fs.HostTicks(); err == nil {
+		s.host = append(s.host, HostSample{At: now, Busy: busy, Total: total})
+	} else {
+		keep(err)
+	}
 	for _, c := range cs {
 		cpu, err := s.fs.CPUNanos(c.ID)
 		if errors.Is(err, ErrNoCgroup) && len(s.series[c.ID]) > 0 {
@@ -161,10 +167,33 @@ func (s *Sampler) read(ctx context.Context) {
 	}
 }
 
+// HostSample is one reading of the host's CPU time since boot, clock
+// ticks: busy (all but idle and iowait) and total.
+type HostSample struct {
+	At          time.Time
+	Busy, Total int64
+}
+
 // Series are a sampler's readings: per container id its name and samples
-// in time order, and the first errors met.
+// in time order, the host's, and the first errors met.
 type Series struct {
 	Names   map[string]string
 	Samples map[string][]Sample
+	Host    []HostSample
 	Errors  []string
+}
+
+// HostBusy is the host's busy share of its CPU time between from and to
+// (its first and last sample inside), 0..1; 0 without two samples.
+func (s Series) HostBusy(from, to time.Time) float64 {
+	var in []HostSample
+	for _, h := range s.Host {
+		if !h.At.Before(from) && !h.At.After(to) {
+			in = append(in, h)
+		}
+	}
+	if len(in) < 2 || in[len(in)-1].Total <= in[0].Total {
+		return 0
+	}
+	return float64(in[len(in)-1].Busy-in[0].Busy) / float64(in[len(in)-1].Total-in[0].Total)
 }
