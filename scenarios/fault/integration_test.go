@@ -102,7 +102,7 @@ func TestIntegrationFaults(t *testing.T) {
 	long := os.Getenv("LAB_LONG_SCENARIOS") == "all" || strings.Contains(flag.Lookup("test.run").Value.String(), "/")
 	limit := 5 * time.Minute
 	if long {
-		limit = 10 * time.Minute // the bulk run: about 6.5 min
+		limit = 10 * time.Minute // the bulk run: about 7 min
 	} else {
 		scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return slices.Contains(longScenarios, sc.Name) })
 		t.Logf("not running %s (minutes each; LAB_LONG_SCENARIOS=all runs them)", strings.Join(longScenarios, ", "))
