@@ -18,13 +18,18 @@
 #                             the published matrix: http/https/mtls x both
 #                             strategies x concurrency 1/8/32, client alone and
 #                             whole worker (matrix help; OUT=results/matrix for the committed one)
+#   ./run.sh scale [KEY=VALUE...]
+#                             the scale benchmark: sends/s, latency and CPU against
+#                             concurrency and active workers, the bare client beside,
+#                             every container's CPU, the worker's memory (scale help;
+#                             OUT=results/scale for the committed one)
 # A measuring command without OUT writes a new folder results/runs/<run id>/ and
 # links results/runs/latest to it (docs/running.md); exit codes: 0 passed, 1
 # failed (the last lines say why), 2 refused before anything started, 130
 # interrupted.
 #   ./run.sh matrix-report OUT  rebuild OUT/matrix.md and OUT/charts/
 #   ./run.sh report OUT       re-render any results folder offline (bench,
-#                             sweep, matrix, audit, or results/audit for the
+#                             sweep, matrix, scale, audit, or results/audit for the
 #                             clients' comparison), no Docker
 #   ./run.sh --version        the lab's commit (and whether the tree was dirty)
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
@@ -257,6 +262,17 @@ case "${1:-}" in
         ;;
     esac
     start_lab matrix-check matrix "$@"
+    ;;
+  scale)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab scale help
+        exit 0
+        ;;
+    esac
+    start_lab scale-check scale "$@"
     ;;
   matrix-report)
     shift

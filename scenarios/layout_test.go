@@ -37,6 +37,7 @@ var layout = map[string][]string{
 	"scenarios/bench":        {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
 	"scenarios/fault":        {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
 	"scenarios/matrix":       {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench"},
+	"scenarios/scale":        {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix"},
 	"scenarios/audit":        {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix", "scenarios/fault"},
 	"scenarios/cmd/...":      {"worker", "vendormock", "scenarios"},
 	"workers/...":            {}, // the reference workers' programs

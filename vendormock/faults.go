@@ -43,6 +43,13 @@ type NginxVariant struct {
 	// of either HTTP version: a client that offers only http/1.1 still
 	// gets it. A stack started with HTTP_VERSION=2 offers h2 always.
 	HTTP2 bool
+	// RateLimit, above 0, is the vendor's sends per second for the whole
+	// account in this variant: nginx limit_req on the send path, 429 with
+	// Retry-After above it (the profile's burst and Retry-After;
+	// docs/deployment.md#vendor-rate-limit); 0 keeps the stack's
+	// (Options.RateLimit or the profile's). Not with SendLocation: both
+	// are the send path's location.
+	RateLimit int
 }
 
 // NginxConf renders the profile's nginx.conf for v. Errors: the template
@@ -53,9 +60,19 @@ func (s *Stack) NginxConf(v NginxVariant) ([]byte, error) {
 	if ka <= 0 {
 		ka = s.KeepaliveTimeout
 	}
-	conf, err := RenderNginxConf(s.Profile, NewNginxConfig(s.Profile, ka).WithTransport(s.Scheme, s.HTTP2 || v.HTTP2))
+	if v.RateLimit < 0 || v.RateLimit > 0 && strings.TrimSpace(v.SendLocation) != "" {
+		return nil, fmt.Errorf("%w: rate limit %d with a send location: want a limit >= 0, and not both", ErrNginxConfig, v.RateLimit)
+	}
+	c := NewNginxConfig(s.Profile, ka).WithTransport(s.Scheme, s.HTTP2 || v.HTTP2)
+	if v.RateLimit > 0 {
+		c.RateLimit = v.RateLimit
+	}
+	conf, err := RenderNginxConf(s.Profile, c)
 	if err != nil {
 		return nil, err
+	}
+	if c.RateLimit > 0 && !bytes.Contains(conf, []byte("limit_req_zone")) {
+		return nil, fmt.Errorf("%w: profile %s: its nginx template %s has no limit_req_zone: a rate limit of %d sends/s would not be enforced", ErrNginxConfig, s.Profile.Name, s.Profile.Nginx.Template, c.RateLimit)
 	}
 	if strings.TrimSpace(v.SendLocation) == "" {
 		return conf, nil
@@ -82,8 +99,8 @@ func (s *Stack) NginxConf(v NginxVariant) ([]byte, error) {
 // requests and close their idle keep-alive connections). When the check
 // fails the previous config is written back and ErrNginxConfig is
 // returned with nginx's message. KeepaliveTimeout is updated to the value
-// in effect. It returns once nginx answers ProbePath again through
-// Toxiproxy.
+// in effect, and RateLimit to the variant's (the stack's when 0). It
+// returns once nginx answers ProbePath again through Toxiproxy.
 func (s *Stack) ReloadNginx(ctx context.Context, v NginxVariant) error {
 	conf, err := s.NginxConf(v)
 	if err != nil {
@@ -127,6 +144,10 @@ func (s *Stack) ReloadNginx(ctx context.Context, v NginxVariant) error {
 	if v.KeepaliveTimeout > 0 {
 		s.KeepaliveTimeout = v.KeepaliveTimeout
 	}
+	s.RateLimit = s.Profile.RateLimit.SendsPerSecond
+	if v.RateLimit > 0 {
+		s.RateLimit = v.RateLimit
+	}
 	// The master re-reads the config on SIGHUP and starts new worker
 	// processes; give it a moment, then make sure the path answers.
 	select {
@@ -137,7 +158,7 @@ func (s *Stack) ReloadNginx(ctx context.Context, v NginxVariant) error {
 	if err := s.waitVendorPath(ctx); err != nil {
 		return fmt.Errorf("reload nginx: %w", err)
 	}
-	s.logf("nginx reloaded (keepalive_timeout %s, send location variant %t, h2 offered %t)", s.KeepaliveTimeout, v.SendLocation != "", s.HTTP2 || v.HTTP2)
+	s.logf("nginx reloaded (keepalive_timeout %s, send location variant %t, h2 offered %t, rate limit %d sends/s)", s.KeepaliveTimeout, v.SendLocation != "", s.HTTP2 || v.HTTP2, s.RateLimit)
 	return nil
 }
 

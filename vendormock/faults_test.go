@@ -56,6 +56,39 @@ func TestNginxConfVariants(t *testing.T) {
 	}
 }
 
+// TestNginxConfVariantRateLimit: a variant's rate limit renders the
+// account's limit_req zone and the send location under it (429 with
+// Retry-After); the zero variant of a stack without one has neither, and
+// a rate limit beside a send location is refused.
+func TestNginxConfVariantRateLimit(t *testing.T) {
+	p, err := LoadProfile(DefaultProfileDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Stack{Profile: p, KeepaliveTimeout: 75 * time.Second}
+	plain, err := s.NginxConf(NginxVariant{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(plain), "limit_req") {
+		t.Fatal("the zero variant of a stack without a rate limit has limit_req")
+	}
+	conf, err := s.NginxConf(NginxVariant{RateLimit: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := string(conf)
+	for _, want := range []string{"limit_req_zone $server_name zone=account_sends:1m rate=30r/s;", "limit_req_status 429;",
+		"location = " + p.API.SendPath + " {\n            limit_req zone=account_sends", "add_header Retry-After"} {
+		if !strings.Contains(c, want) {
+			t.Errorf("rate-limited config lacks %q", want)
+		}
+	}
+	if _, err := s.NginxConf(NginxVariant{RateLimit: 30, SendLocation: "return 502;"}); !errors.Is(err, ErrNginxConfig) {
+		t.Errorf("rate limit and send location: %v, want ErrNginxConfig", err)
+	}
+}
+
 func TestStubSpecValidate(t *testing.T) {
 	good := StubSpec{Name: "ok", Request: RequestSpec{Method: "POST", URLPath: "/v3/message"}, Response: ResponseSpec{Status: 200}}
 	if err := good.Validate(); err != nil {

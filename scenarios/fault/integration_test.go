@@ -100,8 +100,16 @@ func TestIntegrationFaults(t *testing.T) {
 	}
 	scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return sc.BrokerNodes > 1 }) // TestIntegrationClusterFaults
 	scs = ciReports(t, scs)
+	long := os.Getenv("LAB_LONG_SCENARIOS") == "all" || strings.Contains(flag.Lookup("test.run").Value.String(), "/")
+	limit := 5 * time.Minute
+	if long {
+		limit = 10 * time.Minute // the bulk run: about 7 min
+	} else {
+		scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return slices.Contains(longScenarios, sc.Name) })
+		t.Logf("not running %s (minutes each; LAB_LONG_SCENARIOS=all runs them)", strings.Join(longScenarios, ", "))
+	}
 	r := startRunner(t)
-	vs := runFaults(t, r, scs, 5*time.Minute)
+	vs := runFaults(t, r, scs, limit)
 	checkFaultsFile(t, vs, 10)
 }
 
@@ -125,6 +133,10 @@ func ciReports(t *testing.T, scs []*Scenario) []*Scenario {
 		return sc.Server.Reports != nil && !slices.Contains(ciReportScenarios, sc.Name)
 	})
 }
+// longScenarios take minutes on the lab clock (the bulk run lasts until
+// 20:50): TestIntegrationFaults runs them with LAB_LONG_SCENARIOS=all or
+// a -run filter naming subtests (TestIntegrationFaults/bulk-ad-rate-limit).
+var longScenarios = []string{"bulk-ad-rate-limit"}
 
 // ciClusterScenarios are the cluster scenarios TestIntegrationClusterFaults
 // runs by default (./run.sh test keeps to about 12 minutes): the leader

@@ -200,3 +200,24 @@ func TestWorkerArgsHTTPVersion(t *testing.T) {
 		t.Error("Applies(go) = false; want true")
 	}
 }
+
+// client.send_interval reaches the worker's Config (-send-interval); 0
+// leaves it unpaced.
+func TestWorkerArgsSendInterval(t *testing.T) {
+	for _, d := range []time.Duration{0, 35 * time.Millisecond} {
+		sc := &Scenario{Name: "x", Client: ClientSpec{SendInterval: Duration(d)}}
+		sc.applyDefaults()
+		s := &scenarioRun{
+			r:    &Runner{Stack: &vendormock.Stack{KeepaliveTimeout: 75 * time.Second}, opts: RunnerOptions{KeepaliveTimeout: 75 * time.Second}},
+			sc:   sc,
+			topo: queues.DefaultTopology("fault.x"),
+		}
+		w, err := s.workerConfig()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.SendInterval != d {
+			t.Errorf("send_interval %s: worker SendInterval %s", d, w.SendInterval)
+		}
+	}
+}

@@ -152,6 +152,11 @@ type NginxSpec struct {
 	// SendLocation are nginx directives for "location = <send path>",
 	// e.g. "proxy_pass http://127.0.0.1:9;" (nothing listens: 502).
 	SendLocation string `yaml:"send_location"`
+	// RateLimit is the vendor's sends/s for the whole account while the
+	// variant is in force: nginx answers a send above it 429 with
+	// Retry-After (docs/deployment.md#vendor-rate-limit); 0 = none. Not
+	// with SendLocation.
+	RateLimit int `yaml:"rate_limit"`
 }
 
 // ClientSpec is the worker under test: strategy and timeouts (worker
@@ -181,6 +186,10 @@ type ClientSpec struct {
 	// the vendor may have processed. Negative controls only (the Go
 	// worker); docs/outcomes.md#automatic-replays.
 	UnsafeAllowTransportReplay bool `yaml:"unsafe_allow_transport_replay"`
+	// SendInterval paces the worker (-send-interval): it takes a message
+	// no sooner than this after the previous one, its share of a vendor
+	// rate limit (docs/deployment.md#vendor-rate-limit); 0 = not paced.
+	SendInterval Duration `yaml:"send_interval"`
 }
 
 // WorkloadSpec are the defaults of every send step.
@@ -338,6 +347,10 @@ type WaitStep struct {
 	Records  int                     `yaml:"records"`  // records (handled messages) at least
 	Outcomes map[outcome.Outcome]int `yaml:"outcomes"` // records of each outcome at least
 	Journal  int                     `yaml:"journal"`  // journal sends of this scenario at least
+	// Settled is records that end their message's stay at least: every
+	// record but NOT_SENT (a 429'd message is recorded NOT_SENT, then
+	// again when its retry is handled), so it counts messages done.
+	Settled int `yaml:"settled"`
 	// Clock "HH:MM:SS" (alone; needs client.clock_start) waits until the
 	// worker's clock has surely passed that time, e.g. a window opening.
 	Clock   string   `yaml:"clock"`

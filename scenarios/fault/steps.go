@@ -238,6 +238,7 @@ func (s *scenarioRun) workerConfig() (worker.Config, error) {
 		w.HTTPVersion = c.HTTPVersion
 	}
 	w.UnsafeAllowTransportReplay = c.UnsafeAllowTransportReplay
+	w.SendInterval = max(c.SendInterval.D(), 0)
 	return w, nil
 }
 

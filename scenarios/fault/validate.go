@@ -172,6 +172,12 @@ func (n NginxSpec) check(field string, bad func(string, string, ...any)) {
 	if n.KeepaliveTimeout != 0 && (n.KeepaliveTimeout.D() < time.Second || n.KeepaliveTimeout.D() > time.Hour) {
 		bad(field+".keepalive_timeout", "%s: want 1s..1h", n.KeepaliveTimeout.D())
 	}
+	if n.RateLimit < 0 || n.RateLimit > 10_000 {
+		bad(field+".rate_limit", "%d: want 0..10000 sends/s", n.RateLimit)
+	}
+	if n.RateLimit > 0 && strings.TrimSpace(n.SendLocation) != "" {
+		bad(field+".rate_limit", "not with send_location: both are the send path's location")
+	}
 	if strings.ContainsAny(n.SendLocation, "{}") {
 		bad(field+".send_location", "directives only, no blocks ('{' or '}')")
 	}
@@ -250,12 +256,12 @@ func (st Step) check(field string, bad func(string, string, ...any), cat, tmpl f
 	case st.Wait != nil:
 		w := st.Wait
 		switch {
-		case w.Clock != "" && (w.Records > 0 || len(w.Outcomes) > 0 || w.Journal > 0):
-			bad(field+".wait.clock", "alone: not with records, outcomes or journal")
+		case w.Clock != "" && (w.Records > 0 || len(w.Outcomes) > 0 || w.Journal > 0 || w.Settled > 0):
+			bad(field+".wait.clock", "alone: not with records, settled, outcomes or journal")
 		case w.Clock != "" && !hhmmssRE.MatchString(w.Clock):
 			bad(field+".wait.clock", "%q: want HH:MM:SS", w.Clock)
-		case w.Clock == "" && w.Records <= 0 && len(w.Outcomes) == 0 && w.Journal <= 0:
-			bad(field+".wait", "set records, outcomes, journal or clock")
+		case w.Clock == "" && w.Records <= 0 && len(w.Outcomes) == 0 && w.Journal <= 0 && w.Settled <= 0:
+			bad(field+".wait", "set records, settled, outcomes, journal or clock")
 		}
 		for k := range w.Outcomes {
 			if _, err := outcome.Parse(string(k)); err != nil {

@@ -6,11 +6,9 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/vendormock"
-	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/records"
 )
@@ -80,6 +78,10 @@ type Verdict struct {
 	TimeToSettle *SettleTimes   `json:"time_to_settle,omitempty"`
 	// Reports is what the mock vendor's report relay did (server.reports).
 	Reports *vendormock.ReportRelayStats `json:"reports,omitempty"`
+	// LastSent is the worker's clock (its window zone, "15:04:05.000")
+	// at the last SENT record, when expect.window_cutoff is set: when a
+	// bulk run finished sending; "" when nothing was SENT.
+	LastSent string `json:"last_sent,omitempty"`
 	// Reconcile is the reconciler's full report.
 	Reconcile *reconcile.Report `json:"reconcile,omitempty"`
 }
@@ -87,6 +89,9 @@ type Verdict struct {
 // Line is a one-line summary.
 func (v Verdict) Line() string {
 	s := fmt.Sprintf("%s: observed %s, journal %d, duplicates %d, lost %d", okWord(v.Pass), formatCounts(v.Observed), v.JournalCount, v.Duplicates, v.Lost)
+	if v.LastSent != "" {
+		s += ", last SENT at " + v.LastSent + " (worker clock)"
+	}
 	if len(v.Failures) > 0 {
 		s += "; " + strings.Join(v.Failures, "; ")
 	}
@@ -180,6 +185,7 @@ func evaluate(sc *Scenario, rep *reconcile.Report, recs []records.Record, journa
 		for _, msg := range windowViolations(recs, e.WindowCutoff) {
 			fail("%s", msg)
 		}
+		v.LastSent = lastSent(recs)
 	}
 	if d := e.RetryAfter.D(); d > 0 {
 		for _, msg := range retryGaps(recs, d) {
@@ -241,40 +247,6 @@ func OtherViolations(rep *reconcile.Report, wantDuplicates, wantLost int) []reco
 			continue
 		}
 		out = append(out, x)
-	}
-	return out
-}
-
-// windowViolations checks the send-window cutoff on the worker's clock
-// (Record.Clock, in the worker's default window zone): no SENT at or after
-// it, no OUTSIDE_SEND_WINDOW before it (later than the window's opening).
-func windowViolations(recs []records.Record, cutoff string) []string {
-	loc, err := time.LoadLocation(worker.DefaultWindowZone)
-	if err != nil {
-		return []string{"load window zone: " + err.Error()}
-	}
-	var hh, mm int
-	fmt.Sscanf(cutoff, "%d:%d", &hh, &mm)
-	var oh, om int
-	fmt.Sscanf(worker.DefaultWindowStart, "%d:%d", &oh, &om)
-	open := oh*60 + om
-	var out []string
-	for _, r := range recs {
-		if r.Clock.IsZero() {
-			continue
-		}
-		t := r.Clock.In(loc)
-		min := t.Hour()*60 + t.Minute()
-		after := min >= hh*60+mm
-		switch {
-		case r.Outcome == outcome.Sent && after:
-			out = append(out, fmt.Sprintf("record %d SENT at %s, after the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
-		case r.Outcome == outcome.OutsideSendWindow && !after && min >= open:
-			out = append(out, fmt.Sprintf("record %d held at %s, before the %s cutoff", r.Seq, t.Format("15:04:05.000"), cutoff))
-		}
-	}
-	if len(out) > 3 {
-		out = append(out[:3], fmt.Sprintf("and %d more window violations", len(out)-3))
 	}
 	return out
 }

@@ -96,6 +96,34 @@ func TestWindowViolations(t *testing.T) {
 	}
 }
 
+// TestLastSent: the latest SENT record's worker clock in the window's
+// zone, whatever the records' order; held and failed records do not
+// count; "" without a SENT record.
+func TestLastSent(t *testing.T) {
+	seoul, err := time.LoadLocation("Asia/Seoul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(h, m, s, ms int) time.Time { return time.Date(2026, 11, 30, h, m, s, ms*1e6, seoul).UTC() }
+	recs := []records.Record{
+		{Outcome: "SENT", Clock: at(20, 49, 58, 120)},
+		{Outcome: "SENT", Clock: at(20, 49, 59, 875)},
+		{Outcome: "NOT_SENT", Clock: at(20, 49, 59, 950)},
+		{Outcome: "SENT", Clock: at(20, 49, 57, 0)},
+		{Outcome: "OUTSIDE_SEND_WINDOW", Clock: at(20, 50, 1, 0)},
+	}
+	if got := lastSent(recs); got != "20:49:59.875" {
+		t.Errorf("lastSent = %q, want 20:49:59.875 (the latest SENT, Seoul time)", got)
+	}
+	if got := lastSent(recs[2:3]); got != "" {
+		t.Errorf("lastSent without a SENT = %q", got)
+	}
+	v := Verdict{Pass: true, LastSent: "20:49:59.875"}
+	if !strings.Contains(v.Line(), "last SENT at 20:49:59.875 (worker clock)") {
+		t.Errorf("Line() = %q lacks the finish", v.Line())
+	}
+}
+
 func TestAppendSectionKeepsTheRest(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "summary.md")
 	bench := "# Bench\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"

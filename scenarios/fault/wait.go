@@ -20,19 +20,23 @@ func (s *scenarioRun) wait(ctx context.Context, w WaitStep) error {
 	if w.Clock != "" {
 		return s.waitClock(ctx, w.Clock, t)
 	}
-	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal}, t)
+	return s.waitFor(ctx, waitCond{records: w.Records, outcomes: w.Outcomes, journal: w.Journal, settled: w.Settled}, t)
 }
 
 type waitCond struct {
 	records  int
 	outcomes map[outcome.Outcome]int
 	journal  int
+	settled  int // records but NOT_SENT at least
 }
 
 // String says what c waits for, in the lab's count wording:
 // "records>=0, SENT>=200, journal>=0" (outcomes in the reconciler's order).
 func (c waitCond) String() string {
 	parts := []string{fmt.Sprintf("records>=%d", c.records)}
+	if c.settled > 0 {
+		parts = append(parts, fmt.Sprintf("settled>=%d", c.settled))
+	}
 	for _, o := range orderedOutcomes(c.outcomes) {
 		parts = append(parts, fmt.Sprintf("%s>=%d", o, c.outcomes[o]))
 	}
@@ -50,8 +54,8 @@ func (s *scenarioRun) waitFor(ctx context.Context, c waitCond, timeout time.Dura
 		if err := s.recs.Poll(); err != nil {
 			return err
 		}
-		ok := s.recs.Len() >= c.records
 		counts := s.recs.Counts()
+		ok := s.recs.Len() >= c.records && s.recs.Len()-counts[outcome.NotSent] >= c.settled
 		for k, n := range c.outcomes {
 			ok = ok && counts[k] >= n
 		}

@@ -64,7 +64,7 @@ func parseKeys(args []string, getenv func(string) string) (bench.Config, error) 
 	if err != nil {
 		return bench.Config{}, err
 	}
-	cfg := all.Config
+	cfg := all.Config.Config
 	if err := checkTransport(cfg, sources); err != nil {
 		return bench.Config{}, err
 	}

@@ -7,10 +7,12 @@
 //	lab audit-check [KEY=...]  validate the audit's arguments only
 //	lab list                   list the scenarios of scenarios/catalog, one line each
 //	lab report OUT             re-render OUT's reports offline: a bench run or sweep, the
-//	                           matrix or an audit (by the result files it holds)
+//	                           matrix, a scale run or an audit (by the result files it holds)
 //	lab matrix [KEY=VALUE...]  run the published matrix (schemes x strategies x concurrency)
 //	lab matrix-check [KEY=...] validate the matrix's arguments only
 //	lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts from OUT/cell-*.json
+//	lab scale [KEY=VALUE...]   run the scale benchmark (concurrency x active workers, per-container CPU, memory)
+//	lab scale-check [KEY=...]  validate the scale benchmark's arguments only
 //	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab help                   explain every key
@@ -110,6 +112,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab report OUT             re-render OUT's reports offline (bench, sweep, matrix, audit)
   lab matrix [KEY=VALUE...]  run the published matrix (lab matrix help lists its keys)
   lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
+  lab scale [KEY=VALUE...]   run the scale benchmark (lab scale help lists its keys)
   lab keys --markdown        every key as a markdown table (docs/running.md#keys)
 `
 
@@ -119,7 +122,7 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report, scale or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
@@ -188,6 +191,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			announceRunDir(stdout, cfg.Out)
 		}
 		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout))
+	case "scale":
+		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+			return scaleUsage(stdout)
+		}
+		return runScale(ctx, rest, getenv, stdout)
+	case "scale-check":
+		_, err := parseScaleArgs(rest, getenv)
+		return err
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err
@@ -211,7 +222,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report or help", errUsage, cmd)
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale or help", errUsage, cmd)
 	}
 }
 

@@ -15,7 +15,7 @@ import (
 func parseMatrixArgs(args []string, getenv func(string) string) (matrix.Config, error) {
 	cfg := defaultsOf(cmdMatrix)
 	_, err := parseWords(cmdMatrix, &cfg, args, getenv)
-	return cfg, err
+	return cfg.Config, err
 }
 
 // matrixUsage prints the matrix's keys.
@@ -51,6 +51,26 @@ func parseList(v string, allowed []string) ([]string, error) {
 			return nil, fmt.Errorf("%s given twice", p)
 		}
 		out = append(out, p)
+	}
+	return out, nil
+}
+
+// parseWholeList reads distinct whole numbers, each lo..hi.
+func parseWholeList(v string, lo, hi int) ([]int, error) {
+	parts := fields(v)
+	if len(parts) == 0 {
+		return nil, fmt.Errorf("no value given")
+	}
+	var out []int
+	for _, p := range parts {
+		n, err := parseInt(p, lo, hi)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %w", p, err)
+		}
+		if slices.Contains(out, n) {
+			return nil, fmt.Errorf("%d given twice", n)
+		}
+		out = append(out, n)
 	}
 	return out, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/scenarios/scale"
 )
 
 // runReport re-renders the reports of a results folder from its result
@@ -18,6 +19,7 @@ import (
 //
 //	audit.json   an audit: audit.md and audit.html (its date kept)
 //	cell-*.json  the matrix: matrix.md and charts/
+//	point-*.json a scale run: summary.md and charts/
 //	bench-*.json a bench run or a sweep: summary.md and charts/
 //	*/audit.json audits' parent folder: the third-party clients'
 //	             comparison, clients.md and clients.html
@@ -34,12 +36,14 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return reportAudit(dir, w)
 	case has("cell-*.json"):
 		return report.MatrixReport(dir, w)
+	case has("point-*.json"):
+		return scale.Report(dir, w)
 	case has("bench-*.json"):
 		return report.Report(dir, w, report.WithBulk(bulk))
 	case has(filepath.Join("*", audit.RulesFile)):
 		return writeClients(dir, w)
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, bench-*.json or */audit.json: name a folder a run wrote (results, results/matrix, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json or */audit.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
 }
 
 // reportAudit rebuilds an audit folder's report for the worker and the

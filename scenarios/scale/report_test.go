@@ -1,0 +1,83 @@
+package scale
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// fixturePoints are a small grid (1 and 4 workers, the bare client) at
+// concurrency 8 and a memory run, as a run writes them.
+func fixturePoints() []Point {
+	env := results.Environment{CPUs: 2}
+	sent := func(n int) map[outcome.Outcome]int { return map[outcome.Outcome]int{outcome.Sent: n} }
+	cpu := func(worker, rabbit float64) []ContainerCPU {
+		return []ContainerCPU{{Name: "w-1", Role: RoleWorker, Cores: worker}, {Name: "rabbitmq", Role: "rabbitmq", Cores: rabbit}}
+	}
+	return []Point{
+		{Name: "grid-worker-w4-c8-150ms", Series: SeriesGrid, Driver: results.DriverWorker, Workers: 4, Concurrency: 8, ServerDelayMS: 150, RTTMS: 10, HTTPVersion: "2",
+			Count: 100, Warmup: 10, SendsPerS: 190, CPUMSPerSend: 0.5, Outcomes: sent(110), Containers: cpu(0.4, 0.3), Bottleneck: "none: the think time", Environment: env},
+		{Name: "grid-worker-w1-c8-150ms", Series: SeriesGrid, Driver: results.DriverWorker, Workers: 1, Concurrency: 8, ServerDelayMS: 150, RTTMS: 10, HTTPVersion: "2",
+			Count: 100, Warmup: 10, SendsPerS: 50, CPUMSPerSend: 0.6, Outcomes: sent(110), Containers: cpu(0.1, 0.1), Bottleneck: "none: the think time", Environment: env,
+			RSS: &RSS{MaxMB: 15, EarlyMB: 14, LateMB: 14.5, DurationS: 60}},
+		{Name: "grid-direct-w1-c8-150ms", Series: SeriesGrid, Driver: results.DriverDirect, Workers: 1, Concurrency: 8, ServerDelayMS: 150, RTTMS: 10, HTTPVersion: "2",
+			Count: 100, Warmup: 10, SendsPerS: 51, CPUMSPerSend: 0.3, Lost: -1, Duplicates: -1, Outcomes: sent(100), Containers: cpu(0.05, 0), Environment: env},
+		{Name: "soak-worker-w1-c128-150ms", Series: SeriesSoak, Driver: results.DriverWorker, Workers: 1, Concurrency: 128, ServerDelayMS: 150, RTTMS: 10, HTTPVersion: "2",
+			Count: 1000, Warmup: 10, SendsPerS: 700, Outcomes: sent(1010), Environment: env, RSS: &RSS{MaxMB: 30, EarlyMB: 29, LateMB: 29.5, DurationS: 310}},
+	}
+}
+
+// TestReportRendersAndRerenders: the summary holds one row per point in
+// plan order, the scaling ratio and the worker/client cost ratio, the
+// memory run's verdict and both charts; Report rebuilds the same summary
+// from the point files alone.
+func TestReportRendersAndRerenders(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range fixturePoints() {
+		if err := WritePoint(dir, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if err := Report(dir, &out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	if s != out.String() {
+		t.Error("the printed summary differs from summary.md")
+	}
+	for _, want := range []string{
+		"| grid | direct | 1 | 8 | 150 | 100 | 51.0 |",
+		"4 workers send 3.80x one worker's sends/s (190.0 vs 50.0)",
+		"one worker spends 2.00x the bare client's CPU per send (0.600 vs 0.300 ms)",
+		"Memory run soak-worker-w1-c128-150ms (concurrency 128, 310 s sampled): max 30.0 MB",
+		": ok (flat within 5% and under 64 MB",
+		"charts/" + SendsChart, "charts/" + CPUChart,
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	direct, w1, w4 := strings.Index(s, "| grid | direct |"), strings.Index(s, "| grid | worker | 1 |"), strings.Index(s, "| grid | worker | 4 |")
+	if direct < 0 || direct > w1 || w1 > w4 {
+		t.Errorf("rows out of plan order: direct %d, w1 %d, w4 %d", direct, w1, w4)
+	}
+	for _, c := range []string{SendsChart, CPUChart} {
+		b, err := os.ReadFile(filepath.Join(dir, ChartsDir, c))
+		if err != nil || !bytes.Contains(b, []byte("<svg")) {
+			t.Errorf("chart %s: %v", c, err)
+		}
+	}
+	if err := Report(t.TempDir(), &out); err == nil || !strings.Contains(err.Error(), "no point-*.json") {
+		t.Errorf("Report of an empty folder: %v", err)
+	}
+}

@@ -1,0 +1,233 @@
+package scale
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// SampleInterval is how often the sampler reads the containers' cgroups.
+const SampleInterval = time.Second
+
+// Run runs every point of cfg.Plan on one stack (one point at a time)
+// and writes OUT/point-<name>.json per point, then OUT/summary.md and
+// OUT/charts/ (WriteReport). Before each point the vendor's think time
+// is set (WireMock's stubs registered again); while it runs a Sampler
+// reads every container's CPU and the workers' RSS. A progress line per
+// point gives its figures and an ETA. The first failing point stops the
+// run with its error (a *bench.RunError); a point that lost or duplicated
+// a message, or did not send everything, is bench.ErrDelivery after
+// every file is written. The stack is removed on return, also when ctx
+// is cancelled.
+func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
+	images := cfg.Images
+	if err := images.Validate(); err != nil {
+		return fmt.Errorf("read images: %w", err)
+	}
+	if images.Worker == "" {
+		return fmt.Errorf("read images: %w: LAB_IMAGE_WORKER is empty", bench.ErrNoWorkerImage)
+	}
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	runID := bench.NewRunID()
+	if err := outdir.Claim(out, runID); err != nil {
+		return err
+	}
+	profile, err := bench.ResolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	workDir := filepath.Join(lab.RepoRoot(), ".lab", "runs", "scale-"+runID)
+	plan := cfg.Plan()
+	report.Logf(w, "scale %s: %d points (concurrency %v, workers %v, think %d ms, case series %s, memory run %d s), RTT %d ms, HTTP_VERSION=%s, RATE_LIMIT=%d; about %s; work dir %s",
+		runID, len(plan), cfg.Concurrencies, cfg.WorkerCounts, cfg.ServerDelayMS, caseLabel(cfg.CaseDelayMS), cfg.SoakS,
+		cfg.RTTMS(), cfg.HTTPVersion, cfg.RateLimit, cfg.Estimate().Round(time.Minute), workDir)
+	stack, err := vendormock.Start(ctx, vendormock.Options{
+		ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
+		Scheme: vendormock.Scheme(cfg.Scheme), HTTPVersion: cfg.HTTPVersion, Images: images, Session: cfg.Session,
+		WorkDir: filepath.Join(workDir, "stack"), Log: lab.PrefixWriter{W: io.Discard}, RateLimit: cfg.RateLimit,
+	})
+	if err != nil {
+		return fmt.Errorf("start stack: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), bench.CleanupTimeout)
+		defer cancel()
+		if cerr := stack.Close(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("close stack: %w", cerr))
+		}
+	}()
+	report.Logf(w, "stack ready in %.1f s", stack.StartDuration.Seconds())
+	if err := stack.SetRTT(ctx, cfg.RTTMS()); err != nil {
+		return fmt.Errorf("set rtt: %w", err)
+	}
+	conn, err := amqp.Dial(stack.AMQPURL)
+	if err != nil {
+		return fmt.Errorf("connect to rabbitmq: %w", err)
+	}
+	defer conn.Close()
+	r := &runner{cfg: cfg, w: w, workDir: workDir, stack: stack, conn: conn, env: bench.DescribeEnvironment(images, cfg.HostNote)}
+	start := time.Now()
+	var points []Point
+	for i, spec := range plan {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		report.Logf(w, "point %d/%d %s: %d sends after %d warm-up", i+1, len(plan), spec.Name(), spec.Count, cfg.Warmup)
+		p, err := r.point(ctx, spec)
+		if err != nil {
+			return err
+		}
+		if err := WritePoint(out, p); err != nil {
+			return err
+		}
+		points = append(points, p)
+		el := time.Since(start)
+		eta := time.Duration(float64(el) / float64(i+1) * float64(len(plan)-i-1))
+		report.Logf(w, "point %d/%d %-28s %8.1f sends/s  p50 %7.1f  p99 %7.1f ms  CPU %.3f ms/send  bottleneck: %s; %s; elapsed %s, ETA %s",
+			i+1, len(plan), spec.Name(), p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99, p.CPUMSPerSend, p.Bottleneck, p.Check(),
+			el.Round(time.Second), eta.Round(time.Second))
+	}
+	if err := WriteReport(out, points, w); err != nil {
+		return err
+	}
+	var bad []string
+	for _, p := range points {
+		if chk := p.Check(); chk != "ok" {
+			bad = append(bad, fmt.Sprintf("%s: %s (%s)", p.Name, chk, filepath.Join(cfg.Out, PointFile(p.Name))))
+		}
+		// The memory check judges a memory run long enough for it.
+		if p.Series == SeriesSoak && time.Duration(cfg.SoakS)*time.Second >= RSSMinDuration {
+			if p.RSS == nil {
+				bad = append(bad, fmt.Sprintf("%s: memory: no RSS sample (%s)", p.Name, strings.Join(p.SampleErrors, "; ")))
+			} else if chk := p.RSS.Check(); chk != "ok" {
+				bad = append(bad, fmt.Sprintf("%s: memory: %s", p.Name, chk))
+			}
+		}
+	}
+	return bench.DeliveryError(w, bad)
+}
+
+func caseLabel(ms int) string {
+	if ms == CaseOff {
+		return "off"
+	}
+	return fmt.Sprintf("%d ms", ms)
+}
+
+// runner is the state the points of one stack share.
+type runner struct {
+	cfg     Config
+	w       io.Writer
+	workDir string
+	stack   *vendormock.Stack
+	conn    *amqp.Connection
+	env     results.Environment
+}
+
+// point runs one point with the sampler around it.
+func (r *runner) point(ctx context.Context, spec Spec) (Point, error) {
+	if r.stack.ServerDelayMS != spec.DelayMS {
+		// WireMock's stubs carry the think time: register them again.
+		r.stack.ServerDelayMS = spec.DelayMS
+		if err := r.stack.ResetStubs(ctx); err != nil {
+			return Point{}, fmt.Errorf("point %s: set think time: %w", spec.Name(), err)
+		}
+	}
+	p := Point{
+		Name: spec.Name(), Series: spec.Series, Driver: spec.Driver, Workers: spec.Workers, Concurrency: spec.Concurrency,
+		ServerDelayMS: spec.DelayMS, RTTMS: r.cfg.RTTMS(), HTTPVersion: r.cfg.HTTPVersion, Count: spec.Count, Warmup: r.cfg.Warmup,
+		Lost: -1, Duplicates: -1, Environment: r.env, Provenance: r.cfg.Provenance,
+	}
+	s := NewSampler(r.stack, SampleInterval)
+	s.Start(ctx)
+	var err error
+	if spec.Driver == results.DriverDirect {
+		err = r.direct(ctx, spec, &p)
+	} else {
+		err = r.worker(ctx, spec, &p)
+	}
+	series := s.Stop(context.WithoutCancel(ctx))
+	if err != nil {
+		return Point{}, err
+	}
+	p.SampleErrors = series.Errors
+	if from, to, ok := series.Window(); ok {
+		p.WindowS = round3(to.Sub(from).Seconds())
+		p.Containers = series.CPU(from, to)
+		p.HostBusyCores = round3(series.HostBusy(from, to) * float64(p.Environment.CPUs))
+		p.Bottleneck = Bottleneck(p.Containers, p.Environment.CPUs, p.HostBusyCores)
+		p.RSS = series.RSS(from, to, SampleInterval)
+	}
+	p.Environment.Date = time.Now().UTC().Format(time.RFC3339)
+	return p, nil
+}
+
+// pointDir is the point's folder in the work dir (records, access logs).
+func (r *runner) pointDir(spec Spec) (string, error) {
+	dir := filepath.Join(r.workDir, spec.Name())
+	if err := os.MkdirAll(filepath.Join(dir, "nginx"), 0o755); err != nil {
+		return "", fmt.Errorf("create point dir: %w", err)
+	}
+	return dir, nil
+}
+
+// worker runs spec on spec.Workers competing replicas: the bench's point.
+func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
+	dir, err := r.pointDir(spec)
+	if err != nil {
+		return err
+	}
+	bcfg := r.cfg.Config.Config
+	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{vendorapi.PooledName}, []int{r.cfg.RTTMS()}, dir
+	bcfg.Workers, bcfg.Concurrency, bcfg.ServerDelayMS, bcfg.Count = spec.Workers, spec.Concurrency, spec.DelayMS, spec.Count
+	bcfg.Ledger, bcfg.Active = vendormock.LedgerPostgres, bench.ActiveCompeting
+	b := bench.NewBench(bench.PointOptions{Config: bcfg, Log: lab.PrefixWriter{W: io.Discard}, Out: dir, WorkDir: dir,
+		RunID: bench.NewRunID(), Stack: r.stack, AMQP: r.conn, Env: r.env})
+	res, err := b.RunPoint(ctx, vendorapi.PooledName, r.cfg.RTTMS())
+	if err != nil {
+		return err
+	}
+	p.Ledger = vendormock.LedgerPostgres
+	p.SendsPerS, p.WallS = res.SendsPerS, res.WallS
+	p.LatencyMS = Latency{P50: res.LatencyMS.P50, P99: res.LatencyMS.P99}
+	p.CPUMSPerSend, p.ClientCPUMSPerSend, p.Outcomes = res.CPUMSPerSend, res.ClientCPUMSPerSend, res.Outcomes
+	if res.Reconcile != nil {
+		p.Lost, p.Duplicates = res.Reconcile.Lost, res.Reconcile.Duplicates
+	}
+	p.RateLimit = res.RateLimit
+	return nil
+}
+
+// direct runs spec with the bare client (the matrix's direct driver).
+func (r *runner) direct(ctx context.Context, spec Spec, p *Point) error {
+	mcfg := r.cfg.Config
+	mcfg.Count, mcfg.ServerDelayMS, mcfg.RTTs = spec.Count, spec.DelayMS, []int{r.cfg.RTTMS()}
+	// Each point its own folder: the cell's name repeats across series.
+	c, err := matrix.DirectCell(ctx, mcfg, r.stack, filepath.Join(r.workDir, spec.Name()), r.env, vendorapi.PooledName, spec.Concurrency)
+	if err != nil {
+		return err
+	}
+	p.SendsPerS, p.WallS = c.ReqPerS, c.WallS
+	p.LatencyMS = Latency{P50: c.LatencyMS.P50, P99: c.LatencyMS.P99}
+	p.CPUMSPerSend, p.ClientCPUMSPerSend, p.Outcomes = c.CPUMSPerReq, c.ClientCPUMSPerReq, c.Outcomes
+	return nil
+}
