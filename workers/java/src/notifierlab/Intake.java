@@ -1,0 +1,39 @@
+package notifierlab;
+
+/**
+ * Whether the worker still handles deliveries, and how many it handled:
+ * it closes when maxMessages (MAX_MESSAGES, when above 0) messages were
+ * handled or stop() was called (SIGTERM). Thread-safe: the consumer's
+ * thread counts, the shutdown hook stops.
+ */
+final class Intake {
+    private final int maxMessages;
+    private int handled;
+    private boolean closed;
+
+    Intake(int maxMessages) {
+        this.maxMessages = maxMessages;
+    }
+
+    /** Whether a delivery that arrived now is handled (sent, routed, recorded). */
+    synchronized boolean admits() {
+        return true;
+    }
+
+    /** Counts one handled message; returns true once the intake is closed. */
+    synchronized boolean handledOne() {
+        handled++;
+        if (maxMessages > 0 && handled >= maxMessages) closed = true;
+        return closed;
+    }
+
+    /** Closes the intake (SIGTERM). */
+    synchronized void stop() {
+        closed = true;
+    }
+
+    /** The number of messages handled so far. */
+    synchronized int handled() {
+        return handled;
+    }
+}
