@@ -94,6 +94,7 @@ public final class Worker {
             @Override
             public void handleDelivery(String consumerTag, Envelope env, AMQP.BasicProperties props, byte[] body) {
                 synchronized (busy) {
+                    // Closed (MAX_MESSAGES, SIGTERM): left unacked, requeued at close (Intake).
                     if (intake.admits()) deliver(env, props, body);
                 }
             }
