@@ -119,7 +119,7 @@ async function run(cfg, stopSignal) {
   const { consumerTag } = await ch.consume(cfg.queue, (d) => {
     if (d === null) return finish.resolve(); // consumer cancelled by the broker
     busy = busy.then(async () => {
-      if (!intake.admits()) return;
+      if (!intake.admits()) return; // closed: left unacked, requeued at close (src/intake.js)
       let r;
       try {
         r = await handle(d);
