@@ -9,11 +9,11 @@ import (
 
 // selfTestSources are the classes SelfTest needs: none of them imports the
 // RabbitMQ client, so the test needs only a JDK.
-var selfTestSources = []string{"Json", "Classify", "Ledger", "Records", "SendWindow", "Message", "SelfTest"}
+var selfTestSources = []string{"Json", "Classify", "Ledger", "Records", "SendWindow", "Message", "Intake", "SelfTest"}
 
 // TestSelfTest compiles the worker's broker-free classes and runs
 // notifierlab.SelfTest (classification, status table, ledger, send window,
-// records shape). A missing JDK fails the test: the Java worker would
+// records shape, intake). A missing JDK fails the test: the Java worker would
 // otherwise go unchecked.
 func TestSelfTest(t *testing.T) {
 	javac, err := exec.LookPath("javac")

@@ -9,6 +9,7 @@ const { record, Writer, cpuMs } = require('./records');
 const { Vendor } = require('./vendor');
 const { newClient } = require('./client');
 const { redact } = require('./config');
+const { Intake } = require('./intake');
 
 // queuesOf returns the six queues and their arguments: the same topology
 // the lab's driver declares (worker/queues).
@@ -49,7 +50,7 @@ async function run(cfg, stopSignal) {
   log('INFO', 'worker started', { mode: client.mode, amqp_url: redact(cfg.amqpURL), queue: cfg.queue, vendor_url: cfg.vendorURL });
 
   let seq = 0;
-  let handled = 0;
+  const intake = new Intake(cfg.maxMessages);
   let finish;
   const finished = new Promise((resolve, reject) => { finish = { resolve, reject }; });
   conn.on('error', (e) => finish.reject(e));
@@ -118,6 +119,7 @@ async function run(cfg, stopSignal) {
   const { consumerTag } = await ch.consume(cfg.queue, (d) => {
     if (d === null) return finish.resolve(); // consumer cancelled by the broker
     busy = busy.then(async () => {
+      if (!intake.admits()) return; // closed: left unacked, requeued at close (src/intake.js)
       let r;
       try {
         r = await handle(d);
@@ -137,12 +139,11 @@ async function run(cfg, stopSignal) {
       }
       const { route, ...fields } = r;
       records.write(record({ ...fields, end: new Date(), cpu_ms: cpuMs() }));
-      handled++;
-      if (cfg.maxMessages > 0 && handled >= cfg.maxMessages) finish.resolve();
+      if (intake.handledOne()) finish.resolve();
     });
   }, { noAck: false });
 
-  stopSignal.then(() => finish.resolve());
+  stopSignal.then(() => { intake.stop(); finish.resolve(); });
   try {
     await finished;
   } finally {
@@ -152,7 +153,7 @@ async function run(cfg, stopSignal) {
     client.close();
     ledger.close();
     records.close();
-    log('INFO', 'worker stopped', { handled });
+    log('INFO', 'worker stopped', { handled: intake.handled });
   }
 }
 

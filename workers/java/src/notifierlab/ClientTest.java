@@ -19,7 +19,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * connection, reads the second and closes without an answer, and OkHttp
  * sends the same POST again on a new connection. The check asserts the
  * server saw that POST twice and the trace counted two connections, so the
- * audit's finding has a unit-level witness. Exits 1 when a check fails.
+ * audit's finding has a unit-level witness; and a token call followed by
+ * a send on one kept connection traces the send's own connections (1).
+ * Exits 1 when a check fails.
  * Run: java -cp classes:okhttp.jar:okio.jar notifierlab.ClientTest
  */
 public final class ClientTest {
@@ -81,6 +83,28 @@ public final class ClientTest {
             check("refused connect throws", "no exception", "an exception");
         } catch (IOException e) {
             check("refused connect is NOT_SENT", Classify.classifyFailure(e), Classify.NOT_SENT);
+        }
+
+        // A token call and a send on one kept connection, one trace (as
+        // Vendor.send passes it): got_conns is the send call's own count, 1,
+        // not the two calls' sum (the bench's "second connection" of the
+        // message that fetched the token was this sum).
+        try (ServerSocket srv = new ServerSocket(0)) {
+            Thread t = new Thread(() -> {
+                try (Socket c = srv.accept()) {
+                    while (readRequest(c.getInputStream())) answer(c.getOutputStream());
+                } catch (IOException e) {
+                    // closed by the client
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            OkHttpTransport ok = new OkHttpTransport(cfg(srv.getLocalPort()), ssl, tm);
+            Map<String, Object> trace = new LinkedHashMap<>();
+            ok.post("/v1/token", "application/json", "", Map.of(), trace);
+            ok.post("/v3/message", "application/json", "{\"refkey\":\"t\"}", Map.of(), trace);
+            check("token call then send on one connection: got_conns of the send", trace.get("got_conns"), 1);
+            check("token call then send on one connection: reused", trace.get("reused"), true);
         }
 
         // A kept connection closed after the request was read: OkHttp sends it again.

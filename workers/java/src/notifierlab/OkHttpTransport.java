@@ -72,7 +72,7 @@ final class OkHttpTransport implements Vendor.Transport {
             throw new IOException("after the request was written: " + e);
         } finally {
             trace.put("ttfb_ms", (System.nanoTime() - t0) / 1e6);
-            trace.put("got_conns", ((Number) trace.getOrDefault("got_conns", 0)).intValue() + conns);
+            trace.put("got_conns", conns); // this call's own: the send's, not the token call's before it
             trace.put("reused", conns > 0 && !connected);
             if (wrote) trace.put("wrote_request", true);
         }

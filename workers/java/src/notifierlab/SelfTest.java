@@ -10,7 +10,8 @@ import java.util.Map;
 /**
  * The Java worker's unit checks without a test framework (the image is
  * built with javac only): classification, the status table, the ledger,
- * the send window and the records shape. Needs no broker and no network.
+ * the send window, the records shape and the intake (MAX_MESSAGES,
+ * SIGTERM). Needs no broker and no network.
  * Prints one line per failed check and exits 1 when any failed.
  * Run: java -cp DIR notifierlab.SelfTest
  */
@@ -97,6 +98,22 @@ public final class SelfTest {
         for (String k : new String[] {"refkey", "outcome", "start", "end"}) check("record has " + k, line != null && line.containsKey(k), true);
         check("record start", line.get("start"), "1970-01-01T00:00:00Z");
         check("record json round trip", Json.write(Json.parse("{\"a\":[1,\"x\\\"y\",true,null]}")), "{\"a\":[1,\"x\\\"y\",true,null]}");
+
+        // MAX_MESSAGES: once the last message was handled, a delivery the
+        // broker had already pushed (a retried message, prefetch 1) is not
+        // sent: the java-okhttp audit's NOT_SENT with a 200 in the journal.
+        Intake in = new Intake(2);
+        check("intake open", in.admits(), true);
+        check("intake first handled", in.handledOne(), false);
+        check("intake still open", in.admits(), true);
+        check("intake closes at MAX_MESSAGES", in.handledOne(), true);
+        check("intake refuses a delivery after MAX_MESSAGES", in.admits(), false);
+        check("intake count", in.handled(), 2);
+        Intake unbounded = new Intake(0); // negative control: no MAX_MESSAGES, never closes by count
+        for (int i = 0; i < 3; i++) unbounded.handledOne();
+        check("intake without MAX_MESSAGES stays open", unbounded.admits(), true);
+        unbounded.stop();
+        check("intake refuses a delivery after SIGTERM", unbounded.admits(), false);
 
         for (String o : Classify.ALL) check("outcome " + o + " known", List.of("SENT", "REJECTED", "NOT_SENT", "UNKNOWN", "OUTSIDE_SEND_WINDOW", "INVALID", "DUPLICATE").contains(o), true);
 

@@ -29,7 +29,8 @@ public final class Worker {
     private final SendWindow window;
     private final long clockOffsetMs;
     private Channel ch;
-    private int seq, handled;
+    private int seq;
+    private final Intake intake;
     private final CountDownLatch done = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
     private final Object busy = new Object();
@@ -39,6 +40,7 @@ public final class Worker {
         this.vendor = new Vendor(cfg, Classify.parseTable(cfg.statusTable));
         this.ledger = new Ledger(Path.of(cfg.ledger));
         this.records = new Records(cfg.records.isEmpty() ? null : Path.of(cfg.records));
+        this.intake = new Intake(cfg.maxMessages);
         this.window = new SendWindow(cfg.windowStart, cfg.windowEnd, cfg.windowZone);
         this.clockOffsetMs = cfg.clockStart.isEmpty() ? 0 : java.time.OffsetDateTime.parse(cfg.clockStart).toInstant().toEpochMilli() - System.currentTimeMillis();
     }
@@ -92,13 +94,15 @@ public final class Worker {
             @Override
             public void handleDelivery(String consumerTag, Envelope env, AMQP.BasicProperties props, byte[] body) {
                 synchronized (busy) {
-                    deliver(env, props, body);
+                    // Closed (MAX_MESSAGES, SIGTERM): left unacked, requeued at close (Intake).
+                    if (intake.admits()) deliver(env, props, body);
                 }
             }
         });
         // SIGTERM: stop consuming, let the in-flight message end in its
         // place, close; the hook waits for that (the lab's grace is longer).
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            intake.stop();
             done.countDown();
             try {
                 stopped.await(30, java.util.concurrent.TimeUnit.SECONDS);
@@ -121,7 +125,7 @@ public final class Worker {
         }
         ledger.close();
         records.close();
-        log("INFO", "worker stopped: " + handled + " messages handled");
+        log("INFO", "worker stopped: " + intake.handled() + " messages handled");
         stopped.countDown();
     }
 
@@ -162,8 +166,7 @@ public final class Worker {
         } catch (Exception e) {
             log("WARN", "records: " + e);
         }
-        handled++;
-        if (cfg.maxMessages > 0 && handled >= cfg.maxMessages) done.countDown();
+        if (intake.handledOne()) done.countDown();
     }
 
     /** Where a message goes: queue null = ack only. */
