@@ -138,7 +138,7 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		for j, setting := range spec.Settings {
 			l := &lane{r: r, spec: spec, rtt: rtt, setting: setting, port: ports[rtt], h2: h2,
 				idle:   IdleTimeout(setting, t, rtt, spec.Margin.D()),
-				prefix: fmt.Sprintf("r-%s-%d-%s%s-", r.runID, rtt, strings.ReplaceAll(setting, "_", ""), h2Suffix(h2)),
+				prefix: lanePrefix(r.runID, sc.Name, rtt, setting, h2),
 				rng:    rand.New(rand.NewPCG(spec.Seed, uint64(i*100+j)))}
 			lanes = append(lanes, l)
 		}
@@ -219,6 +219,16 @@ func (l *lane) name() string {
 }
 
 // h2Suffix tells an HTTP/2 lane's names apart from an HTTP/1.1 lane's.
+// lanePrefix starts every refkey of one lane: "r-<run id>-<race>-<rtt>-
+// <setting>[-h2]-". The race's name is in it so that two races of one run
+// at the same RTT and settings never share refkeys: without it
+// idle-race-window's lane "r-<id>-300-default-" was a prefix of
+// idle-race-h2's "r-<id>-300-default-h2-", and the window race counted the
+// h2 race's sends as its own (reached vendor 58 for 30 sends).
+func lanePrefix(runID, race string, rtt int, setting string, h2 bool) string {
+	return fmt.Sprintf("r-%s-%s-%d-%s%s-", runID, race, rtt, strings.ReplaceAll(setting, "_", ""), h2Suffix(h2))
+}
+
 func h2Suffix(h2 bool) string {
 	if h2 {
 		return "-h2"

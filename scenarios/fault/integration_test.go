@@ -133,6 +133,7 @@ func ciReports(t *testing.T, scs []*Scenario) []*Scenario {
 		return sc.Server.Reports != nil && !slices.Contains(ciReportScenarios, sc.Name)
 	})
 }
+
 // longScenarios take minutes on the lab clock (the bulk run lasts until
 // 20:50): TestIntegrationFaults runs them with LAB_LONG_SCENARIOS=all or
 // a -run filter naming subtests (TestIntegrationFaults/bulk-ad-rate-limit).
