@@ -57,6 +57,9 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 	// never blocks.
 	finished := make(chan handled, n)
 	inflight := 0
+	// Handlers run on goroutines kept between messages (callRunner), not
+	// on a fresh one per delivery whose stack grows every time.
+	handlers := newCallRunner()
 	var fatal error
 	// finish accounts one finished delivery and reports whether it was
 	// requeued.
@@ -141,10 +144,10 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
 			c.pace.took(time.Now())
 			inflight++
-			go func(d amqp.Delivery) {
+			handlers.run(func() {
 				rec, herr := h.Handle(ctx, d)
 				finished <- handled{rec: rec, body: d.Body, err: herr}
-			}(d)
+			})
 		}
 	}
 }
