@@ -123,9 +123,9 @@ type Config struct {
 	// per-request strategy still makes one connection (and handshake) per
 	// call. Plain http:// stays HTTP/1.1 (no h2c).
 	HTTPVersion string
-	// Concurrency is how many messages the worker handles at once
-	// (prefetch = Concurrency, that many sends in flight); 0 = 1, the
-	// case's. Every delivery rule holds at any concurrency (ledger Begin
+	// Concurrency is how many messages the worker handles at once (that
+	// many sends in flight; the prefetch is Concurrency + PrefetchAhead,
+	// one delivery waiting in the worker's buffer); 0 = 1, the case's. Every delivery rule holds at any concurrency (ledger Begin
 	// before the send, send window, one outcome, ack only after routing,
 	// on the delivery's own channel). Above 1 the queue's order is NOT
 	// kept: sends, acks and records happen in the order messages finish.

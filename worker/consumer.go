@@ -188,7 +188,7 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
 // session is one broker connection with its consume channel (prefetch =
-// Config.Concurrency) and its publish path (a confirm channel that
+// Config.Concurrency + PrefetchAhead) and its publish path (a confirm channel that
 // sessionPublisher.Repair replaces when the broker closed it). The session
 // is lost when the connection or the consume channel closes; a closed
 // publish channel alone is repaired, not a loss.
@@ -204,7 +204,7 @@ type session struct {
 }
 
 // open dials the broker, declares the topology, sets the prefetch to
-// Config.Concurrency (at least 1) and starts
+// Config.Concurrency (at least 1) + PrefetchAhead and starts
 // consuming. Errors wrap ErrTopology when the broker refused the topology
 // for good.
 func (c *consumer) open() (s *session, err error) {
@@ -235,7 +235,7 @@ func (c *consumer) open() (s *session, err error) {
 		}
 		return nil, fmt.Errorf("declare topology: %w", err)
 	}
-	if err := ch.Qos(c.concurrency(), 0, false); err != nil {
+	if err := ch.Qos(c.prefetch(), 0, false); err != nil {
 		return nil, fmt.Errorf("set prefetch: %w", err)
 	}
 	pub, err := newSessionPublisher(conn, c.topology)
@@ -272,8 +272,8 @@ func (c *consumer) open() (s *session, err error) {
 }
 
 // close cancels the consumer and closes the channels and the connection.
-// Unacked deliveries (at most Config.Concurrency prefetched) go back to the
-// queue.
+// Unacked deliveries (at most Config.Concurrency + PrefetchAhead
+// prefetched) go back to the queue.
 func (s *session) close() {
 	if !s.ch.IsClosed() {
 		_ = s.ch.Cancel(s.tag, false)
@@ -310,7 +310,7 @@ func (c *consumer) loop(ctx context.Context) error {
 		began := time.Now()
 		c.health.active.Store(false)
 		c.health.broker.Store(true)
-		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", c.concurrency(), "generation", s.gen,
+		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", c.prefetch(), "concurrency", c.concurrency(), "generation", s.gen,
 			"single_active_consumer", c.topology.SingleActiveConsumer)
 		c.log.Info("standby", "worker_id", c.cfg.WorkerID,
 			"detail", "no delivery yet: another replica may be the active consumer, or the queue is empty")

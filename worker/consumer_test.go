@@ -393,3 +393,46 @@ func TestOpenRecordsContinuesSeq(t *testing.T) {
 		t.Errorf("record after a torn line: %q (%v)", lines[len(lines)-1], err)
 	}
 }
+
+// TestServePrefetchedOneAtATime: at concurrency 1 with deliveries already
+// prefetched (PrefetchAhead), serve starts one send at a time, in the order
+// of delivery, and takes the next delivery only once the previous message
+// was acked.
+func TestServePrefetchedOneAtATime(t *testing.T) {
+	r := newRig(t, nil, inWindow)
+	r.send.started = make(chan struct{}, 3)
+	r.send.release = make(chan struct{})
+	var recs, logs bytes.Buffer
+	c := newTestConsumer(r, &recs, &logs, 3)
+	gen := c.gens.start()
+	ack := &fakeAcker{}
+	deliveries := make(chan amqp.Delivery, 3)
+	for i, k := range []string{"r-1", "r-2", "r-3"} {
+		deliveries <- delivery(ack, uint64(i+1), body(t, k, message.Info), nil)
+	}
+	res := serveAsync(context.Background(), c, gen, deliveries, make(chan struct{}))
+	for i := 1; i <= 3; i++ {
+		select {
+		case <-r.send.started:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("send %d did not start", i)
+		}
+		select {
+		case <-r.send.started:
+			t.Fatalf("a second send started while send %d is in flight", i)
+		case <-time.After(100 * time.Millisecond):
+		}
+		if acks, _ := ack.counts(); acks != i-1 {
+			t.Fatalf("send %d started with %d acks, want %d", i, acks, i-1)
+		}
+		r.send.release <- struct{}{}
+	}
+	if got := waitServe(t, res); !errors.Is(got.err, errStop) {
+		t.Fatalf("serve: %v, want errStop after 3 messages", got.err)
+	}
+	for i, s := range r.send.sent {
+		if want := []string{"r-1", "r-2", "r-3"}[i]; s.RefKey != want {
+			t.Errorf("send %d was %s, want %s (queue order)", i+1, s.RefKey, want)
+		}
+	}
+}

@@ -58,7 +58,7 @@ func (h *Handler) withLedgerDeadline(ctx context.Context, op string, call func(c
 	lctx, cancel := context.WithTimeout(ctx, h.c.LedgerTimeout)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- call(lctx) }()
+	h.calls.run(func() { done <- call(lctx) })
 	select {
 	case err := <-done:
 		if err != nil && errors.Is(err, context.DeadlineExceeded) {

@@ -23,6 +23,19 @@ type handled struct {
 // concurrency is Config.Concurrency, at least 1.
 func (c *consumer) concurrency() int { return max(c.cfg.Concurrency, 1) }
 
+// PrefetchAhead is how many deliveries the broker may hand the worker
+// beyond the ones it handles at once: one, so that the next delivery is
+// already in the worker's buffer when a message is acked, instead of one
+// broker round trip (ack, then the next delivery) later. It is never sent
+// before its turn: serve takes a delivery from the buffer only with a free
+// handler slot, so sends in flight stay at Config.Concurrency
+// (docs/worker.md, Cost per message).
+const PrefetchAhead = 1
+
+// prefetch is the session's QoS prefetch count: concurrency() +
+// PrefetchAhead.
+func (c *consumer) prefetch() int { return c.concurrency() + PrefetchAhead }
+
 // serve handles deliveries of generation gen, up to Config.Concurrency at
 // once (one goroutine each), until ctx is done (errStop), the session is
 // lost (lost=true, nil), MaxMessages is reached (errStop) or a handler
@@ -44,6 +57,9 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 	// never blocks.
 	finished := make(chan handled, n)
 	inflight := 0
+	// Handlers run on goroutines kept between messages (callRunner), not
+	// on a fresh one per delivery whose stack grows every time.
+	handlers := newCallRunner()
 	var fatal error
 	// finish accounts one finished delivery and reports whether it was
 	// requeued.
@@ -128,10 +144,10 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
 			c.pace.took(time.Now())
 			inflight++
-			go func(d amqp.Delivery) {
+			handlers.run(func() {
 				rec, herr := h.Handle(ctx, d)
 				finished <- handled{rec: rec, body: d.Body, err: herr}
-			}(d)
+			})
 		}
 	}
 }

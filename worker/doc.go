@@ -1,11 +1,12 @@
-// Package worker is the notification worker: one RabbitMQ consumer at
-// prefetch Config.Concurrency (1 by default, the case's) that decodes each
+// Package worker is the notification worker: one RabbitMQ consumer
+// handling Config.Concurrency messages at once (1 by default, the case's;
+// the prefetch is one more, PrefetchAhead) that decodes each
 // message, applies the send window and the
 // attempt ledger, sends it to the vendor, routes it to exactly one place
 // (docs/outcomes.md) and writes one Record per handled message.
 //
 //	RabbitMQ main queue
-//	     | single active consumer, QoS prefetch N (Concurrency), manual ack
+//	     | single active consumer, QoS prefetch N+1 (Concurrency + PrefetchAhead), manual ack
 //	     v
 //	 Consumer ---- per connection: generation g (acks of older g refused)
 //	     |
@@ -37,7 +38,7 @@
 // # Concurrency
 //
 // With Config.Concurrency N above 1 the consumer runs up to N handlers at
-// once (prefetch N): each delivery still goes through ledger Begin before
+// once (prefetch N+1, N sends in flight): each delivery still goes through ledger Begin before
 // its send, the send window and exactly one route, and is acked only after
 // it was routed, through its own channel generation. The queue's order is
 // no longer kept: sends, acks and records follow the order in which

@@ -108,6 +108,9 @@ type HandlerConfig struct {
 // amqp.Acknowledger, re-publishes through Publisher.
 type Handler struct {
 	c HandlerConfig
+	// calls runs the ledger calls (withLedgerDeadline); shared by the
+	// copies WithPublisher makes.
+	calls *callRunner
 }
 
 // NewHandler returns a Handler for c.
@@ -139,7 +142,7 @@ func NewHandler(c HandlerConfig) *Handler {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{c: c}
+	return &Handler{c: c, calls: newCallRunner()}
 }
 
 // WithPublisher returns a copy of h that re-publishes through p (one per
@@ -147,7 +150,7 @@ func NewHandler(c HandlerConfig) *Handler {
 func (h *Handler) WithPublisher(p Publisher) *Handler {
 	c := h.c
 	c.Publisher = p
-	return &Handler{c: c}
+	return &Handler{c: c, calls: h.calls}
 }
 
 // Handle decides the outcome of d, re-publishes it where the outcome table

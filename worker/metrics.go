@@ -32,6 +32,11 @@ type Metrics struct {
 	tlsHandshakes  prometheus.Counter
 	retries        prometheus.Counter
 	ledgerDuration *prometheus.HistogramVec
+	// byOutcome and ledgerBegin/ledgerFinish are the labelled children,
+	// looked up once here instead of per message (WithLabelValues hashes
+	// the labels on every call).
+	byOutcome                 map[outcome.Outcome]prometheus.Counter
+	ledgerBegin, ledgerFinish prometheus.Observer
 }
 
 // NewMetrics registers the worker's metrics on a new registry, with every
@@ -68,9 +73,12 @@ func NewMetrics() *Metrics {
 		}, []string{"op"}),
 	}
 	m.Registry.MustRegister(m.messages, m.send, m.newConns, m.tlsHandshakes, m.retries, m.ledgerDuration)
+	m.byOutcome = make(map[outcome.Outcome]prometheus.Counter, len(outcome.All))
 	for _, o := range outcome.All {
-		m.messages.WithLabelValues(string(o))
+		m.byOutcome[o] = m.messages.WithLabelValues(string(o))
 	}
+	m.ledgerBegin = m.ledgerDuration.WithLabelValues("begin")
+	m.ledgerFinish = m.ledgerDuration.WithLabelValues("finish")
 	return m
 }
 
@@ -80,7 +88,11 @@ func (m *Metrics) observe(r *records.Record, retryQueue string) {
 	if m == nil {
 		return
 	}
-	m.messages.WithLabelValues(string(r.Outcome)).Inc()
+	if c, ok := m.byOutcome[r.Outcome]; ok {
+		c.Inc()
+	} else {
+		m.messages.WithLabelValues(string(r.Outcome)).Inc()
+	}
 	if r.TotalMS > 0 || r.WroteRequest {
 		m.send.Observe(r.TotalMS / 1000)
 		if !r.Reused {
@@ -95,12 +107,17 @@ func (m *Metrics) observe(r *records.Record, retryQueue string) {
 	}
 }
 
-func (m *Metrics) ledgerOp(op string, start time.Time) {
+// ledgerOp observes one ledger call that began at start on o
+// (ledgerBegin or ledgerFinish).
+func (m *Metrics) ledgerOp(o func(*Metrics) prometheus.Observer, start time.Time) {
 	if m == nil {
 		return
 	}
-	m.ledgerDuration.WithLabelValues(op).Observe(time.Since(start).Seconds())
+	o(m).Observe(time.Since(start).Seconds())
 }
+
+func beginOp(m *Metrics) prometheus.Observer  { return m.ledgerBegin }
+func finishOp(m *Metrics) prometheus.Observer { return m.ledgerFinish }
 
 // timedLedger measures every Begin and Finish of the Ledger it wraps.
 type timedLedger struct {
@@ -111,11 +128,11 @@ type timedLedger struct {
 var _ Ledger = timedLedger{}
 
 func (l timedLedger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
-	defer l.m.ledgerOp("begin", time.Now())
+	defer l.m.ledgerOp(beginOp, time.Now())
 	return l.Ledger.Begin(ctx, refkey, bodyHash, now)
 }
 
 func (l timedLedger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
-	defer l.m.ledgerOp("finish", time.Now())
+	defer l.m.ledgerOp(finishOp, time.Now())
 	return l.Ledger.Finish(ctx, refkey, bodyHash, attempt, state, detail, now)
 }

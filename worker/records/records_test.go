@@ -2,6 +2,7 @@ package records
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,5 +104,30 @@ func TestOpenContinuesSeqAfterTornLine(t *testing.T) {
 	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
 	if len(lines) != 3 || !strings.HasPrefix(lines[2], `{"seq":4,"refkey":"c"`) {
 		t.Fatalf("file after append: %q; want the new record on a line of its own", b)
+	}
+}
+
+// TestWriteSameAsMarshal: Write's line is exactly json.Marshal's encoding
+// of the Record and one newline, line after line (its buffer is reused).
+func TestWriteSameAsMarshal(t *testing.T) {
+	var out bytes.Buffer
+	w := NewWriter(&out)
+	recs := []Record{
+		{Seq: 1, RefKey: "a<b>&c", Error: "long error text " + strings.Repeat("x", 300)},
+		{Seq: 2, RefKey: "short"},
+	}
+	var want []byte
+	for _, r := range recs {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(append(want, b...), '\n')
+	}
+	if !bytes.Equal(out.Bytes(), want) {
+		t.Errorf("Write wrote\n%s\nwant\n%s", out.Bytes(), want)
 	}
 }

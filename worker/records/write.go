@@ -2,6 +2,7 @@ package records
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -17,6 +18,9 @@ type Writer struct {
 	c  io.Closer
 	// last is the highest Seq already in the file when it was opened.
 	last int
+	// buf and enc encode one line at a time (under mu).
+	buf bytes.Buffer
+	enc *json.Encoder
 }
 
 // LastSeq returns the highest Seq found in the file when Open opened
@@ -67,16 +71,19 @@ func Open(path string) (*Writer, error) {
 	return &Writer{w: f, c: f, last: last}, nil
 }
 
-// Write appends r as one line.
+// Write appends r as one line (json.Marshal's encoding and a newline,
+// encoded into a buffer the Writer keeps between calls).
 func (rw *Writer) Write(r Record) error {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return fmt.Errorf("encode record: %w", err)
-	}
-	b = append(b, '\n')
 	rw.mu.Lock()
 	defer rw.mu.Unlock()
-	if _, err := rw.w.Write(b); err != nil {
+	rw.buf.Reset()
+	if rw.enc == nil {
+		rw.enc = json.NewEncoder(&rw.buf)
+	}
+	if err := rw.enc.Encode(r); err != nil {
+		return fmt.Errorf("encode record: %w", err)
+	}
+	if _, err := rw.w.Write(rw.buf.Bytes()); err != nil {
 		return fmt.Errorf("write record: %w", err)
 	}
 	return nil
