@@ -128,7 +128,7 @@ type Config struct {
 	// run's CA); see docs/studies.md, study A.
 	Scheme string
 	// Concurrency is the messages each worker handles at once
-	// (CONCURRENCY; prefetch and sends in flight), 1 = the case's.
+	// (CONCURRENCY; sends in flight, the prefetch one more), 1 = the case's.
 	Concurrency int
 	// Active is how the replicas share the queue (ACTIVE): ActiveSingle
 	// ("" = it; single active consumer, one works, the others stand by)

@@ -170,7 +170,7 @@ type ClientSpec struct {
 	RetryDelay          Duration `yaml:"retry_delay"`           // retry queue TTL, default 2s
 	MaxAttempts         int      `yaml:"max_attempts"`          // default 5
 	// Concurrency is how many messages the worker handles at once
-	// (-concurrency: prefetch and sends in flight), 1..worker.MaxConcurrency;
+	// (-concurrency: sends in flight; the prefetch is one more), 1..worker.MaxConcurrency;
 	// default 1, the case's (docs/case.md). Above 1 the queue order is not
 	// kept; the outcomes and the never-twice rule are (docs/outcomes.md).
 	Concurrency int `yaml:"concurrency"`

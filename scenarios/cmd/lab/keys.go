@@ -262,7 +262,7 @@ var keys = []key{
 			return nil
 		}},
 	{name: "CONCURRENCY", in: cmdAll, one: cmdRun,
-		help:    "messages each worker handles at once (prefetch and sends in flight); above 1 the queue order is not kept; the matrix and scale run a list",
+		help:    "messages each worker handles at once (sends in flight; the prefetch is one more); above 1 the queue order is not kept; the matrix and scale run a list",
 		allowed: "whole numbers, each " + strings.TrimPrefix(allowConcurrency(), "a whole number ") + ", separated by spaces or commas", allowedOne: allowConcurrency(),
 		show: func(c *scale.Config) string { return spaced(concurrenciesOf(c)) },
 		set: func(c *scale.Config, v string) (err error) {
