@@ -170,7 +170,8 @@ mutate_spec() {
 # mutants, default 1; each mutant's tests get 3x the package's coverage run,
 # MUTATE_TIMEOUT_COEFFICIENT). Tests run with -short (skips the ledger's
 # minute-long soak) and without -race or build tags: unit tests only. Writes
-# results/mutation/<pkg>.json (gremlins' report) and <pkg>.log.
+# results/mutation/<pkg>.json (gremlins' report) and <pkg>.log, each stamped
+# with the run's provenance (lab provenance).
 mutate() {
   local out=results/mutation pkg spec start
   mkdir -p "$out"
@@ -187,6 +188,7 @@ mutate() {
       --workers "${MUTATE_WORKERS:-1}" --timeout-coefficient "${MUTATE_TIMEOUT_COEFFICIENT:-3}" \
       -o "$out/$pkg.json" $spec 2>&1 | tee "$out/$pkg.log"
     say "mutate $pkg: $(( $(date +%s) - start )) s"
+    .lab/bin/lab provenance --command "mutate $pkg" "$out/$pkg.json" "$out/$pkg.log"
   done
 }
 
@@ -287,6 +289,7 @@ case "${1:-}" in
   mutate)
     shift
     need_go
+    build_lab
     mutate "$@"
     ;;
   --version | version)

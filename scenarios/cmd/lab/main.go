@@ -207,6 +207,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return fmt.Errorf("%w: matrix-report takes one argument, the results directory (OUT)", errUsage)
 		}
 		return report.MatrixReport(rest[0], stdout)
+	case "provenance":
+		return runStamp(rest)
 	case "keys":
 		if len(rest) != 1 || rest[0] != "--markdown" {
 			return fmt.Errorf("%w: keys takes one argument, --markdown", errUsage)
