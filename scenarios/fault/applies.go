@@ -3,6 +3,7 @@ package fault
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -99,16 +100,25 @@ type NotApplicable struct {
 }
 
 // NotApplicableFile is the file Run writes under OUT with the scenarios it
-// left out for the worker and profile.
+// left out for the worker and profile: a NotApplicableList (files written
+// before it had provenance hold the bare JSON list, which
+// ReadNotApplicable still reads).
 const NotApplicableFile = "faults-not-applicable.json"
 
-// writeNotApplicable writes OUT/NotApplicableFile (an empty list too, so
-// a reader tells "none left out" from "not run").
-func writeNotApplicable(out string, na []NotApplicable) error {
+// NotApplicableList is NotApplicableFile's content: the writing run's
+// provenance and the scenarios it left out ("scenarios", an empty list
+// too, so a reader tells "none left out" from "not run").
+type NotApplicableList struct {
+	Provenance *results.Provenance `json:"provenance,omitempty"`
+	Scenarios  []NotApplicable     `json:"scenarios"`
+}
+
+// writeNotApplicable writes OUT/NotApplicableFile with prov (nil: none).
+func writeNotApplicable(out string, na []NotApplicable, prov *results.Provenance) error {
 	if na == nil {
 		na = []NotApplicable{}
 	}
-	b, err := json.MarshalIndent(na, "", "  ")
+	b, err := json.MarshalIndent(NotApplicableList{Provenance: prov, Scenarios: na}, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode not applicable: %w", err)
 	}
@@ -118,16 +128,21 @@ func writeNotApplicable(out string, na []NotApplicable) error {
 	return nil
 }
 
-// ReadNotApplicable reads OUT/NotApplicableFile. Errors: the file's, or
-// one naming it when it does not parse.
+// ReadNotApplicable reads OUT/NotApplicableFile: a NotApplicableList, or
+// the bare list of older files. Errors: the file's, or one naming it when
+// it does not parse as either.
 func ReadNotApplicable(out string) ([]NotApplicable, error) {
 	b, err := os.ReadFile(filepath.Join(out, NotApplicableFile))
 	if err != nil {
 		return nil, fmt.Errorf("read not applicable: %w", err)
 	}
+	var l NotApplicableList
+	if err := json.Unmarshal(b, &l); err == nil && l.Scenarios != nil {
+		return l.Scenarios, nil
+	}
 	var na []NotApplicable
 	if err := json.Unmarshal(b, &na); err != nil {
-		return nil, fmt.Errorf("parse %s: %w", NotApplicableFile, err)
+		return nil, fmt.Errorf("parse %s: want {\"scenarios\": [...]} or a list: %w", NotApplicableFile, err)
 	}
 	return na, nil
 }

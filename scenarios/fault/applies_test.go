@@ -2,9 +2,13 @@ package fault
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -98,5 +102,43 @@ func TestRunLeavesOutWhatDoesNotApply(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "not applicable to worker java-shared") {
 		t.Errorf("log lacks the reason:\n%s", log.String())
+	}
+}
+
+// TestNotApplicableFileProvenance: the file carries the run's provenance
+// and its scenarios; a file of the older shape (a bare list) still reads,
+// and a file of neither shape is an error naming it.
+func TestNotApplicableFileProvenance(t *testing.T) {
+	out := t.TempDir()
+	prov := &results.Provenance{Commit: "abc123", Command: []string{"audit", "WORKER=java-shared"}}
+	if err := writeNotApplicable(out, []NotApplicable{{Name: "rolling-deploy", Reason: "Go worker only"}}, prov); err != nil {
+		t.Fatal(err)
+	}
+	var l NotApplicableList
+	raw, err := os.ReadFile(filepath.Join(out, NotApplicableFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &l); err != nil || l.Provenance == nil || l.Provenance.Commit != "abc123" || len(l.Scenarios) != 1 {
+		t.Fatalf("file = %s (%v); want the provenance and one scenario", raw, err)
+	}
+	if err := writeNotApplicable(out, nil, prov); err != nil {
+		t.Fatal(err)
+	}
+	if na, err := ReadNotApplicable(out); err != nil || na == nil || len(na) != 0 {
+		t.Errorf("none left out: %+v, %v; want an empty list", na, err)
+	}
+	old := `[{"name": "broker-cut", "reason": "no broker reconnect"}]`
+	if err := os.WriteFile(filepath.Join(out, NotApplicableFile), []byte(old), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if na, err := ReadNotApplicable(out); err != nil || len(na) != 1 || na[0].Name != "broker-cut" {
+		t.Errorf("older list: %+v, %v; want broker-cut", na, err)
+	}
+	if err := os.WriteFile(filepath.Join(out, NotApplicableFile), []byte(`{"name": 1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadNotApplicable(out); err == nil || !strings.Contains(err.Error(), NotApplicableFile) {
+		t.Errorf("neither shape: err %v; want one naming the file", err)
 	}
 }

@@ -168,7 +168,7 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if err := outdir.Claim(out, "faults-"+filepath.Base(o.WorkDir)); err != nil {
 		return err
 	}
-	if err := writeNotApplicable(out, na); err != nil {
+	if err := writeNotApplicable(out, na, o.Provenance); err != nil {
 		return err
 	}
 	if len(sel) == 0 {
