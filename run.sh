@@ -106,7 +106,11 @@ start_lab() {
 # Go code removes its own on a normal exit; this is the safety net for a
 # killed process.
 cleanup() {
-  local ids filter="label=org.notifier-lab.session=$LAB_SESSION"
+  local ids pid filter="label=org.notifier-lab.session=$LAB_SESSION"
+  # Integration lanes still running (run.sh interrupted): stop them first.
+  for pid in "${LANE_PIDS[@]}"; do
+    kill -- "-$pid" 2>/dev/null || true
+  done
   command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 || return 0
   ids=$(docker ps -aq --filter "$filter" 2>/dev/null || true)
   [ -n "$ids" ] && docker rm -f $ids >/dev/null 2>&1 || true
@@ -192,6 +196,84 @@ mutate() {
   done
 }
 
+# integration_packages prints the import paths of the packages whose files
+# differ under the integration build tag (their integration tests): the
+# others' tests are the unit tests, already run with -race. If a non-test
+# file carries the tag (its dependents would change too), every package.
+integration_packages() {
+  local fmt='{{.ImportPath}} {{.GoFiles}} {{.TestGoFiles}} {{.XTestGoFiles}}' lib='{{.ImportPath}} {{.GoFiles}}'
+  if ! diff -q <(go list -f "$lib" ./...) <(go list -tags integration -f "$lib" ./...) >/dev/null; then
+    go list ./...
+    return
+  fi
+  diff <(go list -f "$fmt" ./...) <(go list -tags integration -f "$fmt" ./...) | sed -n 's/^> \([^ ]*\) .*/\1/p'
+}
+
+# The integration phase runs go test -tags integration (-p 1: one stack
+# at a time per lane) in three lanes side by side, each line prefixed with
+# its lane's name:
+#   cluster  the top-level tests whose name holds "Cluster" (a three-node
+#            RabbitMQ cluster each: vendormock, worker, the fault catalog's
+#            cluster scenarios), -run Cluster;
+#   fault    scenarios/fault without them (the one-node catalog, the idle
+#            race, the nemesis steps), -skip Cluster;
+#   rest     every other package with integration tests, -skip Cluster.
+# The three lanes together run every test exactly once. run.sh waits for
+# all of them, says how long each took, fails if one failed, and prints
+# what the tests report they left out of this run and how to run it
+# (LAB_TEST_NOTICES, one line each: never a silent skip).
+INTEGRATION_OWN_LANE=github.com/notifier-lab/notifier-lab/scenarios/fault
+LANE_PIDS=()
+integration() {
+  local pkgs p dir cluster=() rest=() names=() i rc=0
+  mapfile -t pkgs < <(integration_packages)
+  for p in "${pkgs[@]}"; do
+    dir=$(go list -f '{{.Dir}}' "$p")
+    if grep -qE '^func Test[A-Za-z0-9_]*Cluster' "$dir"/*_test.go 2>/dev/null; then
+      cluster+=("$p")
+    fi
+    [ "$p" = "$INTEGRATION_OWN_LANE" ] || rest+=("$p")
+  done
+  mkdir -p .lab
+  export LAB_TEST_NOTICES="$PWD/.lab/test-notices.txt"
+  : >"$LAB_TEST_NOTICES"
+  say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1, three lanes side by side:"
+  say "  cluster: -run Cluster ${cluster[*]#github.com/notifier-lab/notifier-lab/}"
+  say "  fault:   -skip Cluster ${INTEGRATION_OWN_LANE#github.com/notifier-lab/notifier-lab/}"
+  say "  rest:    -skip Cluster ${rest[*]#github.com/notifier-lab/notifier-lab/}"
+  # Job control on: each lane gets its own process group, which cleanup
+  # can stop whole (go test and the test binary under it).
+  set -m
+  lane cluster -run Cluster "${cluster[@]}"
+  lane fault -skip Cluster "$INTEGRATION_OWN_LANE"
+  lane rest -skip Cluster "${rest[@]}"
+  set +m
+  names=(cluster fault rest)
+  for i in "${!LANE_PIDS[@]}"; do
+    wait "${LANE_PIDS[$i]}" || { rc=1; say "error: integration lane ${names[$i]} failed (its lines start with [${names[$i]}])"; }
+  done
+  LANE_PIDS=()
+  if [ -s "$LAB_TEST_NOTICES" ]; then
+    while IFS= read -r p; do say "not run in this run: $p"; done <"$LAB_TEST_NOTICES"
+  fi
+  return "$rc"
+}
+
+# lane NAME FLAG PATTERN PKG... starts one go test process in the
+# background, its output prefixed with [NAME], and records its pid.
+lane() {
+  local name=$1 flag=$2 pattern=$3
+  shift 3
+  (
+    start=$(date +%s)
+    rc=0
+    go test -tags integration -count=1 -p 1 -timeout 45m "$flag" "$pattern" "$@" 2>&1 | sed -u "s/^/[$name] /" || rc=$?
+    say "integration lane $name: $(( $(date +%s) - start )) s, exit $rc"
+    exit "$rc"
+  ) &
+  LANE_PIDS+=($!)
+}
+
 case "${1:-}" in
   -h | --help | help)
     build_lab
@@ -214,6 +296,14 @@ case "${1:-}" in
       exit 2
     fi
     need_go
+    # A fresh clone sits at a new path, and without -trimpath Go's build
+    # cache keys every package of this module by its directory: each clone
+    # recompiled the module for vet, staticcheck, the race and the
+    # integration test binaries. -trimpath keys them by module path, so a
+    # clone reuses what an earlier one at the same sources built. No test
+    # reads its own source path (runtime.Caller).
+    GOFLAGS="$(go env GOFLAGS) -trimpath"
+    export GOFLAGS
     if [ "$target" = lint ] || [ "$target" = test ] || [ "$target" = test-unit ]; then
       lint
     fi
@@ -228,8 +318,7 @@ case "${1:-}" in
       prerequisites
       trap cleanup EXIT
       trap 'exit 130' INT TERM
-      say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 ./..."
-      go test -tags integration -count=1 -p 1 -timeout 45m ./...
+      integration
     fi
     ;;
   audit)
