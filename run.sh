@@ -34,7 +34,10 @@
 #   ./run.sh --version        the lab's commit (and whether the tree was dirty)
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
-#   ./run.sh test-integration integration tests only (starts the real stack)
+#   ./run.sh test-integration integration tests only (starts the real stack;
+#                             three lanes side by side, docs/testing.md;
+#                             LAB_CLUSTER_SCENARIOS=all adds the cluster
+#                             scenarios CI leaves out, named at the end)
 #   ./run.sh lint             gofmt, go vet, go mod tidy -diff, staticcheck
 #   ./run.sh mutate [PKG...]  mutation testing (go-gremlins, unit tests only, no
 #                             Docker) of window, ledger, vendorapi, reconcile and
@@ -311,27 +314,35 @@ case "${1:-}" in
     need_go
     # A fresh clone sits at a new path, and without -trimpath Go's build
     # cache keys every package of this module by its directory: each clone
-    # recompiled the module for vet, staticcheck, the race and the
-    # integration test binaries. -trimpath keys them by module path, so a
-    # clone reuses what an earlier one at the same sources built. No test
-    # reads its own source path (runtime.Caller).
+    # recompiled the module for vet, staticcheck's export data, the race
+    # and the integration test binaries. -trimpath keys them by module
+    # path, so a clone reuses what an earlier one at the same sources
+    # built. No test reads its own source path (runtime.Caller).
     GOFLAGS="$(go env GOFLAGS) -trimpath"
     export GOFLAGS
+    phase=$SECONDS
     if [ "$target" = lint ] || [ "$target" = test ] || [ "$target" = test-unit ]; then
       lint
+      say "lint: $((SECONDS - phase)) s"
     fi
     if [ "$target" = test ] || [ "$target" = test-unit ]; then
+      phase=$SECONDS
       # The audit page's test opens it in headless Chromium.
       vendormock/images/ensure-chromium.sh
       say "unit tests (no Docker, race detector): go test -race ./... (and the Toxiproxy server module)"
       go test -race -count=1 ./...
       (cd "$TOXIPROXY_SERVER_MODULE" && go test -race -count=1 ./...)
+      say "unit tests: $((SECONDS - phase)) s"
     fi
     if [ "$target" = test ] || [ "$target" = test-integration ]; then
+      phase=$SECONDS
       prerequisites
+      say "Docker engine and images: $((SECONDS - phase)) s"
       trap cleanup EXIT
       trap 'exit 130' INT TERM
+      phase=$SECONDS
       integration
+      say "integration tests: $((SECONDS - phase)) s"
     fi
     ;;
   audit)
