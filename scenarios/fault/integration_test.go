@@ -127,7 +127,7 @@ func TestIntegrationFaults(t *testing.T) {
 		limit = 10 * time.Minute // the bulk run: about 7 min
 	} else {
 		scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return slices.Contains(longScenarios, sc.Name) })
-		t.Logf("not running %s (minutes each; LAB_LONG_SCENARIOS=all runs them)", strings.Join(longScenarios, ", "))
+		notRun(t, "scenarios/fault: the long scenarios "+strings.Join(longScenarios, ", ")+" (minutes each; LAB_LONG_SCENARIOS=all ./run.sh test-integration, or ./run.sh SCENARIO=all)")
 	}
 	r := startRunner(t)
 	vs := runFaults(t, r, scs, limit)
@@ -149,10 +149,18 @@ func ciReports(t *testing.T, scs []*Scenario) []*Scenario {
 	if os.Getenv("LAB_REPORT_SCENARIOS") == "all" || strings.Contains(flag.Lookup("test.run").Value.String(), "/") {
 		return scs
 	}
-	t.Logf("report scenarios: running %s (LAB_REPORT_SCENARIOS=all runs every one)", strings.Join(ciReportScenarios, ", "))
-	return slices.DeleteFunc(scs, func(sc *Scenario) bool {
-		return sc.Server.Reports != nil && !slices.Contains(ciReportScenarios, sc.Name)
+	var left []string
+	scs = slices.DeleteFunc(scs, func(sc *Scenario) bool {
+		out := sc.Server.Reports != nil && !slices.Contains(ciReportScenarios, sc.Name)
+		if out {
+			left = append(left, sc.Name)
+		}
+		return out
 	})
+	if len(left) > 0 {
+		notRun(t, "scenarios/fault: the delivery-report scenarios "+strings.Join(left, ", ")+" (LAB_REPORT_SCENARIOS=all ./run.sh test-integration, or ./run.sh SCENARIO=all)")
+	}
+	return scs
 }
 
 // longScenarios take minutes on the lab clock (the bulk run lasts until
