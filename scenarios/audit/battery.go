@@ -64,12 +64,13 @@ func duplicatesRule(in Inputs, runs []results.Result) Rule {
 		if v.Reconcile == nil {
 			unreconciled = append(unreconciled, v.Name)
 		}
+		_, over := againstPlanted(seen, p)
 		switch {
 		case p > 0 && seen < p:
 			missed = append(missed, fmt.Sprintf("%s planted %d, the reconciler saw %d: the control caught nothing", v.Name, p, seen))
-		case p > 0 && seen > p:
-			beyond += seen - p
-			where = append(where, fmt.Sprintf("fault %s: %d beyond the %d planted", v.Name, seen-p, p))
+		case p > 0 && over > 0:
+			beyond += over
+			where = append(where, fmt.Sprintf("fault %s: %d beyond the %d planted", v.Name, over, p))
 		case p > 0:
 			if len(planted) == 0 {
 				planted = append(planted, fmt.Sprintf("%d planted by %s", p, v.Name))
@@ -254,6 +255,16 @@ func lostRules(in Inputs, runs []results.Result) (never, records Rule) {
 	}
 	judge(&records, len(all.got), head, nil)
 	return never, records
+}
+
+// againstPlanted splits seen, what a fault's run counted of something its
+// scenario may plant on purpose (a negative control's duplicates,
+// fault.Expect.Duplicates), into the part the control planted and the
+// part beyond it: the duplicates and client-replay rules judge only the
+// part beyond (docs/worker-contract.md#the-audit).
+func againstPlanted(seen, planted int) (asPlanted, beyond int) {
+	asPlanted = max(0, min(seen, planted))
+	return asPlanted, seen - asPlanted
 }
 
 // plantedNote is what a fault's row adds to its duplicates and lost

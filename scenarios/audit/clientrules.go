@@ -45,11 +45,11 @@ func clientReplayRule(in Inputs, runs []results.Result) Rule {
 		// A negative control plants its duplicates on purpose (a second
 		// consumer, a lost ledger, a replaying transport): they count only
 		// beyond what it planted, as in the duplicates rule.
-		n, planted := v.Reconcile.ClientReplays, v.Expected.Duplicates
-		if n > 0 && planted > 0 {
-			controls = append(controls, fmt.Sprintf("%d by %s", min(n, planted), v.Name))
+		asPlanted, beyond := againstPlanted(v.Reconcile.ClientReplays, v.Expected.Duplicates)
+		if asPlanted > 0 {
+			controls = append(controls, fmt.Sprintf("%d by %s", asPlanted, v.Name))
 		}
-		if beyond := n - planted; beyond > 0 {
+		if beyond > 0 {
 			total += beyond
 			where = append(where, fmt.Sprintf("fault %s: %d (%s)", v.Name, beyond, firstKeys(v.Reconcile.ClientReplayRefKeys)))
 		}
