@@ -53,6 +53,9 @@ type ClientRow struct {
 	FaultFailures                                                    []string // names of the failed fault scenarios
 	Note                                                             ClientNote
 	Machine                                                          string
+	// Provenance is the audit run's (from its audit.json); nil for an
+	// audit written before the lab recorded it.
+	Provenance *results.Provenance `json:"provenance,omitempty"`
 }
 
 // Comparison is the page: one row per audit of a third-party client.
@@ -118,7 +121,7 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 	}
 	in.Errors = append(in.Errors, KeptErrors(dir, old)...)
 	rules := Evaluate(in)
-	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker]}
+	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker], Provenance: old.Provenance}
 	for _, r := range rules {
 		switch {
 		case r.Verdict == Fail:
@@ -276,6 +279,34 @@ func ComparisonMarkdown(c Comparison) string {
 			machines[r.Machine] = true
 			fmt.Fprintf(&b, "\nMachine (%s): %s\n", r.Folder, r.Machine)
 		}
+	}
+	b.WriteString(provenanceSection(c.Rows))
+	return b.String()
+}
+
+// provenanceSection lists where each row's audit came from: its commit
+// (+dirty), date, command and the load at its start, or that it was not
+// recorded; then whether all rows share one commit.
+func provenanceSection(rows []ClientRow) string {
+	var b strings.Builder
+	b.WriteString("\n## Provenance\n\n| audit | commit | date | command | load at start |\n|---|---|---|---|---|\n")
+	commits := map[string]bool{}
+	for _, r := range rows {
+		p := r.Provenance
+		if p == nil {
+			commits["not recorded"] = true
+			fmt.Fprintf(&b, "| %s | not recorded | %s | - | - |\n", r.Folder, mdCell(r.Date))
+			continue
+		}
+		commits[p.ShortCommit()] = true
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %.2f |\n", r.Folder, p.ShortCommit(), p.Date, mdCell(strings.Join(p.Command, " ")), p.Machine.LoadAvg1)
+	}
+	if len(commits) == 1 {
+		for c := range commits {
+			fmt.Fprintf(&b, "\nEvery audit on this page ran at commit %s.\n", c)
+		}
+	} else {
+		fmt.Fprintf(&b, "\nThe audits on this page ran at %d different commits (or without a record): compare their figures with care.\n", len(commits))
 	}
 	return b.String()
 }

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"os"
 	"path/filepath"
 	"strings"
@@ -126,5 +127,21 @@ func TestKeptErrors(t *testing.T) {
 	}
 	if line := findingLine(c.Rows[0]); !strings.Contains(line, "The battery ran: faults: start stack") {
 		t.Errorf("finding %q; want the faults step that did not run", line)
+	}
+}
+
+// TestProvenanceSection: each audit's commit is listed; one commit is said
+// once, several (or an audit without a record) are flagged.
+func TestProvenanceSection(t *testing.T) {
+	at := func(c string) *results.Provenance {
+		return &results.Provenance{Commit: c, Date: "2026-12-02T05:00:00Z", Command: []string{"audit-clients", "PROFILE=alimtalk"}}
+	}
+	one := provenanceSection([]ClientRow{{Folder: "a", Provenance: at("f0e696d0000000")}, {Folder: "b", Provenance: at("f0e696d0000000")}})
+	if !strings.Contains(one, "| a | f0e696d00000 |") || !strings.Contains(one, "Every audit on this page ran at commit f0e696d00000.") {
+		t.Errorf("one commit:\n%s", one)
+	}
+	mixed := provenanceSection([]ClientRow{{Folder: "a", Provenance: at("f0e696d0000000")}, {Folder: "old"}})
+	if !strings.Contains(mixed, "| old | not recorded |") || !strings.Contains(mixed, "2 different commits") {
+		t.Errorf("mixed:\n%s", mixed)
 	}
 }

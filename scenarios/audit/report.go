@@ -255,7 +255,7 @@ func verdictLine(rep Report) string {
 // its sources, and links to the charts.
 func Markdown(rep Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Audit: worker %s, profile %s\n\n%s\n\n", rep.Worker, rep.Profile, verdictLine(rep))
+	fmt.Fprintf(&b, "# Audit: worker %s, profile %s\n\n%s%s\n\n", rep.Worker, rep.Profile, rep.Provenance.Header(), verdictLine(rep))
 	if rep.Date != "" {
 		fmt.Fprintf(&b, "Date: %s. Rules and sources: docs/worker-contract.md.\n\n", rep.Date)
 	}

@@ -48,7 +48,7 @@ func WriteFaults(out string, vs []Verdict, prov *results.Provenance, w io.Writer
 		return fmt.Errorf("write faults: %w", err)
 	}
 	var md strings.Builder
-	md.WriteString("# Fault scenarios\n\nEach fault of `scenarios/catalog/` run through the real RabbitMQ, Toxiproxy, nginx and WireMock, then reconciled (`./run.sh SCENARIO=all`). Observed: where each published message ended; journal: POSTs that reached WireMock.\n\n")
+	md.WriteString("# Fault scenarios\n\n" + prov.Header() + "Each fault of `scenarios/catalog/` run through the real RabbitMQ, Toxiproxy, nginx and WireMock, then reconciled (`./run.sh SCENARIO=all`). Observed: where each published message ended; journal: POSTs that reached WireMock.\n\n")
 	if err := WriteFaultsTable(&md, merged, true); err != nil {
 		return err
 	}

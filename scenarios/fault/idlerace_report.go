@@ -46,8 +46,8 @@ func WriteIdleRace(out string, res IdleRaceResult, w io.Writer) error {
 		return err
 	}
 	var md strings.Builder
-	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\nnginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
-		name, res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
+	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\n%snginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
+		name, res.Provenance.Header(), res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
 	WriteIdleRaceTable(&md, res, true)
 	fmt.Fprintf(&md, "\n![failures per 1,000](charts/%s.svg)\n\n%s\n", name, res.Note)
 	if err := os.WriteFile(filepath.Join(out, name+".md"), []byte(md.String()), 0o644); err != nil {
