@@ -117,6 +117,8 @@ func TestRetryGaps(t *testing.T) {
 	}{
 		{"retried after the delay", []records.Record{rec("a", outcome.NotSent, 0, time.Second), rec("a", outcome.Sent, 3*time.Second, 3100*time.Millisecond)}, ""},
 		{"retried too early", []records.Record{rec("a", outcome.NotSent, 0, time.Second), rec("a", outcome.Sent, 1500*time.Millisecond, 2*time.Second)}, "a retried 500ms after NOT_SENT, want >= 2s"},
+		{"End written after routing, inside the slack", []records.Record{rec("a", outcome.NotSent, 0, time.Second), rec("a", outcome.Sent, 2812*time.Millisecond, 3*time.Second)}, ""},
+		{"early by more than the slack", []records.Record{rec("a", outcome.NotSent, 0, time.Second), rec("a", outcome.Sent, 2700*time.Millisecond, 3*time.Second)}, "a retried 1.7s after NOT_SENT, want >= 2s"},
 		{"never retried", []records.Record{rec("a", outcome.Sent, 0, time.Second)}, "no NOT_SENT record was retried"},
 	}
 	for _, tt := range tests {

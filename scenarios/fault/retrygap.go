@@ -9,9 +9,13 @@ import (
 )
 
 // retryGapSlack allows for the worker re-publishing a NOT_SENT message
-// (which starts its retry delay) a moment before it writes the record's
-// End.
-const retryGapSlack = 50 * time.Millisecond
+// (which starts its retry delay) before it writes the record's End: the
+// contract workers take End after routing, and on a loaded 2-core machine
+// that came up to 188 ms late (rate-limited-429 in the 2026-12-02 audits
+// of python-session, 1.896 s, and java-apache, 1.812 s, against a 2 s
+// delay; 50 ms failed them). A worker that ignores the delay retries at
+// once or at its own delay, far outside this slack.
+const retryGapSlack = 250 * time.Millisecond
 
 // retryGaps checks that every NOT_SENT record followed by a later record
 // of the same refkey (in End order) is followed no sooner than min: the
