@@ -47,19 +47,28 @@ func WriteFaults(out string, vs []Verdict, prov *results.Provenance, w io.Writer
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write faults: %w", err)
 	}
-	var md strings.Builder
-	md.WriteString("# Fault scenarios\n\n" + prov.Header() + "Each fault of `scenarios/catalog/` run through the real RabbitMQ, Toxiproxy, nginx and WireMock, then reconciled (`./run.sh SCENARIO=all`). Observed: where each published message ended; journal: POSTs that reached WireMock.\n\n")
-	if err := WriteFaultsTable(&md, merged, true); err != nil {
+	if err := writeFaultsPage(out, merged, prov); err != nil {
 		return err
-	}
-	if err := os.WriteFile(filepath.Join(out, "faults.md"), []byte(md.String()), 0o644); err != nil {
-		return fmt.Errorf("write faults.md: %w", err)
 	}
 	if err := appendSection(filepath.Join(out, "summary.md"), "faults", faultsSection(merged)); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	return WriteFaultsTable(w, vs, false)
+}
+
+// writeFaultsPage writes OUT/faults.md: the provenance header (prov, nil
+// for none) and the table of vs.
+func writeFaultsPage(out string, vs []Verdict, prov *results.Provenance) error {
+	var md strings.Builder
+	md.WriteString("# Fault scenarios\n\n" + prov.Header() + "Each fault of `scenarios/catalog/` run through the real RabbitMQ, Toxiproxy, nginx and WireMock, then reconciled (`./run.sh SCENARIO=all`). Observed: where each published message ended; journal: POSTs that reached WireMock.\n\n")
+	if err := WriteFaultsTable(&md, vs, true); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(out, "faults.md"), []byte(md.String()), 0o644); err != nil {
+		return fmt.Errorf("write faults.md: %w", err)
+	}
+	return nil
 }
 
 // mergeVerdicts keeps earlier verdicts of other scenarios from path.

@@ -45,12 +45,7 @@ func WriteIdleRace(out string, res IdleRaceResult, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var md strings.Builder
-	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\n%snginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
-		name, res.Provenance.Header(), res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
-	WriteIdleRaceTable(&md, res, true)
-	fmt.Fprintf(&md, "\n![failures per 1,000](charts/%s.svg)\n\n%s\n", name, res.Note)
-	if err := os.WriteFile(filepath.Join(out, name+".md"), []byte(md.String()), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, name+".md"), []byte(idleRacePage(name, res)), 0o644); err != nil {
 		return fmt.Errorf("write %s.md: %w", name, err)
 	}
 	sec := fmt.Sprintf("## Idle race: %s\n\n%s. Table: [%[3]s.md](%[3]s.md), data: [%[3]s.json](%[3]s.json), chart: [charts/%[3]s.svg](charts/%[3]s.svg).\n",
@@ -74,6 +69,17 @@ func idleSummary(res IdleRaceResult) string {
 		parts = append(parts, fmt.Sprintf("%s at %d ms: %.1f", r.Setting, r.RTTMS, r.FailuresPer1000))
 	}
 	return "Failures per 1,000 sends: " + strings.Join(parts, "; ")
+}
+
+// idleRacePage is NAME.md of an idle race: the provenance header, the
+// race's settings, its table, the chart and the note.
+func idleRacePage(name string, res IdleRaceResult) string {
+	var md strings.Builder
+	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\n%snginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
+		name, res.Provenance.Header(), res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
+	WriteIdleRaceTable(&md, res, true)
+	fmt.Fprintf(&md, "\n![failures per 1,000](charts/%s.svg)\n\n%s\n", name, res.Note)
+	return md.String()
 }
 
 // WriteIdleRaceTable writes one row per lane (Markdown when md).

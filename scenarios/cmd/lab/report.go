@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/scenarios/scale"
@@ -17,6 +18,8 @@ import (
 // runReport re-renders the reports of a results folder from its result
 // files, offline (no Docker, no stack), by what the folder holds:
 //
+//	faults.json, *idle-race*.json  faults.md and each race's page
+//	             (fault.RenderPages), then by the rest:
 //	audit.json   an audit: audit.md and audit.html (its date kept)
 //	cell-*.json  the matrix: matrix.md and charts/
 //	point-*.json a scale run: summary.md and charts/
@@ -31,6 +34,9 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		m, _ := filepath.Glob(filepath.Join(dir, pattern))
 		return len(m) > 0
 	}
+	if err := renderFaultPages(dir, w); err != nil {
+		return err
+	}
 	switch {
 	case has(audit.RulesFile):
 		return reportAudit(dir, w)
@@ -44,6 +50,16 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return writeClients(dir, w)
 	}
 	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json or */audit.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+}
+
+// renderFaultPages re-renders the folder's fault and idle-race pages
+// (fault.RenderPages) and says which.
+func renderFaultPages(dir string, w io.Writer) error {
+	wrote, err := fault.RenderPages(dir)
+	for _, f := range wrote {
+		fmt.Fprintf(w, "rebuilt %s\n", f)
+	}
+	return err
 }
 
 // reportAudit rebuilds an audit folder's report for the worker and the
