@@ -204,8 +204,8 @@ func (l *lane) depth(q string) (int, error) {
 
 // addSettle records m (measureSettle of the lane) in row.
 func (row *IdleRaceRow) addSettle(m settleMeasures) {
-	left := m.unknownLeft
-	row.UnknownLeft, row.SettledBy, row.TimeToSettle = &left, m.settledBy, m.times
+	left := m.UnknownLeft
+	row.UnknownLeft, row.SettledBy, row.TimeToSettle = &left, m.SettledBy, m.TimeToSettle
 }
 
 // settleCells are a row's settlement columns: "report a / pull b /
