@@ -150,6 +150,8 @@ func settleLimit(rs *ReportsRunSpec, horizon time.Duration) time.Duration {
 // a pull or the horizon settled it and a drain moved it), at most
 // settleLimit. Running out of time is no error: the judge then reads the
 // ledger and the queues and counts what is left (IdleRaceRow.UnknownLeft).
+// It watches the queues, not the ledger: the running worker holds its
+// bbolt file's lock (reconcile.ReadLedger needs the worker stopped).
 // Errors: the broker's, ctx's.
 func (l *lane) waitSettled(ctx context.Context) error {
 	limit := settleLimit(l.spec.Reports, l.horizon)
