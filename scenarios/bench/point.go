@@ -195,7 +195,7 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		return results.Result{}, p.fail("collect", err)
 	}
 	journalSends, repeated := CountJournalSendsTo(journal, StackSendPath(b.stack))
-	verdict, err := b.reconcileRun(ctx, p.topo, p.recordsPath, p.ledgerPath, published, journal)
+	verdict, settlement, err := b.reconcileRun(ctx, p.topo, p.recordsPath, p.ledgerPath, published, journal, p.wcfg.VendorReports != "")
 	if err != nil {
 		return results.Result{}, p.fail("reconcile", err)
 	}
@@ -231,6 +231,7 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		StackStartS:  b.stack.StartDuration.Seconds(), SelfCheckRTTMS: lab.MS(p.selfRTT), AccessLog: logName,
 		Environment: b.env,
 		Reconcile:   verdict,
+		Settlement:  settlement,
 		Provenance:  b.cfg.Provenance,
 	}
 	if b.stack.Profile != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
@@ -16,11 +17,15 @@ import (
 // ledger is locked by a running worker, and a running consumer would take
 // the messages reconcile.ReadQueues puts back). The journal is the one the
 // bench already read, so journal_count and the verdict see the same
-// requests. A gathering error is returned; a broken invariant is not an
-// error, it is the report's verdict.
+// requests. It also measures the run's settlement of UNKNOWN from the same
+// gathering (results.MeasureSettlement: the ledger when ledgerPath is
+// set, the unknown queue, the records); its Reports says whether the
+// worker was given the vendor's delivery reports (wcfg.VendorReports). A
+// gathering error is returned; a broken invariant is not an error, it is
+// the report's verdict.
 func (b *Bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsPath, ledgerPath string,
-	published []reconcile.Published, journal []vendormock.JournalEntry,
-) (*reconcile.Report, error) {
+	published []reconcile.Published, journal []vendormock.JournalEntry, reportsOn bool,
+) (*reconcile.Report, *results.Settlement, error) {
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
 		Published:   published,
 		RecordsPath: recordsPath,
@@ -30,9 +35,11 @@ func (b *Bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsP
 		SendPath:    StackSendPath(b.stack),
 	})
 	if err != nil {
-		return nil, fmt.Errorf("reconcile: %w", err)
+		return nil, nil, fmt.Errorf("reconcile: %w", err)
 	}
 	in.Journal = journal
 	rep := reconcile.Reconcile(in)
-	return &rep, nil
+	st := results.MeasureSettlement(in, topo.Names.Unknown, in.Records)
+	st.Reports = reportsOn
+	return &rep, &st, nil
 }

@@ -30,6 +30,9 @@
 // each RTT on its own Toxiproxy proxy, against nginx reloaded with
 // keepalive_timeout T and no Keep-Alive hint; WriteIdleRace writes
 // OUT/idle-race.json, OUT/idle-race.md and OUT/charts/idle-race.svg.
+// With idle_race.reports each lane's worker also gets the vendor's
+// delivery reports and a relay of its own, and the lane waits for its
+// UNKNOWN to settle before it is judged (idlerace_reports.go).
 //
 // Transport failures come from Toxiproxy or nginx, never from WireMock's
 // faults, which nginx would turn into 502s; every scenario file names the

@@ -57,6 +57,12 @@ type IdleRaceRow struct {
 	Duplicates    int  `json:"duplicates"`
 	Lost          int  `json:"lost"`
 	ReconcileOK   bool `json:"reconcile_ok"`
+	// With idle_race.reports (nil, empty when off): the UNKNOWN left for
+	// an operator at the end, the ledger's settlements by source and the
+	// time to settle by report or pull (measureSettle).
+	UnknownLeft  *int           `json:"unknown_left,omitempty"`
+	SettledBy    map[string]int `json:"settled_by,omitempty"`
+	TimeToSettle *SettleTimes   `json:"time_to_settle,omitempty"`
 }
 
 // IdleRaceResult is results/idle-race.json.
@@ -74,7 +80,9 @@ type IdleRaceResult struct {
 	Seed               uint64              `json:"seed"`
 	SendsPerLane       int                 `json:"sends_per_lane"`
 	ServerDelayMS      int                 `json:"server_delay_ms"`
-	Rows               []IdleRaceRow       `json:"rows"`
+	// Reports describes idle_race.reports ("" when off: older files too).
+	Reports string        `json:"reports,omitempty"`
+	Rows    []IdleRaceRow `json:"rows"`
 	// Expect is the scenario's expectation of failures per setting (all
 	// RTTs together); Failures lists what did not hold.
 	Expect   map[string]Count `json:"expect,omitempty"`
@@ -99,7 +107,7 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		KeepaliveTimeoutMS: lab.MS(t), Burst: spec.Burst,
 		PauseMinMS: lab.MS(spec.PauseMin.D()), PauseMaxMS: lab.MS(spec.PauseMax.D()),
 		MarginMS: lab.MS(spec.Margin.D()), Seed: spec.Seed, SendsPerLane: spec.Count, ServerDelayMS: *spec.ServerDelayMS,
-		Expect: spec.Expect,
+		Expect: spec.Expect, Reports: reportsNote(spec.Reports),
 		Note: "nginx keepalive_timeout has one parameter (no Keep-Alive hint to the client). Toxiproxy delays data, not the TCP handshake: " +
 			"a new connection costs one RTT less than on a real network. A failure is a send that was UNKNOWN or NOT_SENT; absorbed = the transport redialled before writing (got_conns > 1).",
 	}
@@ -138,8 +146,8 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		for j, setting := range spec.Settings {
 			l := &lane{r: r, spec: spec, rtt: rtt, setting: setting, port: ports[rtt], h2: h2,
 				idle:   IdleTimeout(setting, t, rtt, spec.Margin.D()),
-				prefix: lanePrefix(r.runID, sc.Name, rtt, setting, h2),
-				rng:    rand.New(rand.NewPCG(spec.Seed, uint64(i*100+j)))}
+				prefix: lanePrefix(r.runID, sc.Name, rtt, setting, h2), seed: spec.Seed + uint64(i*100+j),
+				rng: rand.New(rand.NewPCG(spec.Seed, uint64(i*100+j)))}
 			lanes = append(lanes, l)
 		}
 	}
@@ -159,7 +167,7 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 	if err != nil {
 		return res, err
 	}
-	perSetting := map[string]int{}
+	perSetting, left := map[string]int{}, 0
 	for _, l := range lanes {
 		row, err := l.judge(ctx, all)
 		if err != nil {
@@ -167,6 +175,9 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		}
 		res.Rows = append(res.Rows, row)
 		perSetting[row.Setting] += row.Failures
+		if row.UnknownLeft != nil {
+			left += *row.UnknownLeft
+		}
 		if row.Duplicates > 0 {
 			res.Failures = append(res.Failures, fmt.Sprintf("%s at %d ms: %d duplicates", row.Setting, row.RTTMS, row.Duplicates))
 		}
@@ -181,6 +192,9 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		if !spec.Expect[s].Match(perSetting[s]) {
 			res.Failures = append(res.Failures, fmt.Sprintf("%s: %d failures over all RTTs, want %s", s, perSetting[s], spec.Expect[s]))
 		}
+	}
+	if u := spec.UnknownLeft; u != nil && !u.Match(left) {
+		res.Failures = append(res.Failures, fmt.Sprintf("UNKNOWN left for an operator: %d over all lanes, want %s", left, u))
 	}
 	res.Pass = len(res.Failures) == 0
 	return res, nil
@@ -212,6 +226,13 @@ type lane struct {
 	dir     string
 	pub     *sender
 	recs    *lab.Records
+	// Delivery reports (idlerace_reports.go): the seed of the relay's
+	// jitter, the secret and its host folder, the horizon, the relay.
+	seed      uint64
+	secret    []byte
+	secretDir string
+	horizon   time.Duration
+	relay     *vendormock.ReportRelay
 }
 
 func (l *lane) name() string {
@@ -268,6 +289,10 @@ func (l *lane) run(ctx context.Context) (err error) {
 		o.Env = lab.ContractEnv(st, r.opts.Worker, l.topo, "", 0, time.Time{})
 		o.Env["VENDOR_URL"] = "https://" + st.VendorHost + ":" + strconv.Itoa(l.port)
 	}
+	if err := l.reportsOn(&wcfg, &o); err != nil {
+		return err
+	}
+	defer l.removeSecret()
 	wk, err := st.StartWorker(ctx, o)
 	if err != nil {
 		return err
@@ -281,6 +306,10 @@ func (l *lane) run(ctx context.Context) (err error) {
 	}()
 	if err := l.pub.waitConsumer(ctx, wk); err != nil {
 		return fmt.Errorf("lane %s: %w", l.name(), err)
+	}
+	defer l.closeRelay() // before the worker stops: no push to a stopped worker
+	if err := l.startRelay(ctx, wk); err != nil {
+		return err
 	}
 	r.logf("lane %s: idle timeout %s, worker up", l.name(), l.idle)
 	pmin, pmax := l.spec.PauseMin.D(), l.spec.PauseMax.D()
@@ -306,6 +335,9 @@ func (l *lane) run(ctx context.Context) (err error) {
 				return err
 			}
 		}
+	}
+	if l.spec.Reports != nil {
+		return l.waitSettled(ctx)
 	}
 	return nil
 }
@@ -347,7 +379,11 @@ func (l *lane) judge(ctx context.Context, all []vendormock.JournalEntry) (IdleRa
 	in.Journal = journal
 	rep := reconcile.Reconcile(in)
 	_ = os.WriteFile(filepath.Join(l.dir, "reconcile.json"), mustJSON(rep), 0o644)
-	return raceRow(l.rtt, l.setting, l.idle, len(l.pub.pub.Published()), in.Records, len(journal), rep), nil
+	row := raceRow(l.rtt, l.setting, l.idle, len(l.pub.pub.Published()), in.Records, len(journal), rep)
+	if l.spec.Reports != nil {
+		row.addSettle(measureSettle(in, l.topo.Names.Unknown, in.Records))
+	}
+	return row, nil
 }
 
 // raceRow counts one lane's records.

@@ -68,7 +68,16 @@ func idleSummary(res IdleRaceResult) string {
 	for _, r := range res.Rows {
 		parts = append(parts, fmt.Sprintf("%s at %d ms: %.1f", r.Setting, r.RTTMS, r.FailuresPer1000))
 	}
-	return "Failures per 1,000 sends: " + strings.Join(parts, "; ")
+	s := "Failures per 1,000 sends: " + strings.Join(parts, "; ")
+	if reportsOnRows(res.Rows) {
+		parts = parts[:0]
+		for _, r := range res.Rows {
+			c := settleCells(r)
+			parts = append(parts, fmt.Sprintf("%s at %d ms: UNKNOWN produced %d, settled: %s, left %s, time to settle p50/p99 %s ms", r.Setting, r.RTTMS, r.Unknown, c[0], c[1], c[2]))
+		}
+		s += ". With the vendor's reports: " + strings.Join(parts, "; ")
+	}
+	return s
 }
 
 // idleRacePage is NAME.md of an idle race: the provenance header, the
@@ -77,12 +86,17 @@ func idleRacePage(name string, res IdleRaceResult) string {
 	var md strings.Builder
 	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\n%snginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
 		name, res.Provenance.Header(), res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
+	if res.Reports != "" {
+		fmt.Fprintf(&md, "Vendor delivery reports on: %s. UNKNOWN counts the sends that ended UNKNOWN (worker records); settled by counts the ledger's settlements by source, UNKNOWN left those left for an operator (docs/outcomes.md#delivery-reports).\n\n", res.Reports)
+	}
 	WriteIdleRaceTable(&md, res, true)
 	fmt.Fprintf(&md, "\n![failures per 1,000](charts/%s.svg)\n\n%s\n", name, res.Note)
 	return md.String()
 }
 
-// WriteIdleRaceTable writes one row per lane (Markdown when md).
+// WriteIdleRaceTable writes one row per lane (Markdown when md); with
+// the vendor's reports on (a row with UnknownLeft) it adds the settlement
+// columns (settleHead), otherwise the table is as before they existed.
 func WriteIdleRaceTable(w io.Writer, res IdleRaceResult, md bool) {
 	head := []string{"RTT ms", "setting", "idle timeout", "sends", "UNKNOWN", "NOT_SENT", "failures/1000", "absorbed/1000", "new conns", "reached vendor", "dup", "lost"}
 	var rows [][]string
@@ -91,6 +105,12 @@ func WriteIdleRaceTable(w io.Writer, res IdleRaceResult, md bool) {
 			strconv.Itoa(r.Sends), strconv.Itoa(r.Unknown), strconv.Itoa(r.NotSent), fmt.Sprintf("%.1f", r.FailuresPer1000),
 			fmt.Sprintf("%.1f", r.AbsorbedPer1000), strconv.Itoa(r.NewConnections), strconv.Itoa(r.ReachedVendor),
 			strconv.Itoa(r.Duplicates), strconv.Itoa(r.Lost)})
+	}
+	if reportsOnRows(res.Rows) {
+		head = append(head, settleHead...)
+		for i, r := range res.Rows {
+			rows[i] = append(rows[i], settleCells(r)...)
+		}
 	}
 	if md {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))

@@ -325,8 +325,14 @@ func TestIntegrationIdleRace(t *testing.T) {
 		// The same race over HTTP/2 (client.http_version 2): its "0"
 		// expectations are exact, so they are asserted.
 		{"idle-race-h2", 0, false},
+		// The window's race with the vendor's reports on (about a minute:
+		// LAB_REPORT_SCENARIOS=all or a -run filter naming it).
+		{"idle-race-reports", 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "idle-race-reports" && os.Getenv("LAB_REPORT_SCENARIOS") != "all" && !strings.Contains(flag.Lookup("test.run").Value.String(), "/") {
+				t.Skip("a report scenario: LAB_REPORT_SCENARIOS=all or -run 'TestIntegrationIdleRace/^idle-race-reports$' runs it")
+			}
 			sc := byName[tc.name]
 			if sc == nil {
 				t.Fatalf("catalog lacks %s", tc.name)
@@ -353,6 +359,11 @@ func TestIntegrationIdleRace(t *testing.T) {
 				}
 				if row.Sends != res.SendsPerLane || row.Outcomes[outcome.Sent]+row.Failures < row.Sends {
 					t.Errorf("%s at %d ms: %d sends, outcomes %v; want %d sends each ending somewhere", row.Setting, row.RTTMS, row.Sends, row.Outcomes, res.SendsPerLane)
+				}
+			}
+			for _, row := range res.Rows {
+				if sc.IdleRace.Reports != nil && (row.UnknownLeft == nil || !sc.IdleRace.UnknownLeft.Match(*row.UnknownLeft)) {
+					t.Errorf("%s at %d ms: UNKNOWN left %v, the file expects %s over all lanes", row.Setting, row.RTTMS, row.UnknownLeft, sc.IdleRace.UnknownLeft)
 				}
 			}
 			failures := raceFailures(res)

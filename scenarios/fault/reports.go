@@ -79,21 +79,7 @@ func (sc *Scenario) checkReports(bad func(string, string, ...any)) {
 		sc.checkReportsProxy(bad)
 		return
 	}
-	if rs.DelayMS < 0 || rs.DelayMS > 600000 {
-		bad("server.reports.delay_ms", "%d: want 0..600000", rs.DelayMS)
-	}
-	if rs.DropEvery < 0 {
-		bad("server.reports.drop_every", "%d: want >= 0", rs.DropEvery)
-	}
-	if rs.Copies < 0 || rs.Copies > 10 {
-		bad("server.reports.copies", "%d: want 0..10", rs.Copies)
-	}
-	if rs.JitterMS < 0 || rs.JitterMS > 60000 {
-		bad("server.reports.jitter_ms", "%d: want 0..60000", rs.JitterMS)
-	}
-	if rs.Horizon < 0 {
-		bad("server.reports.horizon", "%s: want > 0 (or unset: the profile's)", rs.Horizon.D())
-	}
+	rs.check("server.reports", bad)
 	if sc.Expect.ReportsForged != nil && !rs.Forge {
 		bad("expect.reports_forged", "needs server.reports.forge")
 	}
@@ -121,6 +107,26 @@ func (sc *Scenario) checkReports(bad func(string, string, ...any)) {
 	}
 	if len(sc.AppliesTo.Profiles) == 0 {
 		bad("applies_to.profiles", "server.reports: name the profiles whose pushed reports the scenario relies on (alimtalk)")
+	}
+}
+
+// check validates the numbers of a reports block at field
+// ("server.reports", "idle_race.reports").
+func (rs *ReportsRunSpec) check(field string, bad func(string, string, ...any)) {
+	if rs.DelayMS < 0 || rs.DelayMS > 600000 {
+		bad(field+".delay_ms", "%d: want 0..600000", rs.DelayMS)
+	}
+	if rs.DropEvery < 0 {
+		bad(field+".drop_every", "%d: want >= 0", rs.DropEvery)
+	}
+	if rs.Copies < 0 || rs.Copies > 10 {
+		bad(field+".copies", "%d: want 0..10", rs.Copies)
+	}
+	if rs.JitterMS < 0 || rs.JitterMS > 60000 {
+		bad(field+".jitter_ms", "%d: want 0..60000", rs.JitterMS)
+	}
+	if rs.Horizon < 0 {
+		bad(field+".horizon", "%s: want > 0 (or unset: the profile's)", rs.Horizon.D())
 	}
 }
 
@@ -172,32 +178,49 @@ func (s *scenarioRun) reportsConfig(w *worker.Config) (secretDir string, err err
 	if rs == nil {
 		return "", nil
 	}
-	p := s.r.Stack.Profile
+	s.reportSecret, secretDir, err = reportsWorkerConfig(s.r.Stack.Profile, rs, w)
+	return secretDir, err
+}
+
+// reportsWorkerConfig is reportsConfig for one worker of any kind (a
+// scenario's, an idle-race lane's): it sets w's VendorReports (profile p's
+// section with rs's horizon and complete), ReportSecretFile,
+// ReportJournal and ReportSweep, and writes a new random secret (hex, 64
+// characters) to reportSecretName in a new temporary folder outside the
+// results. It returns the secret and that folder (the caller mounts the
+// file and removes the folder). Errors: p has no pushed reports, the
+// profile's JSON, the file system's (the folder is then removed).
+func reportsWorkerConfig(p *vendormock.Profile, rs *ReportsRunSpec, w *worker.Config) (secret []byte, dir string, err error) {
 	if p == nil || p.Reports == nil || p.Reports.Push == nil {
-		return "", fmt.Errorf("server.reports: profile %s declares no pushed reports", s.r.Stack.Profile.Name)
+		name := "(none)"
+		if p != nil {
+			name = p.Name
+		}
+		return nil, "", fmt.Errorf("reports: profile %s declares no pushed reports", name)
 	}
 	spec, err := workerReports(p.ReportsJSON, rs)
 	if err != nil {
-		return "", err
+		return nil, "", err
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
-		return "", err
+	raw := make([]byte, 32)
+	if _, err := rand.Read(raw); err != nil {
+		return nil, "", err
 	}
-	dir, err := os.MkdirTemp("", "notifier-lab-report-")
-	if err != nil {
-		return "", err
+	if dir, err = os.MkdirTemp("", "notifier-lab-report-"); err != nil {
+		return nil, "", err
 	}
+	secret = []byte(hex.EncodeToString(raw))
 	// The worker image may run as another user: readable, not writable.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return "", err
+	err = os.Chmod(dir, 0o755)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, reportSecretName), secret, 0o644)
 	}
-	if err := os.WriteFile(filepath.Join(dir, reportSecretName), []byte(hex.EncodeToString(secret)), 0o644); err != nil {
-		return "", err
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, "", err
 	}
-	s.reportSecret = []byte(hex.EncodeToString(secret))
 	w.VendorReports, w.ReportSecretFile, w.ReportJournal, w.ReportSweep = spec, reportSecretPath, reportJournal, reportSweep
-	return dir, nil
+	return secret, dir, nil
 }
 
 // addReportsProxy (re)creates ReportsProxy towards the scenario's first

@@ -453,6 +453,11 @@ type IdleRaceSpec struct {
 	// Expect: failures (UNKNOWN + NOT_SENT) per setting name, at the full
 	// count; duplicates must be 0 everywhere.
 	Expect map[string]Count `yaml:"expect"`
+	// Reports turns the vendor's delivery reports on in every lane, and
+	// UnknownLeft (required with it) counts the UNKNOWN left over all
+	// lanes (idlerace_reports.go).
+	Reports     *ReportsRunSpec `yaml:"reports"`
+	UnknownLeft *Count          `yaml:"unknown_left"`
 }
 
 // IdleSettings are the idle-timeout settings of the idle race, in order.

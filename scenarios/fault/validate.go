@@ -136,6 +136,7 @@ func (sc *Scenario) validate() []error {
 			bad("steps", "not used by kind %s (the idle_race section drives it)", KindIdleRace)
 		}
 		sc.IdleRace.check(bad)
+		sc.IdleRace.checkReports(sc.AppliesTo, bad)
 	default:
 		bad("kind", "%q: want %s or %s", sc.Kind, KindFault, KindIdleRace)
 	}

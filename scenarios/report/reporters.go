@@ -318,6 +318,7 @@ func NewMarkdownReporter(rs []results.Result, opts ...ReportOption) Reporter {
 		}
 		b.WriteString("\n## Details\n\n")
 		mdTable(&b, detailTable(rs))
+		b.WriteString(settlementSection(rs))
 		writeNetworkSections(&b, rs, o)
 		b.WriteString(contractSection(rs))
 		b.WriteString("\n## Notes\n\n")

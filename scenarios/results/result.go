@@ -96,6 +96,10 @@ type Result struct {
 	// no duplicate send, records and ledger agreeing with the journal. nil
 	// in results written before it existed.
 	Reconcile *reconcile.Report `json:"reconcile,omitempty"`
+	// Settlement is what became of the run's UNKNOWN sends (the records'
+	// count is Outcomes["UNKNOWN"]): left for an operator, settled by
+	// source, time to settle; nil in results written before it existed.
+	Settlement *Settlement `json:"settlement,omitempty"`
 	// Workers, Ledger and QueueType are the run's WORKERS, LEDGER and
 	// QUEUE_TYPE; 0 and "" in results of one worker on its bbolt file.
 	Workers   int    `json:"workers,omitempty"`
