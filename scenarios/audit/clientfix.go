@@ -46,7 +46,8 @@ type FixCheck struct {
 	// failed, each with its verdict in the fixed run: "idle timeout rule PASS".
 	Rules []string `json:"rules"`
 	// Still are the rules of Rules that still fail; New the library rules
-	// the fixed run fails that the default passed.
+	// the fixed run fails that the default did not fail (passed, or did not
+	// run).
 	Still, New   []string
 	RaceFailures int  `json:"race_failures"` // the fixed run's idle race; -1 = not run
 	RaceSends    int  `json:"race_sends"`
@@ -88,8 +89,15 @@ func checkFix(def *ClientRow, fixed *ClientRow) {
 	}
 	fc.Folder, fc.RaceFailures, fc.RaceSends = fixed.Folder, fixed.RaceFailures, fixed.RaceSends
 	for _, id := range slices.Sorted(maps.Keys(failed)) {
-		v := cmpOr(fixed.verdicts[id], "not evaluated")
-		fc.Rules = append(fc.Rules, shortName(id)+" "+v)
+		fr := fixed.rules[id]
+		v := cmpOr(fr.Verdict, "not evaluated")
+		line := shortName(id) + " " + v
+		if v == Fail {
+			// Why it still fails: the fixed run's evidence may name a cause
+			// other than the default's (a harness limit, another fault).
+			line += " (" + clip(fr.summary(), 160) + ")"
+		}
+		fc.Rules = append(fc.Rules, line)
 		if v != Pass {
 			fc.Still = append(fc.Still, shortName(id))
 		}
@@ -108,6 +116,17 @@ func shortName(id string) string {
 		return s
 	}
 	return strings.TrimPrefix(id, "fault-")
+}
+
+// clip shortens s to about n bytes, at a word, with an ellipsis.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	if i := strings.LastIndex(s[:n], " "); i > 0 {
+		n = i
+	}
+	return s[:n] + " ..."
 }
 
 func cmpOr(s, def string) string {
@@ -138,7 +157,7 @@ func fixText(r ClientRow) string {
 	}
 	s := verdict + ": " + strings.Join(parts, ", ")
 	if len(fc.New) > 0 {
-		s += "; the fixed run fails what the default passed: " + strings.Join(fc.New, ", ")
+		s += "; the fixed run also fails (the default did not fail it, or did not run it): " + strings.Join(fc.New, ", ")
 	}
 	return s + " (" + fc.Folder + ")"
 }

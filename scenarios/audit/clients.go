@@ -58,8 +58,8 @@ type ClientRow struct {
 	RaceFailures, RaceSends int
 	// Fix is what the audit of the row's fix says (FixedVariants); empty
 	// on a fixed variant's own row.
-	Fix      FixCheck          `json:"fix"`
-	verdicts map[string]string // rule ID -> verdict
+	Fix   FixCheck        `json:"fix"`
+	rules map[string]Rule // by rule ID
 }
 
 // Comparison is the page: one row per audit of a third-party client with
@@ -150,7 +150,7 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 	in.Errors = append(in.Errors, KeptErrors(dir, old)...)
 	rules := Evaluate(in)
 	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker],
-		RaceFailures: -1, verdicts: map[string]string{}}
+		RaceFailures: -1, rules: map[string]Rule{}}
 	if in.Race != nil {
 		row.RaceFailures = 0
 		for _, rr := range in.Race.Rows {
@@ -159,7 +159,7 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 		}
 	}
 	for _, r := range rules {
-		row.verdicts[r.ID] = r.Verdict
+		row.rules[r.ID] = r
 		switch {
 		case r.Verdict == Fail:
 			row.Failures = append(row.Failures, r)
