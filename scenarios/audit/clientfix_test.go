@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // plantFixedAudit plants an audit of worker as plantClientAudit does;
@@ -133,5 +135,27 @@ func TestFixedClients(t *testing.T) {
 	got := strings.Join(FixedClients(), ",")
 	if want := "python-session-fixed,python-httpx-fixed,java-okhttp-fixed,java-apache-fixed,node-axios-fixed,node-got-fixed"; got != want {
 		t.Errorf("FixedClients = %s; want %s", got, want)
+	}
+}
+
+// TestIdleRuleFixedVariant: a fixed variant is judged by the idle timeout
+// its bench results record (the one the lab gave it); without one the lab
+// does not know it (the control: no library default is assumed).
+func TestIdleRuleFixedVariant(t *testing.T) {
+	for _, tt := range []struct {
+		idleS float64
+		want  string
+		says  string
+	}{
+		{74, Pass, "idle timeout 74.00 s < keep-alive 75 s"},
+		{80, Fail, "idle timeout 80.00 s >= keep-alive 75 s"},
+		{0, Pass, "idle timeout unknown to the lab"},
+	} {
+		in := Inputs{Worker: "java-okhttp-fixed", KeepaliveS: 75,
+			Bench: []results.Result{{Worker: "java-okhttp-fixed", RTTMS: 3, IdleConnTimeoutS: tt.idleS}}}
+		r := idleRule(in, in.workerRuns())
+		if r.Verdict != tt.want || !strings.Contains(r.Evidence, tt.says) {
+			t.Errorf("idle %g s: %s %q; want %s saying %q", tt.idleS, r.Verdict, r.Evidence, tt.want, tt.says)
+		}
 	}
 }
