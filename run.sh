@@ -12,7 +12,8 @@
 #                             audit every third-party client (python-*,
 #                             java-okhttp, java-apache, node-axios, node-got)
 #                             one after the other, then the comparison page
-#                             results/audit/clients.{md,html}
+#                             results/audit/clients.{md,html}; FIXED=1 also
+#                             audits each fixed variant (<client>-fixed)
 #   ./run.sh list             list the scenarios, one line each
 #   ./run.sh matrix [KEY=VALUE...]
 #                             the published matrix: http/https/mtls x both

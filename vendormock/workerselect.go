@@ -33,8 +33,16 @@ var ErrUnknownWorker = errors.New("unknown worker")
 // referenceWorkers maps each WORKER name of a contract worker this project
 // builds (workers/) to its image variable and CLIENT_MODE
 // (docs/worker-contract.md#implementations): the reference workers with
-// the languages' own clients, and the third-party client workers.
+// the languages' own clients, the third-party client workers, and their
+// fixed variants (FixedSuffix: the documented one-line fix applied, with
+// an idle timeout of FixedIdleTimeout).
 var referenceWorkers = map[string]struct{ imageEnv, mode string }{
+	"python-session-fixed":   {EnvImageWorkerPython, "session-fixed"},
+	"python-httpx-fixed":     {EnvImageWorkerPython, "httpx-fixed"},
+	"java-okhttp-fixed":      {EnvImageWorkerJava, "okhttp-fixed"},
+	"java-apache-fixed":      {EnvImageWorkerJava, "apache-fixed"},
+	"node-axios-fixed":       {EnvImageWorkerNode, "axios-fixed"},
+	"node-got-fixed":         {EnvImageWorkerNode, "got-fixed"},
 	"node-fetch":             {EnvImageWorkerNode, "fetch"},
 	"node-agent-nokeepalive": {EnvImageWorkerNode, "agent-nokeepalive"},
 	"node-agent-keepalive":   {EnvImageWorkerNode, "agent-keepalive"},
@@ -69,6 +77,10 @@ type WorkerSelection struct {
 	// Env is the worker's own knobs (CLIENT_MODE of a reference worker);
 	// add it to the contract environment.
 	Env map[string]string
+	// IdleFromKeepalive is true for a fixed variant (FixedSuffix): the lab
+	// adds EnvClientIdleTimeout from the vendor's keep-alive
+	// (SetIdleTimeout), which the worker requires.
+	IdleFromKeepalive bool
 }
 
 // WorkerImage resolves a WORKER value (WorkerNames) to its image and
@@ -99,7 +111,43 @@ func WorkerImage(name string, getenv func(string) string) (WorkerSelection, erro
 		return WorkerSelection{}, fmt.Errorf("%w: worker %s needs %s: run vendormock/images/ensure-images.sh (it builds the reference workers from the Debian base) and load %s",
 			ErrImagesMissing, name, ref.imageEnv, DefaultImagesEnvFile)
 	}
-	return WorkerSelection{Name: name, Image: img, Contract: true, Env: map[string]string{"CLIENT_MODE": ref.mode}}, nil
+	return WorkerSelection{Name: name, Image: img, Contract: true, Env: map[string]string{"CLIENT_MODE": ref.mode},
+		IdleFromKeepalive: strings.HasSuffix(name, FixedSuffix)}, nil
+}
+
+// FixedSuffix ends the WORKER name of a third-party client's fixed
+// variant: "java-okhttp-fixed" is "java-okhttp" with the fix its README
+// documents (docs/auditing.md#fixed-variants).
+const FixedSuffix = "-fixed"
+
+// EnvClientIdleTimeout is the variable carrying a fixed variant's idle
+// timeout in ms (docs/worker-contract.md#what-the-lab-gives-the-worker).
+const EnvClientIdleTimeout = "CLIENT_IDLE_TIMEOUT_MS"
+
+// FixedIdleMargin is how far below the vendor's keep-alive a fixed
+// variant's idle timeout sits: one second, above every RTT the lab adds
+// (the audit's 3 and 10 ms, the idle races' at most 300 ms), so that the
+// client drops a connection before the server's close can cross a request
+// (docs/worker-contract.md#the-audit, rule "idles out below the vendor's
+// keep-alive minus one RTT").
+const FixedIdleMargin = time.Second
+
+// FixedIdleTimeout returns the idle timeout the lab gives a fixed variant
+// for a vendor keep-alive: keepalive - FixedIdleMargin, at least 1 ms.
+func FixedIdleTimeout(keepalive time.Duration) time.Duration {
+	return max(keepalive-FixedIdleMargin, time.Millisecond)
+}
+
+// SetIdleTimeout sets EnvClientIdleTimeout in env to
+// FixedIdleTimeout(keepalive) when sel is a fixed variant, and returns the
+// value set (0 = sel is not one, env unchanged).
+func (sel WorkerSelection) SetIdleTimeout(env map[string]string, keepalive time.Duration) time.Duration {
+	if !sel.IdleFromKeepalive {
+		return 0
+	}
+	d := FixedIdleTimeout(keepalive)
+	env[EnvClientIdleTimeout] = strconv.FormatInt(d.Milliseconds(), 10)
+	return d
 }
 
 // ContractOptions are the run's values of the worker contract that do not

@@ -28,6 +28,12 @@ func TestWorkerImage(t *testing.T) {
 		{"python requests.post", "python-requests", "lab/python:1", "requests", true},
 		{"python requests.Session", "python-session", "lab/python:1", "session", true},
 		{"python httpx.Client", "python-httpx", "lab/python:1", "httpx", true},
+		{"python session fixed", "python-session-fixed", "lab/python:1", "session-fixed", true},
+		{"python httpx fixed", "python-httpx-fixed", "lab/python:1", "httpx-fixed", true},
+		{"java okhttp fixed", "java-okhttp-fixed", "lab/java:1", "okhttp-fixed", true},
+		{"java apache fixed", "java-apache-fixed", "lab/java:1", "apache-fixed", true},
+		{"node axios fixed", "node-axios-fixed", "lab/node:1", "axios-fixed", true},
+		{"node got fixed", "node-got-fixed", "lab/node:1", "got-fixed", true},
 		{"any image", "image:acme/worker:2", "acme/worker:2", "", true},
 	}
 	for _, tt := range tests {
@@ -40,6 +46,35 @@ func TestWorkerImage(t *testing.T) {
 				t.Fatalf("WorkerImage(%q) = %+v; want image %q, contract %t, mode %q", tt.in, got, tt.image, tt.contract, tt.mode)
 			}
 		})
+	}
+}
+
+// TestFixedIdleTimeout: a fixed variant gets CLIENT_IDLE_TIMEOUT_MS one
+// margin below the keep-alive; its default (the negative control) gets
+// none, so the worker keeps its library's default.
+func TestFixedIdleTimeout(t *testing.T) {
+	get := func(string) string { return "lab/x:1" }
+	for _, tt := range []struct {
+		worker, want string
+	}{
+		{"java-okhttp-fixed", "74000"}, {"node-got-fixed", "74000"}, {"python-session-fixed", "74000"},
+		{"java-okhttp", ""}, {"node-agent-keepalive", ""},
+	} {
+		sel, err := WorkerImage(tt.worker, get)
+		if err != nil {
+			t.Fatal(err)
+		}
+		env := map[string]string{}
+		d := sel.SetIdleTimeout(env, 75*time.Second)
+		if got := env[EnvClientIdleTimeout]; got != tt.want || (tt.want == "") != (d == 0) {
+			t.Errorf("%s: %s = %q (%s); want %q", tt.worker, EnvClientIdleTimeout, got, d, tt.want)
+		}
+	}
+	if d := FixedIdleTimeout(5 * time.Second); d != 4*time.Second {
+		t.Errorf("FixedIdleTimeout(5s) = %s; want 4s (the sms profile)", d)
+	}
+	if d := FixedIdleTimeout(500 * time.Millisecond); d != time.Millisecond {
+		t.Errorf("FixedIdleTimeout(500ms) = %s; want the 1 ms floor", d)
 	}
 }
 

@@ -215,12 +215,14 @@ func TestAuditPageRendersInChromium(t *testing.T) {
 }
 
 // TestClientsPageRendersInChromium opens the clients' comparison page in
-// headless Chromium: no console error, one rules row per audit, a real
+// headless Chromium: no console error, one rules row per audit of a
+// default (the fixed variant's audit is not a client of its own), a real
 // screenshot.
 func TestClientsPageRendersInChromium(t *testing.T) {
 	parent := t.TempDir()
 	plantClientAudit(t, parent, "node-got-alimtalk", "node-got")
 	plantClientAudit(t, parent, "node-axios-alimtalk", "node-axios")
+	plantClientAudit(t, parent, "node-got-fixed-alimtalk", "node-got-fixed")
 	c, err := Compare(parent)
 	if err != nil {
 		t.Fatal(err)

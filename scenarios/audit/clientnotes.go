@@ -58,12 +58,16 @@ var comparisonPage = newPage("clients", `{{template "head" "Third-party HTTP cli
 {{template "failures" (clientFailures .)}}
 <h2>What each library does by default</h2>
 <table id="notes">
-<thead><tr><th>client</th><th>default (library source)</th><th>what it costs here</th><th>fix (one line)</th></tr></thead>
+<thead><tr><th>client</th><th>default (library source)</th><th>what it costs here</th><th>fix (one line)</th><th>fix verified</th></tr></thead>
 <tbody>
-{{range .Rows}}<tr><td>{{.Worker}} ({{.Profile}})</td><td>{{.Note.Default}}</td><td>{{.Note.Cost}}</td><td>{{.Note.Fix}}</td></tr>
+{{range .Rows}}<tr data-fix="{{.Worker}}-{{.Profile}}"><td>{{.Worker}} ({{.Profile}})</td><td>{{.Note.Default}}</td><td>{{.Note.Cost}}</td><td>{{.Note.Fix}}</td><td class="{{fixClass .Fix}}">{{fixText .}}</td></tr>
 {{end}}</tbody>
 </table>
-<p>The fixes are the libraries' documented settings; this comparison has not re-run the audit with them applied.</p>
+<p id="fix-summary">{{fixSummary .}}</p>
+<h2>With the fix applied</h2>
+<ul id="fixed">
+{{range fixedLines .}}<li>{{.}}</li>
+{{end}}</ul>
 <h2>Figures</h2>
 <p>Connections from nginx's access log; latency and CPU from the worker's records; the Go worker's pooled run beside each.</p>
 <table id="figures">
@@ -79,7 +83,7 @@ var comparisonPage = newPage("clients", `{{template "head" "Third-party HTTP cli
 {{range .Rows}}<tr><td>{{.Worker}}</td><td>{{.Profile}}</td><td class="{{class .Idle.Verdict}}">{{.Idle.Verdict}}: {{.Idle.Evidence}}</td><td class="{{class .ClientReplay.Verdict}}">{{.ClientReplay.Verdict}}: {{.ClientReplay.Evidence}}</td><td class="{{class .Replay.Verdict}}">{{.Replay.Verdict}}: {{.Replay.Evidence}}</td><td class="{{class .Stall.Verdict}}">{{.Stall.Verdict}}: {{.Stall.Evidence}}</td><td class="{{class .Duplicates.Verdict}}">{{.Duplicates.Verdict}}: {{.Duplicates.Evidence}}</td><td class="{{class .Lost.Verdict}}">{{.Lost.Verdict}}: {{.Lost.Evidence}}</td><td class="{{class .RecordsLost.Verdict}}">{{.RecordsLost.Verdict}}: {{.RecordsLost.Evidence}}</td><td>{{.FaultsPass}} / {{.FaultsFail}} / {{.FaultsNA}}{{range .FaultFailures}} {{.}}{{end}}</td></tr>
 {{end}}</tbody>
 </table>
-<p>Each audit's own page: {{range .Rows}}<a href="{{.Folder}}/audit.html">{{.Folder}}</a> {{end}}</p>
+<p>Each audit's own page: {{range .Rows}}<a href="{{.Folder}}/audit.html">{{.Folder}}</a> {{end}}{{range .Fixed}}<a href="{{.Folder}}/audit.html">{{.Folder}}</a> {{end}}</p>
 {{range .Rows}}{{if .Machine}}<p class="na">Machine ({{.Folder}}): {{.Machine}}</p>{{end}}{{end}}
 </body>
 </html>

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
@@ -56,17 +57,33 @@ type ClientRow struct {
 	// Provenance is the audit run's (from its audit.json); nil for an
 	// audit written before the lab recorded it.
 	Provenance *results.Provenance `json:"provenance,omitempty"`
+	// RaceFailures and RaceSends are the idle race's UNKNOWN or NOT_SENT
+	// sends and all its sends; RaceFailures is -1 when the race did not run.
+	RaceFailures, RaceSends int
+	// Fix is what the audit of the row's fix says (FixedVariants); empty
+	// on a fixed variant's own row.
+	Fix   FixCheck        `json:"fix"`
+	rules map[string]Rule // by rule ID
+	// libRules are the rules evaluated without the fault runs of the
+	// harness's known limits (harnessLimits): what the library alone
+	// passes or fails, for checkFix.
+	libRules map[string]Rule
 }
 
-// Comparison is the page: one row per audit of a third-party client.
+// Comparison is the page: one row per audit of a third-party client with
+// its defaults (Rows), and the audits of their fixed variants (Fixed,
+// FixedClients), which verify the fixes and are not clients of their own.
 type Comparison struct {
-	Rows []ClientRow `json:"rows"`
+	Rows  []ClientRow `json:"rows"`
+	Fixed []ClientRow `json:"fixed"`
 }
 
 // Compare reads every audit folder under parent (parent/*/audit.json) of
-// a ThirdPartyClients worker and re-evaluates its rules from its result
-// files (Load, Evaluate), so the page needs no stack. Errors: a folder
-// whose files do not parse; no audit of a third-party client.
+// a ThirdPartyClients worker or of a FixedClients variant and re-evaluates
+// its rules from its result files (Load, Evaluate), so the page needs no
+// stack; each default's Fix comes from the audit of its fix on the same
+// profile when one is there. Errors: a folder whose files do not parse; no
+// audit of a third-party client.
 func Compare(parent string) (Comparison, error) {
 	var c Comparison
 	paths, err := filepath.Glob(filepath.Join(parent, "*", RulesFile))
@@ -82,7 +99,8 @@ func Compare(parent string) (Comparison, error) {
 		if err := json.Unmarshal(b, &old); err != nil {
 			return c, fmt.Errorf("read %s: %w", p, err)
 		}
-		if !slices.Contains(ThirdPartyClients, old.Worker) {
+		fixed := slices.Contains(FixedClients(), old.Worker)
+		if !fixed && !slices.Contains(ThirdPartyClients, old.Worker) {
 			continue
 		}
 		dir := filepath.Dir(p)
@@ -91,17 +109,35 @@ func Compare(parent string) (Comparison, error) {
 			return c, fmt.Errorf("%s: %w", dir, err)
 		}
 		row.Folder = filepath.Base(dir)
-		c.Rows = append(c.Rows, row)
+		if fixed {
+			c.Fixed = append(c.Fixed, row)
+		} else {
+			c.Rows = append(c.Rows, row)
+		}
 	}
 	if len(c.Rows) == 0 {
 		return c, fmt.Errorf("no audit of a third-party client (%s) under %s", strings.Join(ThirdPartyClients, ", "), parent)
 	}
-	slices.SortStableFunc(c.Rows, func(a, b ClientRow) int {
-		if d := slices.Index(ThirdPartyClients, a.Worker) - slices.Index(ThirdPartyClients, b.Worker); d != 0 {
-			return d
+	order := append(slices.Clone(ThirdPartyClients), FixedClients()...)
+	for _, rows := range [][]ClientRow{c.Rows, c.Fixed} {
+		slices.SortStableFunc(rows, func(a, b ClientRow) int {
+			if d := slices.Index(order, a.Worker) - slices.Index(order, b.Worker); d != 0 {
+				return d
+			}
+			return strings.Compare(a.Profile, b.Profile)
+		})
+	}
+	for i := range c.Rows {
+		var fixed *ClientRow
+		for _, rows := range [][]ClientRow{c.Rows, c.Fixed} {
+			for j := range rows {
+				if rows[j].Worker == FixedVariants[c.Rows[i].Worker] && rows[j].Profile == c.Rows[i].Profile {
+					fixed = &rows[j]
+				}
+			}
 		}
-		return strings.Compare(a.Profile, b.Profile)
-	})
+		checkFix(&c.Rows[i], fixed)
+	}
 	return c, nil
 }
 
@@ -121,8 +157,20 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 	}
 	in.Errors = append(in.Errors, KeptErrors(dir, old)...)
 	rules := Evaluate(in)
-	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker], Provenance: old.Provenance}
+	row := ClientRow{Worker: old.Worker, Profile: old.Profile, Date: old.Date, Pass: Passed(rules), Note: clientNotes[old.Worker],
+		Provenance: old.Provenance, RaceFailures: -1, rules: map[string]Rule{}, libRules: map[string]Rule{}}
+	for _, r := range Evaluate(withoutHarnessLimits(in)) {
+		row.libRules[r.ID] = r
+	}
+	if in.Race != nil {
+		row.RaceFailures = 0
+		for _, rr := range in.Race.Rows {
+			row.RaceFailures += rr.Failures
+			row.RaceSends += rr.Sends
+		}
+	}
 	for _, r := range rules {
+		row.rules[r.ID] = r
 		switch {
 		case r.Verdict == Fail:
 			row.Failures = append(row.Failures, r)
@@ -232,6 +280,18 @@ var harnessLimits = map[string]string{
 	"contract":         "records and routing are the harness's, not the library's",
 }
 
+// withoutHarnessLimits is in without the fault runs the shared harness
+// fails by design (harnessLimits' fault-* rules: broker-cut, malformed),
+// so a rule such as "lost (records)" that fails only through them is
+// judged on the library's own runs.
+func withoutHarnessLimits(in Inputs) Inputs {
+	in.Faults = slices.DeleteFunc(slices.Clone(in.Faults), func(v fault.Verdict) bool {
+		_, harness := harnessLimits["fault-"+v.Name]
+		return harness
+	})
+	return in
+}
+
 // ComparisonMarkdown returns clients.md: failures first (one line per
 // client with evidence), what each library does by default with its
 // source and fix, then the figures and the rules side by side.
@@ -240,16 +300,20 @@ func ComparisonMarkdown(c Comparison) string {
 	b.WriteString("# Third-party HTTP clients on the vendor path\n\n")
 	b.WriteString("Each row is one audit (`./run.sh audit WORKER=<client> PROFILE=<profile>`, or all of them with `./run.sh audit-clients`); rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with `./run.sh report results/audit`.\n\n")
 	clientFailures(c).markdown(&b)
-	b.WriteString("## What each library does by default\n\n| client | default (library source) | what it costs here | fix (one line) |\n|---|---|---|---|\n")
+	b.WriteString("## What each library does by default\n\n| client | default (library source) | what it costs here | fix (one line) | fix verified |\n|---|---|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, r := range c.Rows {
 		if seen[r.Worker] {
 			continue
 		}
 		seen[r.Worker] = true
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Worker, mdCell(r.Note.Default), mdCell(r.Note.Cost), mdCell(r.Note.Fix))
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.Worker, mdCell(r.Note.Default), mdCell(r.Note.Cost), mdCell(r.Note.Fix), mdCell(fixVerifiedCell(c, r.Worker)))
 	}
-	b.WriteString("\nThe fixes are the libraries' documented settings; this comparison has not re-run the audit with them applied.\n")
+	b.WriteString("\n" + fixSummary(c) + "\n")
+	b.WriteString("\n## With the fix applied\n\n")
+	for _, l := range fixedLines(c) {
+		fmt.Fprintf(&b, "- %s\n", l)
+	}
 	b.WriteString("\n## Figures (bench: connections from nginx, latency and CPU from the worker's records)\n\n")
 	b.WriteString("| client | profile | COUNT | RTT ms | connections / sends | per send | p50 ms | p99 ms | CPU ms/send | Go worker CPU ms/send | Go p50 ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range c.Rows {
@@ -269,7 +333,7 @@ func ComparisonMarkdown(c Comparison) string {
 	}
 	b.WriteString("\nEach audit's own page (rules with full evidence, charts): ")
 	var links []string
-	for _, r := range c.Rows {
+	for _, r := range append(slices.Clone(c.Rows), c.Fixed...) {
 		links = append(links, fmt.Sprintf("[%s](%s/%s)", r.Folder, r.Folder, MarkdownFile))
 	}
 	b.WriteString(strings.Join(links, ", ") + ".\n")
@@ -280,7 +344,7 @@ func ComparisonMarkdown(c Comparison) string {
 			fmt.Fprintf(&b, "\nMachine (%s): %s\n", r.Folder, r.Machine)
 		}
 	}
-	b.WriteString(provenanceSection(c.Rows))
+	b.WriteString(provenanceSection(slices.Concat(c.Rows, c.Fixed)))
 	return b.String()
 }
 

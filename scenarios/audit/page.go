@@ -70,6 +70,18 @@ var pageFuncs = template.FuncMap{
 	"finding":        findingLine,
 	"auditFailures":  auditFailures,
 	"clientFailures": clientFailures,
+	"fixText":        fixText,
+	"fixSummary":     fixSummary,
+	"fixedLines":     fixedLines,
+	"fixClass": func(f FixCheck) string {
+		switch {
+		case f.Folder == "":
+			return "na"
+		case f.Verified:
+			return "pass"
+		}
+		return "fail"
+	},
 	"class": func(v string) string {
 		switch v {
 		case Pass:

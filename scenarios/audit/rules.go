@@ -66,6 +66,11 @@ const OneConnectionPerSend = 0.9
 // keeps no connection at all, and s is +Inf for a client that keeps an
 // idle connection until the server closes it.
 func declaredIdle(worker string, r results.Result) (s float64, reuse, ok bool) {
+	if strings.HasSuffix(worker, vendormock.FixedSuffix) {
+		// A fixed variant: the idle timeout the lab gave it, recorded in
+		// its bench results (vendormock.FixedIdleTimeout).
+		return r.IdleConnTimeoutS, true, r.IdleConnTimeoutS > 0
+	}
 	switch worker {
 	case vendormock.WorkerGo:
 		return r.IdleConnTimeoutS, true, r.IdleConnTimeoutS > 0

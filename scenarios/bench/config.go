@@ -160,6 +160,10 @@ type Config struct {
 	// Thresholds are THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS (zero:
 	// not judged); Run judges every result by them (Judge).
 	Thresholds Thresholds
+	// AuditFixed is FIXED=1: `lab audit-clients` also audits each
+	// third-party client's fixed variant after the defaults
+	// (docs/auditing.md#fixed-variants); no other command reads it.
+	AuditFixed bool
 	// Provenance is the invocation's commit, command line, machine, images
 	// and date (filled once by the lab command); every Result carries it.
 	// nil in tests that build a Config by hand.

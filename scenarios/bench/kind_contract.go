@@ -244,6 +244,11 @@ func checkRecords(cc *results.ContractCheck, recs []records.Record, readErr erro
 // send without cpu_ms in the records is -1 (unknown).
 func (b *Bench) contractResult(r *results.Result, cc *results.ContractCheck, entries []vendormock.AccessEntry) {
 	r.Worker, r.Contract = cc.Worker, cc
+	if b.sel.IdleFromKeepalive {
+		// The idle timeout the lab gave the fixed variant (lab.ContractEnv),
+		// for the audit's idle rule.
+		r.IdleConnTimeoutS = vendormock.FixedIdleTimeout(b.stack.KeepaliveTimeout).Seconds()
+	}
 	if r.JournalCount == 0 && cc.Consumed > 0 {
 		cc.Missing = append(cc.Missing, fmt.Sprintf("called the vendor for none of the %d messages it took from the queue (WireMock journal: 0 sends)", cc.Consumed))
 	}

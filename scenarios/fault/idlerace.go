@@ -288,6 +288,8 @@ func (l *lane) run(ctx context.Context) (err error) {
 		o.Args, o.Image, o.Grace = nil, r.opts.Worker.Image, lab.ContractGrace()
 		o.Env = lab.ContractEnv(st, r.opts.Worker, l.topo, "", 0, time.Time{})
 		o.Env["VENDOR_URL"] = "https://" + st.VendorHost + ":" + strconv.Itoa(l.port)
+		// A fixed variant idles out below the race's keep-alive, not the stack's.
+		r.opts.Worker.SetIdleTimeout(o.Env, l.spec.KeepaliveTimeout.D())
 	}
 	if err := l.reportsOn(&wcfg, &o); err != nil {
 		return err

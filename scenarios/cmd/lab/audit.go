@@ -57,6 +57,10 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	if given(args, getenv, "FIXED") {
+		return &UsageError{Key: "FIXED", Value: "(set)", Source: "argument",
+			Msg: "FIXED is audit-clients' key; audit one fixed variant with WORKER=<client>-fixed"}
+	}
 	if err := labEnvironment(&cfg, getenv); err != nil {
 		return err
 	}

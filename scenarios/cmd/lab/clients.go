@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
@@ -18,8 +19,11 @@ const clientsHelp = `
 third-party client (python-requests, python-session, python-httpx, java-okhttp,
 java-apache, node-axios, node-got), one after the other, each into
 results/audit/<client>-<profile>/, then the comparison page
-results/audit/clients.md and clients.html. WORKER and OUT are refused (the
-audit names each folder). ./run.sh report results/audit rebuilds the page
+results/audit/clients.md and clients.html. FIXED=1 then audits each
+client's fixed variant (<client>-fixed: its documented one-line fix
+applied) into results/audit/<client>-fixed-<profile>/, and the page says
+for each fix whether the rules the default failed now pass. WORKER and OUT
+are refused (the audit names each folder). ./run.sh report results/audit rebuilds the page
 offline from the folders' result files. Exit 1 when a rule of any audit failed.
 `
 
@@ -35,7 +39,8 @@ func parseClientsArgs(args []string, getenv func(string) string) (bench.Config, 
 	return parseAuditArgs(args, getenv)
 }
 
-// runClients runs the audit of every audit.ThirdPartyClients worker, then
+// runClients runs the audit of every audit.ThirdPartyClients worker (and,
+// with FIXED=1, of every audit.FixedClients variant after them), then
 // writes the comparison page. An audit that fails a rule does not stop the
 // others; any other error does.
 func runClients(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
@@ -48,8 +53,12 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 	}
 	cfg.Provenance = newProvenance(time.Now(), "audit-clients", args, benchKeyNames(), getenv, cfg.Images)
 	failed := 0
-	for i, w := range audit.ThirdPartyClients {
-		fmt.Fprintf(stdout, "[audit-clients] %d/%d: %s\n", i+1, len(audit.ThirdPartyClients), w)
+	workers := audit.ThirdPartyClients
+	if cfg.AuditFixed {
+		workers = append(slices.Clone(workers), audit.FixedClients()...)
+	}
+	for i, w := range workers {
+		fmt.Fprintf(stdout, "[audit-clients] %d/%d: %s\n", i+1, len(workers), w)
 		c := cfg
 		c.Worker, c.Out = w, ""
 		err := audit.Run(ctx, audit.Options{Config: c, Images: c.Images}, stdout)
@@ -64,7 +73,7 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	if failed > 0 {
-		return fmt.Errorf("%w: %d of %d clients failed a rule (see %s)", audit.ErrFailed, failed, len(audit.ThirdPartyClients),
+		return fmt.Errorf("%w: %d of %d audits failed a rule (see %s)", audit.ErrFailed, failed, len(workers),
 			filepath.Join(audit.DefaultDir, audit.ClientsMarkdown))
 	}
 	return nil
@@ -79,7 +88,7 @@ func writeClients(parent string, w io.Writer) error {
 	if err := audit.WriteComparison(parent, c); err != nil {
 		return err
 	}
-	fmt.Fprintf(w, "comparison of %d client audits: %s, %s\n", len(c.Rows),
+	fmt.Fprintf(w, "comparison of %d client audits and %d fixed variants: %s, %s\n", len(c.Rows), len(c.Fixed),
 		filepath.Join(parent, audit.ClientsMarkdown), filepath.Join(parent, audit.ClientsHTML))
 	return nil
 }

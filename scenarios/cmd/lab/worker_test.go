@@ -32,7 +32,7 @@ func TestParseWorker(t *testing.T) {
 		{"a local image", []string{"WORKER=image:acme/worker:1"}, "image:acme/worker:1", nil},
 		{"an image the engine does not have is refused before anything starts", []string{"WORKER=image:does/not:exist"}, "", []string{"WORKER", "not in the local Docker engine", "never pulls"}},
 		{"sms refuses plain http", []string{"PROFILE=sms", "SCHEME=http"}, "", []string{"SCHEME", "requires mutual TLS", "allowed with PROFILE=sms: https, mtls"}},
-		{"unknown names the known ones", []string{"WORKER=python"}, "", []string{"WORKER", "known: go, java-apache, ", "node-fetch, ", "python-session, image:NAME"}},
+		{"unknown names the known ones", []string{"WORKER=python"}, "", []string{"WORKER", "known: go, java-apache, ", "node-fetch, ", "python-session, python-session-fixed, image:NAME"}},
 		{"image without a name", []string{"WORKER=image:"}, "", []string{"image:NAME"}},
 		{"replicas need go", []string{"WORKER=java-shared", "WORKERS=2"}, "", []string{"needs WORKER=go"}},
 		{"concurrency needs go", []string{"WORKER=node-fetch", "CONCURRENCY=8"}, "", []string{"CONCURRENCY above 1 (the contract's prefetch is 1) needs WORKER=go"}},

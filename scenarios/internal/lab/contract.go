@@ -17,8 +17,9 @@ const ContractLedgerFile = "ledger.jsonl"
 // variables for topo's queues, the broker at amqpURL ("" = the stack's
 // network URL), records and ledger in the state folder, MAX_MESSAGES
 // (0 = run until stopped), CLOCK_START when clockStart is not zero, plus
-// the selection's own knobs (CLIENT_MODE). It holds the client secret:
-// never log it.
+// the selection's own knobs (CLIENT_MODE, and CLIENT_IDLE_TIMEOUT_MS below
+// the stack's keep-alive for a fixed variant: WorkerSelection.SetIdleTimeout).
+// It holds the client secret: never log it.
 func ContractEnv(st *vendormock.Stack, sel vendormock.WorkerSelection, topo queues.Topology, amqpURL string, maxMessages int, clockStart time.Time) map[string]string {
 	env := vendormock.ContractEnv(st, vendormock.ContractOptions{
 		Queue:                topo.Names.Main,
@@ -38,5 +39,6 @@ func ContractEnv(st *vendormock.Stack, sel vendormock.WorkerSelection, topo queu
 	for k, v := range sel.Env {
 		env[k] = v
 	}
+	sel.SetIdleTimeout(env, st.KeepaliveTimeout)
 	return env
 }

@@ -7,6 +7,9 @@
 //   agent-keepalive       https.Agent({keepAlive: true}) closing idle
 //                         connections after IDLE_TIMEOUT_MS
 //   axios, got            the npm packages, each with its defaults
+//   axios-fixed, got-fixed  the same with their documented fix: an
+//                         https.Agent({keepAlive: true, timeout:
+//                         CLIENT_IDLE_TIMEOUT_MS}) (libclients.js)
 // request() answers {status, headers, body, trace} or throws an Error with
 // .wroteRequest telling whether the request started to be written
 // (docs/outcomes.md#reasons). Node never re-sends a POST by itself on these
@@ -15,7 +18,7 @@ const fs = require('fs');
 const https = require('https');
 const dc = require('diagnostics_channel');
 
-const MODES = ['fetch', 'agent-nokeepalive', 'agent-keepalive', 'axios', 'got'];
+const MODES = ['fetch', 'agent-nokeepalive', 'agent-keepalive', 'axios', 'got', 'axios-fixed', 'got-fixed'];
 const tlsName = (p) => ({ 'TLSv1.2': '1.2', 'TLSv1.3': '1.3' }[p] || p || '');
 
 function newTrace() {
@@ -164,8 +167,8 @@ function fetchClient(cfg) {
 // naming the known ones.
 function newClient(cfg) {
   switch (cfg.clientMode) {
-    case 'axios': return require('./libclients').axiosClient(cfg, { newTrace, traceSocket });
-    case 'got': return require('./libclients').gotClient(cfg, { newTrace, traceSocket });
+    case 'axios': case 'axios-fixed': return require('./libclients').axiosClient(cfg, { newTrace, traceSocket });
+    case 'got': case 'got-fixed': return require('./libclients').gotClient(cfg, { newTrace, traceSocket });
     case 'fetch': return fetchClient(cfg);
     case 'agent-nokeepalive': return agentClient(cfg, false);
     case 'agent-keepalive': return agentClient(cfg, true);

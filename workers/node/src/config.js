@@ -44,7 +44,11 @@ function load(env) {
     window: { start: str('WINDOW_START', '08:00'), end: str('WINDOW_END', '20:50'), zone: str('WINDOW_ZONE', 'Asia/Seoul') },
     clientMode: str('CLIENT_MODE', 'fetch'),
     idleTimeoutMs: int('IDLE_TIMEOUT_MS', 60000, 1),
+    // The fixed modes' idle timeout (README.md, "Fixed variants"); the lab
+    // sets it below the vendor's keep-alive. 0 = not set.
+    clientIdleTimeoutMs: int('CLIENT_IDLE_TIMEOUT_MS', 0, 0),
   };
+  if (/-fixed$/.test(c.clientMode) && c.clientIdleTimeoutMs < 1) errs.push(`CLIENT_IDLE_TIMEOUT_MS: CLIENT_MODE=${c.clientMode} needs the idle timeout in ms (the lab sets it below the vendor's keep-alive)`);
   if (!/^https:\/\/[^/]+/.test(c.vendorURL)) errs.push(`VENDOR_URL=${JSON.stringify(c.vendorURL)}: want https://host[:port]`);
   if (!c.clientID) errs.push('VENDOR_CLIENT_ID: empty');
   if (!c.clientSecret) errs.push('VENDOR_CLIENT_SECRET: empty');

@@ -8,6 +8,11 @@
 //   got    got.post (got 13, ESM, loaded with import()): Node's
 //          https.globalAgent too, retry.limit 2 but only for GET, PUT, HEAD,
 //          DELETE, OPTIONS and TRACE (never POST)
+//   axios-fixed, got-fixed  the same with the one-line fix of their notes
+//          (README.md, "Fixed variants"): a keep-alive agent that closes a
+//          connection idle CLIENT_IDLE_TIMEOUT_MS (fixedAgent), given as
+//          axios.create({httpsAgent}) and got.extend({agent: {https}});
+//          nothing else changes
 // The harness passes only what the contract asks for: the response timeout
 // (axios `timeout`, got `timeout.request`) and the body as text. The run's
 // CA reaches both through NODE_EXTRA_CA_CERTS (entrypoint.sh), added to
@@ -53,22 +58,34 @@ function tracer(t) {
   };
 }
 
+// fixedAgent is the agent of the fixed modes: Node's https.Agent with
+// keepAlive true and timeout = CLIENT_IDLE_TIMEOUT_MS (Node's docs: the
+// socket timeout, which the agent also sets on a free socket and destroys
+// it when it fires), the rest Node's defaults. null for a default mode.
+function fixedAgent(cfg) {
+  if (!/-fixed$/.test(cfg.clientMode)) return null;
+  if (!(cfg.clientIdleTimeoutMs > 0)) throw new Error(`CLIENT_MODE=${cfg.clientMode} needs CLIENT_IDLE_TIMEOUT_MS`);
+  return new (require('https').Agent)({ keepAlive: true, timeout: cfg.clientIdleTimeoutMs });
+}
+
 function noMTLS(cfg, mode) {
   if (cfg.clientCert) throw new Error(`CLIENT_MODE=${mode} with its default agent cannot present a client certificate (mTLS): use an agent mode`);
 }
 
 function axiosClient(cfg, t) {
-  noMTLS(cfg, 'axios');
+  noMTLS(cfg, cfg.clientMode);
+  const agent = fixedAgent(cfg);
   const axios = require('axios');
+  const inst = agent ? axios.create({ httpsAgent: agent }) : axios;
   const tr = tracer(t);
   return {
-    mode: 'axios',
+    mode: cfg.clientMode,
     version: axios.VERSION,
     request(method, path, headers, body) {
       return tr.call(async () => {
         let res;
         try {
-          res = await axios.request({
+          res = await inst.request({
             method, url: new URL(path, cfg.vendorURL).toString(), headers, data: body,
             timeout: cfg.responseTimeoutMs, responseType: 'text',
           });
@@ -79,19 +96,23 @@ function axiosClient(cfg, t) {
         return { status: res.status, headers: lower(res.headers), body: typeof res.data === 'string' ? res.data : JSON.stringify(res.data) };
       });
     },
-    close() { tr.close(); },
+    close() { tr.close(); if (agent) agent.destroy(); },
   };
 }
 
 function gotClient(cfg, t) {
-  noMTLS(cfg, 'got');
+  noMTLS(cfg, cfg.clientMode);
+  const agent = fixedAgent(cfg);
   const tr = tracer(t);
   let got = null;
   return {
-    mode: 'got',
+    mode: cfg.clientMode,
     request(method, path, headers, body) {
       return tr.call(async () => {
-        if (!got) got = (await import('got')).default; // got >= 12 is ESM only
+        if (!got) {
+          got = (await import('got')).default; // got >= 12 is ESM only
+          if (agent) got = got.extend({ agent: { https: agent } });
+        }
         let res;
         try {
           res = await got(new URL(path, cfg.vendorURL), { method, headers, body, timeout: { request: cfg.responseTimeoutMs } });
@@ -102,7 +123,7 @@ function gotClient(cfg, t) {
         return { status: res.statusCode, headers: lower(res.headers), body: String(res.body) };
       });
     },
-    close() { tr.close(); },
+    close() { tr.close(); if (agent) agent.destroy(); },
   };
 }
 
@@ -112,4 +133,4 @@ function lower(h) {
   return out;
 }
 
-module.exports = { axiosClient, gotClient };
+module.exports = { axiosClient, gotClient, fixedAgent };

@@ -81,9 +81,45 @@ test('outcome names match worker/outcome', () => {
 
 test('the third-party modes refuse mutual TLS before loading their package', () => {
   const { newClient, MODES } = require('../src/client');
-  for (const mode of ['axios', 'got']) {
+  for (const mode of ['axios', 'got', 'axios-fixed', 'got-fixed']) {
     assert.ok(MODES.includes(mode), mode);
     assert.throws(() => newClient({ clientMode: mode, clientCert: '/lab/client.pem' }), /cannot present a client certificate/);
   }
-  assert.throws(() => newClient({ clientMode: 'curl' }), /known modes: fetch, agent-nokeepalive, agent-keepalive, axios, got/);
+  assert.throws(() => newClient({ clientMode: 'curl' }), /known modes: fetch, agent-nokeepalive, agent-keepalive, axios, got, axios-fixed, got-fixed/);
+});
+
+test('the fixed modes: a keep-alive agent with CLIENT_IDLE_TIMEOUT_MS, required', () => {
+  const { fixedAgent } = require('../src/libclients');
+  const { load } = require('../src/config');
+  const env = { VENDOR_URL: 'https://x', VENDOR_CLIENT_ID: 'i', VENDOR_CLIENT_SECRET: 's', LEDGER: 'l' };
+  for (const mode of ['axios-fixed', 'got-fixed']) {
+    assert.throws(() => load({ ...env, CLIENT_MODE: mode }), /CLIENT_IDLE_TIMEOUT_MS/);
+    const cfg = load({ ...env, CLIENT_MODE: mode, CLIENT_IDLE_TIMEOUT_MS: '74000' });
+    const a = fixedAgent(cfg);
+    assert.equal(a.keepAlive, true);
+    assert.equal(a.options.timeout, 74000);
+    a.destroy();
+  }
+  for (const mode of ['axios', 'got']) assert.equal(fixedAgent(load({ ...env, CLIENT_MODE: mode })), null, `${mode} keeps its default agent`);
+});
+
+test('a fixed agent closes a connection idle CLIENT_IDLE_TIMEOUT_MS and reuses a younger one', async () => {
+  // The same options on http.Agent (https.Agent extends it and shares its
+  // free-socket timeout), against a local keep-alive server.
+  const http = require('http');
+  let conns = 0;
+  const srv = http.createServer({ keepAliveTimeout: 10000 }, (req, res) => { req.resume(); req.on('end', () => res.end('{}')); });
+  srv.on('connection', () => conns++);
+  await new Promise((r) => srv.listen(0, '127.0.0.1', r));
+  const agent = new http.Agent({ keepAlive: true, timeout: 200 });
+  const get = () => new Promise((resolve, reject) => {
+    http.request({ host: '127.0.0.1', port: srv.address().port, method: 'POST', agent }, (res) => { res.resume(); res.on('end', resolve); })
+      .on('error', reject).end('{}');
+  });
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  await get(); await sleep(50); await get();
+  assert.equal(conns, 1, 'reused within the idle timeout');
+  await sleep(400); await get();
+  assert.equal(conns, 2, 'a new connection after a pause above the idle timeout');
+  agent.destroy(); srv.close();
 });

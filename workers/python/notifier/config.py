@@ -5,7 +5,11 @@ import socket
 
 from .message import parse_rfc3339
 
-MODES = ("requests", "session", "httpx")
+MODES = ("requests", "session", "httpx", "session-fixed", "httpx-fixed")
+
+# FIXED_MODES apply the one-line fix of their library (README.md, "Fixed
+# variants"): an idle timeout of CLIENT_IDLE_TIMEOUT_MS, which they require.
+FIXED_MODES = ("session-fixed", "httpx-fixed")
 
 
 class Config:
@@ -58,6 +62,7 @@ def load(env):
     c.clock_start = None
     c.window = (s("WINDOW_START", "08:00"), s("WINDOW_END", "20:50"), s("WINDOW_ZONE", "Asia/Seoul"))
     c.client_mode = s("CLIENT_MODE", "session")
+    c.client_idle_timeout_ms = n("CLIENT_IDLE_TIMEOUT_MS", 0, 0)
     if s("CLOCK_START"):
         try:
             c.clock_start = parse_rfc3339(s("CLOCK_START"))
@@ -75,6 +80,8 @@ def load(env):
         errs.append("VENDOR_TOKEN_AUTH=%r: known: basic, form" % c.token_auth)
     if c.client_mode not in MODES:
         errs.append("CLIENT_MODE=%r: known modes: %s" % (c.client_mode, ", ".join(MODES)))
+    if c.client_mode in FIXED_MODES and c.client_idle_timeout_ms < 1:
+        errs.append("CLIENT_IDLE_TIMEOUT_MS: CLIENT_MODE=%s needs the idle timeout in ms (the lab sets it below the vendor's keep-alive)" % c.client_mode)
     if not c.ledger:
         errs.append("LEDGER: empty (a file path in the state folder)")
     if c.retry_delay_ms > c.retry_max_delay_ms:

@@ -5,6 +5,7 @@ library). Skipped where requests or httpx is missing (the image build runs
 them with Debian's packages)."""
 import socket
 import threading
+import time
 import unittest
 
 from notifier import clients, config
@@ -52,9 +53,54 @@ class Server:
         self.sock.close()
 
 
-def client(mode, port):
+class KeepAliveServer:
+    """Answers every request on a kept connection; conns counts accepts."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(8)
+        self.port = self.sock.getsockname()[1]
+        self.conns = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def serve(self):
+        while True:
+            try:
+                c, _ = self.sock.accept()
+            except OSError:
+                return
+            self.conns += 1
+            threading.Thread(target=self.conn, args=(c,), daemon=True).start()
+
+    def conn(self, c):
+        data = b""
+        while True:
+            while b"\r\n\r\n" not in data:
+                chunk = c.recv(65536)
+                if not chunk:
+                    c.close()
+                    return
+                data += chunk
+            head, data = data.split(b"\r\n\r\n", 1)
+            n = 0
+            for line in head.split(b"\r\n"):
+                if line.lower().startswith(b"content-length:"):
+                    n = int(line.split(b":")[1])
+            while len(data) < n:
+                data += c.recv(65536)
+            data = data[n:]
+            body = b'{"code":"1000"}'
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s" % (len(body), body))
+
+    def close(self):
+        self.sock.close()
+
+
+def client(mode, port, idle_ms=60000):
     cfg = config.load({"VENDOR_URL": "https://x", "VENDOR_CLIENT_ID": "i", "VENDOR_CLIENT_SECRET": "s",
-                       "LEDGER": "l", "CLIENT_MODE": mode, "VENDOR_RESPONSE_TIMEOUT_MS": "3000"})
+                       "LEDGER": "l", "CLIENT_MODE": mode, "VENDOR_RESPONSE_TIMEOUT_MS": "3000",
+                       "CLIENT_IDLE_TIMEOUT_MS": str(idle_ms)})
     cfg.vendor_url = "http://127.0.0.1:%d" % port
     return clients.new_client(cfg)
 
@@ -88,6 +134,22 @@ class ClientsTest(unittest.TestCase):
                     c.request("POST", "/v3/message", {}, "{}")
                 self.assertTrue(cm.exception.wrote_request, str(cm.exception))
                 self.assertEqual(srv.requests, 1, "the library re-sent the POST")
+                c.close()
+                srv.close()
+
+    def test_fixed_idle_timeout(self):
+        """The fixed modes open a new connection after a pause of their
+        idle timeout; the default ones reuse the kept one (the negative
+        control: the pause alone does not make a new connection)."""
+        for mode, want in (("session-fixed", 2), ("httpx-fixed", 2), ("session", 1), ("httpx", 1)):
+            with self.subTest(mode=mode):
+                srv = KeepAliveServer()
+                c = client(mode, srv.port, idle_ms=200)
+                for pause in (0, 0.05, 0.4):
+                    time.sleep(pause)
+                    a = c.request("POST", "/v3/message", {"Content-Type": "application/json"}, "{}")
+                    self.assertEqual(a.status, 200)
+                self.assertEqual(srv.conns, want, "connections for 3 sends, the last after a 0.4 s pause, idle timeout 0.2 s")
                 c.close()
                 srv.close()
 

@@ -147,6 +147,15 @@ class ConfigTest(unittest.TestCase):
             self.assertIn(part, str(cm.exception))
         self.assertEqual(config.redact("amqp://guest:pw@h:5672/"), "amqp://guest:xxxxx@h:5672/")
 
+    def test_fixed_modes_need_idle_timeout(self):
+        for mode in config.FIXED_MODES:
+            with self.assertRaises(ValueError) as cm:
+                config.load(dict(ENV, CLIENT_MODE=mode))
+            self.assertIn("CLIENT_IDLE_TIMEOUT_MS", str(cm.exception))
+            c = config.load(dict(ENV, CLIENT_MODE=mode, CLIENT_IDLE_TIMEOUT_MS="74000"))
+            self.assertEqual(c.client_idle_timeout_ms, 74000)
+        self.assertEqual(config.load(ENV).client_idle_timeout_ms, 0)
+
     def test_queues(self):
         q = dict(queues_of(config.load(dict(ENV, QUEUE_TYPE="quorum"))))
         self.assertEqual(q["notifications"]["x-dead-letter-routing-key"], "notifications.dead")

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import org.apache.http.client.config.RequestConfig;
 import org.apache.http.client.methods.CloseableHttpResponse;
@@ -32,6 +33,9 @@ import org.apache.http.util.EntityUtils;
  * VENDOR_RESPONSE_TIMEOUT_MS as connect, socket and pool timeouts. A
  * failure the context says happened before a connection was bound (or a
  * connect timeout) is thrown as a ConnectException (NOT_SENT).
+ * CLIENT_MODE apache-fixed adds the documented fix and nothing else
+ * (README.md, "Fixed variants"):
+ * evictIdleConnections(CLIENT_IDLE_TIMEOUT_MS, MILLISECONDS).
  */
 final class ApacheTransport implements Vendor.Transport {
     private final CloseableHttpClient client;
@@ -48,7 +52,9 @@ final class ApacheTransport implements Vendor.Transport {
         cm.setDefaultMaxPerRoute(20);
         int t = (int) cfg.responseTimeoutMs;
         rc = RequestConfig.custom().setConnectTimeout(t).setSocketTimeout(t).setConnectionRequestTimeout(t).build();
-        client = HttpClients.custom().setConnectionManager(cm).setDefaultRequestConfig(rc).build();
+        org.apache.http.impl.client.HttpClientBuilder b = HttpClients.custom().setConnectionManager(cm).setDefaultRequestConfig(rc);
+        if (cfg.clientMode.equals("apache-fixed")) b.evictIdleConnections(cfg.clientIdleTimeoutMs, TimeUnit.MILLISECONDS);
+        client = b.build();
     }
 
     @Override

@@ -63,7 +63,52 @@ public final class ClientTest {
         Config c = new Config();
         c.vendorURL = "http://127.0.0.1:" + port;
         c.responseTimeoutMs = 5000;
+        c.clientMode = "okhttp";
         return c;
+    }
+
+    private static Config fixed(int port, long idleMs) {
+        Config c = cfg(port);
+        c.clientMode = "okhttp-fixed";
+        c.clientIdleTimeoutMs = idleMs;
+        return c;
+    }
+
+    /** A server that answers every request on every connection it accepts; conns counts them. */
+    private static ServerSocket keepAliveServer(AtomicInteger conns) throws IOException {
+        ServerSocket srv = new ServerSocket(0);
+        Thread t = new Thread(() -> {
+            while (true) {
+                Socket c;
+                try {
+                    c = srv.accept();
+                } catch (IOException e) {
+                    return;
+                }
+                conns.incrementAndGet();
+                Thread h = new Thread(() -> {
+                    try (Socket s = c) {
+                        while (readRequest(s.getInputStream())) answer(s.getOutputStream());
+                    } catch (IOException e) {
+                        // closed by the client
+                    }
+                });
+                h.setDaemon(true);
+                h.start();
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        return srv;
+    }
+
+    /** Three sends, the last after a pause of pauseMs; the connections the server accepted. */
+    private static int connsAfterPause(Vendor.Transport tr, AtomicInteger conns, long pauseMs) throws Exception {
+        for (long pause : new long[] {0, 50, pauseMs}) {
+            Thread.sleep(pause);
+            check("send answered", tr.post("/v3/message", "application/json", "{}", Map.of(), new LinkedHashMap<>()).status, 200);
+        }
+        return conns.get();
     }
 
     public static void main(String[] args) throws Exception {
@@ -145,6 +190,65 @@ public final class ClientTest {
             check("OkHttp re-sent the POST on its own: answer", outcome, "answered 200");
             check("OkHttp re-sent the POST on its own: requests the server read", requests.get(), 3);
             check("OkHttp re-sent the POST on its own: connections the call acquired", trace.get("got_conns"), 2);
+        }
+        // okhttp-fixed: a connection idle CLIENT_IDLE_TIMEOUT_MS is not
+        // reused, and OkHttp no longer sends the POST again; okhttp (above
+        // and here) is the control. Apache's transport registers https
+        // only, so apache-fixed is not checked on this plain HTTP server.
+        for (String mode : new String[] {"okhttp", "okhttp-fixed"}) {
+            AtomicInteger conns = new AtomicInteger();
+            try (ServerSocket srv = keepAliveServer(conns)) {
+                Config c = mode.endsWith("-fixed") ? fixed(srv.getLocalPort(), 300) : cfg(srv.getLocalPort());
+                check(mode + ": connections for 3 sends, the last after a 1 s pause (idle timeout 0.3 s when fixed)",
+                        connsAfterPause(new OkHttpTransport(c, ssl, tm), conns, 1000), mode.endsWith("-fixed") ? 2 : 1);
+            }
+        }
+        requests.set(0);
+        try (ServerSocket srv = new ServerSocket(0)) {
+            Thread t = new Thread(() -> {
+                try (Socket first = srv.accept()) {
+                    if (readRequest(first.getInputStream())) {
+                        requests.incrementAndGet();
+                        answer(first.getOutputStream());
+                    }
+                    if (readRequest(first.getInputStream())) requests.incrementAndGet(); // then close, no answer
+                } catch (IOException e) {
+                    return;
+                }
+                try (Socket second = srv.accept()) {
+                    if (readRequest(second.getInputStream())) requests.incrementAndGet();
+                } catch (IOException e) {
+                    // the fixed client does not come back
+                }
+            });
+            t.setDaemon(true);
+            t.start();
+            OkHttpTransport ok = new OkHttpTransport(fixed(srv.getLocalPort(), 60000), ssl, tm);
+            check("okhttp-fixed first send answered", ok.post("/v3/message", "application/json", "{\"refkey\":\"a\"}", Map.of(), new LinkedHashMap<>()).status, 200);
+            String outcome;
+            try {
+                outcome = "answered " + ok.post("/v3/message", "application/json", "{\"refkey\":\"b\"}", Map.of(), new LinkedHashMap<>()).status;
+            } catch (IOException e) {
+                outcome = Classify.classifyFailure(e);
+            }
+            t.join(2000);
+            check("okhttp-fixed does not re-send the POST: outcome", outcome, Classify.UNKNOWN);
+            check("okhttp-fixed does not re-send the POST: requests the server read", requests.get(), 2);
+        }
+        // Config: a fixed mode needs CLIENT_IDLE_TIMEOUT_MS.
+        Map<String, String> env = new java.util.HashMap<>(Map.of("VENDOR_URL", "https://x", "VENDOR_CLIENT_ID", "i", "VENDOR_CLIENT_SECRET", "s", "LEDGER", "l"));
+        for (String mode : new String[] {"okhttp-fixed", "apache-fixed"}) {
+            env.put("CLIENT_MODE", mode);
+            env.remove("CLIENT_IDLE_TIMEOUT_MS");
+            String err = "";
+            try {
+                Config.load(env);
+            } catch (IllegalArgumentException e) {
+                err = e.getMessage();
+            }
+            check(mode + " without CLIENT_IDLE_TIMEOUT_MS is refused", err.contains("CLIENT_IDLE_TIMEOUT_MS"), true);
+            env.put("CLIENT_IDLE_TIMEOUT_MS", "74000");
+            check(mode + " idle timeout read", Config.load(env).clientIdleTimeoutMs, 74000);
         }
         System.out.println("ClientTest: " + (checks - failed) + " passed, " + failed + " failed");
         System.exit(failed == 0 ? 0 : 1);

@@ -10,10 +10,10 @@ final class Config {
             tokenPath, tokenAuth, sendPath, refkeyField, codeField, correlationHeader, statusTable,
             records, ledger, workerID, clockStart, windowStart, windowEnd, windowZone, clientMode;
     boolean singleActiveConsumer;
-    long retryDelayMs, retryMaxDelayMs, responseTimeoutMs;
+    long retryDelayMs, retryMaxDelayMs, responseTimeoutMs, clientIdleTimeoutMs;
     int maxAttempts, maxMessages, deliveryLimit;
 
-    static final List<String> MODES = List.of("shared", "per-send", "okhttp", "apache");
+    static final List<String> MODES = List.of("shared", "per-send", "okhttp", "apache", "okhttp-fixed", "apache-fixed");
 
     /** Reads env; throws IllegalArgumentException listing every bad variable. */
     static Config load(Map<String, String> env) {
@@ -62,6 +62,11 @@ final class Config {
         c.windowEnd = str.apply("WINDOW_END", "20:50");
         c.windowZone = str.apply("WINDOW_ZONE", "Asia/Seoul");
         c.clientMode = str.apply("CLIENT_MODE", "shared");
+        // The fixed modes' idle timeout (README.md, "Fixed variants"), set by
+        // the lab below the vendor's keep-alive; 0 = not set.
+        c.clientIdleTimeoutMs = num.apply("CLIENT_IDLE_TIMEOUT_MS", 0L);
+        if (c.clientMode.endsWith("-fixed") && c.clientIdleTimeoutMs < 1)
+            errs.add("CLIENT_IDLE_TIMEOUT_MS: CLIENT_MODE=" + c.clientMode + " needs the idle timeout in ms (the lab sets it below the vendor's keep-alive)");
         if (!c.vendorURL.matches("https://[^/]+/?")) errs.add("VENDOR_URL=\"" + c.vendorURL + "\": want https://host[:port]");
         if (c.clientID.isEmpty()) errs.add("VENDOR_CLIENT_ID: empty");
         if (c.clientSecret.isEmpty()) errs.add("VENDOR_CLIENT_SECRET: empty");

@@ -10,6 +10,7 @@ import javax.net.ssl.SSLContext;
 import javax.net.ssl.X509TrustManager;
 import okhttp3.Call;
 import okhttp3.Connection;
+import okhttp3.ConnectionPool;
 import okhttp3.EventListener;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
@@ -26,6 +27,9 @@ import okhttp3.Response;
  * EventListener counts the connections a call acquires and whether the
  * request headers started to go out; a failure before that is thrown as a
  * ConnectException (NOT_SENT). One send at a time, so one listener state.
+ * CLIENT_MODE okhttp-fixed adds the documented fix and nothing else
+ * (README.md, "Fixed variants"): retryOnConnectionFailure(false) and
+ * new ConnectionPool(5, CLIENT_IDLE_TIMEOUT_MS, MILLISECONDS).
  */
 final class OkHttpTransport implements Vendor.Transport {
     private final OkHttpClient client;
@@ -35,7 +39,12 @@ final class OkHttpTransport implements Vendor.Transport {
 
     OkHttpTransport(Config cfg, SSLContext ssl, X509TrustManager tm) {
         base = cfg.vendorURL.replaceAll("/$", "");
-        client = new OkHttpClient.Builder()
+        OkHttpClient.Builder b = new OkHttpClient.Builder();
+        if (cfg.clientMode.equals("okhttp-fixed")) {
+            b.retryOnConnectionFailure(false)
+                    .connectionPool(new ConnectionPool(5, cfg.clientIdleTimeoutMs, TimeUnit.MILLISECONDS));
+        }
+        client = b
                 .sslSocketFactory(ssl.getSocketFactory(), tm)
                 .callTimeout(cfg.responseTimeoutMs, TimeUnit.MILLISECONDS)
                 .eventListener(new EventListener() {

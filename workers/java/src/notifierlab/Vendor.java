@@ -78,8 +78,8 @@ final class Vendor {
         this.ssl = sslContext(cfg);
         switch (cfg.clientMode) {
             case "shared": shared = jdk(newClient()); break;
-            case "okhttp": shared = new OkHttpTransport(cfg, ssl, trustManager(cfg)); break;
-            case "apache": shared = new ApacheTransport(cfg, ssl); break;
+            case "okhttp": case "okhttp-fixed": shared = new OkHttpTransport(cfg, ssl, trustManager(cfg)); break;
+            case "apache": case "apache-fixed": shared = new ApacheTransport(cfg, ssl); break;
             default: break; // per-send: a new JDK client per send
         }
     }
