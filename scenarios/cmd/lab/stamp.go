@@ -21,9 +21,10 @@ const stampUsage = "provenance takes --command \"<words>\" and then the result f
 // runStamp is `lab provenance --command "mutate ledger" FILE...`: it gives
 // the result files a command outside the lab wrote (./run.sh mutate:
 // go-gremlins' JSON report and its log) the provenance every lab result
-// file carries (docs/results.md, "Provenance"), filled now: the commit,
-// the command words, the machine, the date. Images are none (the command
-// starts no container). A .json file must hold one JSON object without a
+// file carries (docs/results.md, "Provenance"), filled when the stamp is
+// made, i.e. at the end of the command it stamps: the commit, the command
+// words, the machine (its load then), the date. Images are none (the
+// command starts no container). A .json file must hold one JSON object without a
 // "provenance" key and gets one; a .log file gets results.Provenance's
 // Header as its first lines. A file outside a results folder, of another
 // kind, or stamped already is refused before any file is changed (exit 2),
