@@ -160,12 +160,14 @@ func (t *tracer) setProto(p string) {
 	t.mu.Unlock()
 }
 
-// newConn reports whether the last attempt got a new connection (not one
-// from the idle pool).
+// newConn reports whether the last attempt's connection was a new one,
+// dialed for it, not one from the idle pool. A connection whose handshake
+// failed (no GotConn came: a TLS 1.2 server refuses a client certificate
+// inside the handshake) was a new one too.
 func (t *tracer) newConn() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.gotConns > 0 && !t.reused
+	return !t.reused
 }
 
 // finish stamps the end of the call (once).
