@@ -50,7 +50,7 @@ func WriteFaults(out string, vs []Verdict, prov *results.Provenance, w io.Writer
 	if err := writeFaultsPage(out, merged, prov); err != nil {
 		return err
 	}
-	if err := appendSection(filepath.Join(out, "summary.md"), "faults", faultsSection(merged)); err != nil {
+	if err := appendSection(filepath.Join(out, "summary.md"), "faults", faultsSection(merged), prov); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
@@ -169,7 +169,11 @@ func faultsSection(vs []Verdict) string {
 // appendSection replaces the section between "<!-- name:begin -->" and
 // "<!-- name:end -->" in path (creating the file or appending the section
 // when absent), leaving the rest of the file as it was.
-func appendSection(path, name, body string) error {
+//
+// A summary.md that does not start with a title (a new one, or one only
+// these sections wrote: a folder of fault runs without a bench) gets
+// "# Summary" and prov's provenance header first.
+func appendSection(path, name, body string, prov *results.Provenance) error {
 	begin, end := "<!-- "+name+":begin -->", "<!-- "+name+":end -->"
 	block := begin + "\n" + strings.TrimRight(body, "\n") + "\n" + end + "\n"
 	old, err := os.ReadFile(path)
@@ -177,6 +181,9 @@ func appendSection(path, name, body string) error {
 		return fmt.Errorf("read %s: %w", filepath.Base(path), err)
 	}
 	s := string(old)
+	if !strings.HasPrefix(s, "# ") {
+		s = "# Summary\n\n" + prov.Header() + strings.TrimLeft(s, "\n")
+	}
 	if i := strings.Index(s, begin); i >= 0 {
 		if j := strings.Index(s[i:], end); j >= 0 {
 			s = s[:i] + block + strings.TrimPrefix(s[i+j+len(end):], "\n")

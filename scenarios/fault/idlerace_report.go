@@ -50,7 +50,7 @@ func WriteIdleRace(out string, res IdleRaceResult, w io.Writer) error {
 	}
 	sec := fmt.Sprintf("## Idle race: %s\n\n%s. Table: [%[3]s.md](%[3]s.md), data: [%[3]s.json](%[3]s.json), chart: [charts/%[3]s.svg](charts/%[3]s.svg).\n",
 		name, idleSummary(res), name)
-	if err := appendSection(filepath.Join(out, "summary.md"), name, sec); err != nil {
+	if err := appendSection(filepath.Join(out, "summary.md"), name, sec, res.Provenance); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

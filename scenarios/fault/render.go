@@ -11,8 +11,8 @@ import (
 
 // RenderPages re-renders, offline, the fault and idle-race pages of a
 // result folder from their JSON (`lab report`): faults.md from
-// faults.json, NAME.md from each idle race's NAME.json (idle-race*.json,
-// audit-idle-race.json), so pages written before a renderer changed (the
+// faults.json (and its section of summary.md, when there is one), NAME.md
+// from each idle race's NAME.json (idle-race*.json, audit-idle-race.json), so pages written before a renderer changed (the
 // provenance header) read like new ones. A faults-not-applicable.json of
 // the older shape (a bare list) is rewritten as a NotApplicableList with
 // the provenance of the same run's faults.json, when that has one. It
@@ -34,6 +34,12 @@ func RenderPages(out string) ([]string, error) {
 			return nil, err
 		}
 		wrote = append(wrote, filepath.Join(out, "faults.md"))
+		if _, err := os.Stat(filepath.Join(out, "summary.md")); err == nil {
+			if err := appendSection(filepath.Join(out, "summary.md"), "faults", faultsSection(f.Faults), f.Provenance); err != nil {
+				return nil, err
+			}
+			wrote = append(wrote, filepath.Join(out, "summary.md"))
+		}
 		if ok, err := upgradeNotApplicable(out, f); err != nil {
 			return nil, err
 		} else if ok {

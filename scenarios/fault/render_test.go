@@ -33,14 +33,17 @@ func TestRenderPages(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(out, "faults.md"), []byte("# Fault scenarios\n\nold\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(out, "summary.md"), []byte("<!-- faults:begin -->\nold\n<!-- faults:end -->\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	wrote, err := RenderPages(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(wrote) != 3 {
-		t.Errorf("wrote %v; want faults.md, the list and the race's page", wrote)
+	if len(wrote) != 4 {
+		t.Errorf("wrote %v; want faults.md, summary.md, the list and the race's page", wrote)
 	}
-	for _, name := range []string{"faults.md", "audit-idle-race.md"} {
+	for _, name := range []string{"faults.md", "audit-idle-race.md", "summary.md"} {
 		b, err := os.ReadFile(filepath.Join(out, name))
 		if err != nil || !strings.Contains(string(b), "Run r1 at commit f0e696d") {
 			t.Errorf("%s lacks the header (%v):\n%s", name, err, b)

@@ -131,7 +131,7 @@ func TestAppendSectionKeepsTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, body := range []string{"## Faults\n\nfirst\n", "## Faults\n\nsecond\n"} {
-		if err := appendSection(path, "faults", body); err != nil {
+		if err := appendSection(path, "faults", body, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

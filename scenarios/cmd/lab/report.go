@@ -34,7 +34,8 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		m, _ := filepath.Glob(filepath.Join(dir, pattern))
 		return len(m) > 0
 	}
-	if err := renderFaultPages(dir, w); err != nil {
+	faultPages, err := renderFaultPages(dir, w)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -48,18 +49,20 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return report.Report(dir, w, report.WithBulk(bulk))
 	case has(filepath.Join("*", audit.RulesFile)):
 		return writeClients(dir, w)
+	case faultPages > 0: // a folder of fault runs only
+		return nil
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json or */audit.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, */audit.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
 }
 
 // renderFaultPages re-renders the folder's fault and idle-race pages
 // (fault.RenderPages) and says which.
-func renderFaultPages(dir string, w io.Writer) error {
+func renderFaultPages(dir string, w io.Writer) (int, error) {
 	wrote, err := fault.RenderPages(dir)
 	for _, f := range wrote {
 		fmt.Fprintf(w, "rebuilt %s\n", f)
 	}
-	return err
+	return len(wrote), err
 }
 
 // reportAudit rebuilds an audit folder's report for the worker and the
