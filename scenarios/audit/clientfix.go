@@ -194,7 +194,7 @@ func fixSummary(c Comparison) string {
 	rerun := len(verified) + len(not)
 	s := fmt.Sprintf("The fixes are the libraries' documented settings (the worker READMEs' \"Fixed variants\"). Re-run with the fix applied: %d of %d", rerun, len(c.Rows))
 	if len(verified) > 0 {
-		s += "; verified (every rule the default failed passes): " + strings.Join(verified, ", ")
+		s += "; verified (every rule about the library that the default failed passes, judged without the harness's broker-cut and malformed runs): " + strings.Join(verified, ", ")
 	}
 	if len(not) > 0 {
 		s += "; not verified (a rule still fails): " + strings.Join(not, ", ")

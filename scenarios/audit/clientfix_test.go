@@ -84,7 +84,7 @@ func TestCompareFixed(t *testing.T) {
 		"(node-got-fixed-alimtalk)",
 		"alimtalk: NOT verified (still failing: connection reuse): connection reuse FAIL",
 		"alimtalk: not re-run (no java-okhttp-fixed-alimtalk audit)",
-		"Re-run with the fix applied: 2 of 3; verified (every rule the default failed passes): node-got on alimtalk; not verified (a rule still fails): node-axios on alimtalk; not re-run: java-okhttp on alimtalk",
+		"Re-run with the fix applied: 2 of 3; verified (every rule about the library that the default failed passes, judged without the harness's broker-cut and malformed runs): node-got on alimtalk; not verified (a rule still fails): node-axios on alimtalk; not re-run: java-okhttp on alimtalk",
 		"## With the fix applied\n\n- node-axios-fixed on alimtalk: FAIL",
 		"python-requests: its fix (one requests.Session() for the process) is python-session",
 		"[node-got-fixed-alimtalk](node-got-fixed-alimtalk/audit.md)",

@@ -107,6 +107,9 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 		if v.Expected.Duplicates > 0 {
 			exp += fmt.Sprintf(", duplicates %d (planted)", v.Expected.Duplicates)
 		}
+		if v.Expected.Lost > 0 {
+			exp += fmt.Sprintf(", lost %d (planted)", v.Expected.Lost)
+		}
 		checks := "-"
 		var cs []string
 		for _, c := range v.Checks {

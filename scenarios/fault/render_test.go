@@ -58,3 +58,18 @@ func TestRenderPages(t *testing.T) {
 		t.Errorf("empty folder: wrote %v, %v; want nothing", wrote, err)
 	}
 }
+
+// TestFaultsTableMarksPlantedLoss: a negative control's expected loss is
+// marked planted in the table, like its duplicates, so a reader tells it
+// from a failure.
+func TestFaultsTableMarksPlantedLoss(t *testing.T) {
+	var b strings.Builder
+	v := Verdict{Name: "cluster-classic-held", Tool: "broker", Pass: true, Lost: 10}
+	v.Expected.Lost = 10
+	if err := WriteFaultsTable(&b, []Verdict{v}, true); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "lost 10 (planted)") {
+		t.Errorf("table lacks the planted loss:\n%s", b.String())
+	}
+}
