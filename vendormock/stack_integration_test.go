@@ -314,6 +314,7 @@ func TestStackEndToEnd(t *testing.T) {
 	})
 
 	t.Run("keepalive_requests carries a pooled run on one connection", func(t *testing.T) {
+		const nginxDefaultKeepaliveRequests = 1000
 		// A token call plus 50 warm-up and 1,000 sends is 1,051 requests;
 		// nginx's default keepalive_requests (1000) would split them over two
 		// connections (docs/environment.md#nginx). No delay and no RTT keep
@@ -361,12 +362,26 @@ func TestStackEndToEnd(t *testing.T) {
 			case <-time.After(50 * time.Millisecond):
 			}
 		}
-		conns := map[int64]bool{}
+		// What nginx's keepalive_requests does shows as a connection whose
+		// last request is number 1000 (its default cap), the next send on
+		// a new one. A connection that ended before the cap was closed by
+		// something else (seen once in CI with three integration lanes
+		// side by side: 874 requests, then a new connection): one such
+		// close is logged, not failed, so the test judges the cap.
+		served := map[int64]int{}
 		for _, e := range entries {
-			conns[e.Connection] = true
+			served[e.Connection] = max(served[e.Connection], int(e.Request))
 		}
-		if len(conns) != 1 || entries[total-1].Request != total {
-			t.Errorf("%d requests used %d connections (last request number %d), want 1 connection", total, len(conns), entries[total-1].Request)
+		for c, n := range served {
+			if n == nginxDefaultKeepaliveRequests {
+				t.Errorf("connection %d ended after request %d, nginx's default keepalive_requests: the raised cap is not in effect (%d connections for %d requests)", c, n, len(served), total)
+			}
+		}
+		switch {
+		case len(served) > 2:
+			t.Errorf("%d requests used %d connections (last request number %d), want 1", total, len(served), entries[total-1].Request)
+		case len(served) == 2:
+			t.Logf("%d requests used 2 connections, the first closed before nginx's cap (requests per connection %v): not keepalive_requests", total, served)
 		}
 	})
 
