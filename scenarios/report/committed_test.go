@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
 // provenanceProblem says what a result file lacks of the provenance every
@@ -20,13 +22,7 @@ func provenanceProblem(name string, raw []byte) string {
 	switch {
 	case strings.HasSuffix(name, ".json"):
 		var doc struct {
-			Provenance *struct {
-				Commit  string   `json:"commit"`
-				Command []string `json:"command"`
-				Machine struct {
-					Cores int `json:"cores"`
-				} `json:"machine"`
-			} `json:"provenance"`
+			Provenance *results.Provenance `json:"provenance"`
 		}
 		if err := json.Unmarshal(raw, &doc); err != nil {
 			return "not one JSON object: " + err.Error()
