@@ -36,7 +36,7 @@
 #   ./run.sh test             run every test: lint, unit (no Docker), then integration
 #   ./run.sh test-unit        lint and unit tests (go test -race) only (no Docker)
 #   ./run.sh test-integration integration tests only (starts the real stack;
-#                             three lanes side by side, docs/testing.md;
+#                             four lanes side by side, docs/testing.md;
 #                             LAB_CLUSTER_SCENARIOS=all adds the cluster
 #                             scenarios CI leaves out, named at the end)
 #   ./run.sh lint             gofmt, go vet, go mod tidy -diff, staticcheck
@@ -213,30 +213,39 @@ integration_packages() {
   diff <(go list -f "$fmt" ./...) <(go list -tags integration -f "$fmt" ./...) | sed -n 's/^> \([^ ]*\) .*/\1/p'
 }
 
-# The integration phase runs go test -tags integration in three lanes side
+# The integration phase runs go test -tags integration in four lanes side
 # by side (each one go test at a time, -p 1: one stack per lane), each line
-# prefixed with its lane's name. The longest test, the fault catalog's
-# cluster scenarios, has a lane of its own; the two others share the rest
-# by measured time (docs/testing.md):
-#   cluster  scenarios/fault -run '^TestIntegrationClusterFaults$'
-#   fault    scenarios/fault -skip '^TestIntegrationClusterFaults$' (the
-#            one-node catalog, the idle race, the nemesis steps), then the
-#            other packages' cluster tests (top-level name holding
-#            "Cluster": vendormock, worker) -run Cluster
-#   rest     those packages -skip Cluster, then every other package with
-#            integration tests
-# Together they run every test exactly once. run.sh waits for all three,
+# prefixed with its lane's name; the lanes are balanced by measured time
+# (docs/testing.md):
+#   cluster  scenarios/fault -run '^TestIntegrationClusterFaults$' (a
+#            three-node cluster), then the small packages (every package
+#            with integration tests but no Cluster test, bench aside)
+#   fault-a  scenarios/fault -skip '^TestIntegrationClusterFaults$' with
+#            LAB_FAULT_SHARD=1/2 (half the one-node catalog, the idle race,
+#            the nemesis steps, the Node worker's fault), then the other
+#            packages' cluster tests (top-level name holding "Cluster":
+#            vendormock, worker) -run Cluster
+#   fault-b  scenarios/fault -run '^TestIntegrationFaults$' with
+#            LAB_FAULT_SHARD=2/2 (the other half of the catalog), then
+#            scenarios/bench
+#   rest     vendormock and worker -skip Cluster
+# Together they run every test exactly once. run.sh waits for all four,
 # says how long each took, fails if one failed, and prints what the tests
 # report they left out of this run and how to run it (LAB_TEST_NOTICES, one
-# line each: never a silent skip).
+# line each, said once: never a silent skip).
 FAULT_PACKAGE=github.com/notifier-lab/notifier-lab/scenarios/fault
 FAULT_CLUSTER_TEST='^TestIntegrationClusterFaults$'
+BENCH_PACKAGE=github.com/notifier-lab/notifier-lab/scenarios/bench
 LANE_PIDS=()
 integration() {
-  local pkgs p dir cluster=() others=() names=(cluster fault rest) i rc=0
+  local pkgs p dir cluster=() others=() bench=() names=(cluster fault-a fault-b rest) i rc=0
   mapfile -t pkgs < <(integration_packages)
   for p in "${pkgs[@]}"; do
     [ "$p" != "$FAULT_PACKAGE" ] || continue
+    if [ "$p" = "$BENCH_PACKAGE" ]; then
+      bench+=("$p")
+      continue
+    fi
     dir=$(go list -f '{{.Dir}}' "$p")
     if grep -qE '^func Test[A-Za-z0-9_]*Cluster' "$dir"/*_test.go 2>/dev/null; then
       cluster+=("$p")
@@ -247,17 +256,20 @@ integration() {
   mkdir -p .lab
   export LAB_TEST_NOTICES="$PWD/.lab/test-notices.txt"
   : >"$LAB_TEST_NOTICES"
-  say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 in three lanes side by side"
+  say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 in four lanes side by side"
   # Job control on: each lane gets its own process group, which cleanup
   # can stop whole (go test and the test binary under it).
   # (A go test without a package would test the current directory: an
   # empty list adds no run.)
-  local fault=("-skip $FAULT_CLUSTER_TEST $FAULT_PACKAGE") rest=()
-  [ ${#cluster[@]} -eq 0 ] || { fault+=("-run Cluster ${cluster[*]}"); rest+=("-skip Cluster ${cluster[*]}"); }
-  [ ${#others[@]} -eq 0 ] || rest+=("${others[*]}")
+  local first=("-run $FAULT_CLUSTER_TEST $FAULT_PACKAGE") faulta=("LAB_FAULT_SHARD=1/2 -skip $FAULT_CLUSTER_TEST $FAULT_PACKAGE")
+  local faultb=("LAB_FAULT_SHARD=2/2 -run ^TestIntegrationFaults\$ $FAULT_PACKAGE") rest=()
+  [ ${#others[@]} -eq 0 ] || first+=("${others[*]}")
+  [ ${#cluster[@]} -eq 0 ] || { faulta+=("-run Cluster ${cluster[*]}"); rest+=("-skip Cluster ${cluster[*]}"); }
+  [ ${#bench[@]} -eq 0 ] || faultb+=("${bench[*]}")
   set -m
-  lane cluster "-run $FAULT_CLUSTER_TEST $FAULT_PACKAGE"
-  lane fault "${fault[@]}"
+  lane cluster "${first[@]}"
+  lane fault-a "${faulta[@]}"
+  lane fault-b "${faultb[@]}"
   lane rest "${rest[@]}"
   set +m
   for i in "${!LANE_PIDS[@]}"; do
@@ -265,15 +277,17 @@ integration() {
   done
   LANE_PIDS=()
   if [ -s "$LAB_TEST_NOTICES" ]; then
-    while IFS= read -r p; do say "not run in this run: $p"; done <"$LAB_TEST_NOTICES"
+    # Both fault lanes report the catalog's left-out parts: each line once.
+    while IFS= read -r p; do say "not run in this run: $p"; done < <(awk '!seen[$0]++' "$LAB_TEST_NOTICES")
   fi
   return "$rc"
 }
 
-# lane NAME ARGS... starts, in the background, one go test per ARGS (test
-# flags and packages, split on spaces), one after the other, their output
-# prefixed with [NAME]; it records the lane's pid. The lane goes on after
-# a failed go test and exits non-zero.
+# lane NAME ARGS... starts, in the background, one go test per ARGS (leading
+# VAR=VALUE words set the environment of that go test, then test flags and
+# packages, split on spaces), one after the other, their output prefixed
+# with [NAME]; it records the lane's pid. The lane goes on after a failed
+# go test and exits non-zero.
 lane() {
   local name=$1
   shift
@@ -282,8 +296,12 @@ lane() {
     rc=0
     for args in "$@"; do
       say "integration lane $name: go test -tags integration -p 1 ${args//github.com\/notifier-lab\/notifier-lab\//}"
+      envs=() words=()
       # shellcheck disable=SC2086 # args is words on purpose
-      go test -tags integration -count=1 -p 1 -timeout 45m $args 2>&1 | sed -u "s/^/[$name] /" || rc=1
+      for w in $args; do
+        if [ ${#words[@]} -eq 0 ] && [[ $w == [A-Z_]*=* ]]; then envs+=("$w"); else words+=("$w"); fi
+      done
+      env "${envs[@]}" go test -tags integration -count=1 -p 1 -timeout 45m "${words[@]}" 2>&1 | sed -u "s/^/[$name] /" || rc=1
     done
     say "integration lane $name: $(( $(date +%s) - start )) s, exit $rc"
     exit "$rc"

@@ -129,6 +129,7 @@ func TestIntegrationFaults(t *testing.T) {
 		scs = slices.DeleteFunc(scs, func(sc *Scenario) bool { return slices.Contains(longScenarios, sc.Name) })
 		notRun(t, "scenarios/fault: the long scenarios "+strings.Join(longScenarios, ", ")+" (minutes each; LAB_LONG_SCENARIOS=all ./run.sh test-integration, or ./run.sh SCENARIO=all)")
 	}
+	scs = shard(t, slices.DeleteFunc(scs, func(sc *Scenario) bool { return sc.Kind != KindFault })) // the idle races: TestIntegrationIdleRace
 	r := startRunner(t)
 	vs := runFaults(t, r, scs, limit)
 	checkFaultsFile(t, vs, 10)
