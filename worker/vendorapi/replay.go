@@ -51,8 +51,13 @@ var idempotencyHeaders = []string{"Idempotency-Key", "X-Idempotency-Key"}
 //     ("recv_rststream_PROTOCOL_ERROR"), which the transport calls before
 //     it fails the stream. net/http's bundled copy of the HTTP/2 client
 //     does not call HTTP2Config.CountError (Go 1.26), so an HTTP2 strategy
-//     runs x/net/http2's client (http2.ConfigureTransports), the same
-//     code the bundle is generated from.
+//     runs x/net/http2's client (http2.ConfigureTransports), the code
+//     the bundle is generated from. x/net/http2 v0.62.0 (go.mod) itself
+//     no longer retries after a PROTOCOL_ERROR reset (its canRetryError
+//     takes REFUSED_STREAM only), while Go 1.26's bundle still does (the
+//     negative control, AllowTransportReplay, runs the bundle): the guard
+//     keeps the rule whichever client a Go or x/net upgrade brings
+//     (TestReplayGuardRefusesRewindAfterProtocolReset).
 //
 // A reset on another request's stream in the same window refuses this
 // request's replay too (pooled, concurrency > 1): conservative, the send
