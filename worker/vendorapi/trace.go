@@ -73,9 +73,6 @@ type tracer struct {
 	tlsVersion   uint16
 	gotConns     int
 
-	// attempts counts GetConn calls: one per round trip the transport
-	// makes, its own replays included.
-	attempts int
 	// anyWriteStarted is WriteStarted over every attempt of the call,
 	// never reset: an attempt that started writing may have reached the
 	// vendor, whatever later attempts do.
@@ -91,7 +88,6 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
 		GetConn: func(string) {
 			t.mu.Lock()
-			t.attempts++
 			t.wroteRequest = false
 			t.mu.Unlock()
 		},
