@@ -135,6 +135,27 @@ func TestIntegrationFaults(t *testing.T) {
 	checkFaultsFile(t, vs, 10)
 }
 
+// shard keeps the scenarios of scs that $LAB_FAULT_SHARD names (all when
+// it is unset); a malformed value fails the test, naming the form allowed.
+func shard(t *testing.T, scs []*Scenario) []*Scenario {
+	t.Helper()
+	v := os.Getenv(EnvFaultShard)
+	if v == "" {
+		return scs
+	}
+	k, n, err := parseShard(v)
+	if err != nil {
+		t.Fatalf("%s=%q: %v", EnvFaultShard, v, err)
+	}
+	kept := shardOf(scs, k, n)
+	names := make([]string, len(kept))
+	for i, sc := range kept {
+		names[i] = sc.Name
+	}
+	t.Logf("%s=%s: %d of %d scenarios: %s", EnvFaultShard, v, len(kept), len(scs), strings.Join(names, ", "))
+	return kept
+}
+
 // ciReportScenarios are the delivery-report scenarios (server.reports)
 // TestIntegrationFaults runs by default besides response-timeout-reports:
 // the pull path and the horizon's negative control (about 25 s each on a

@@ -2,7 +2,6 @@ package fault
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -15,27 +14,6 @@ import (
 // catalog order, on a stack of its own. ./run.sh's lanes run 1/2 and 2/2
 // side by side, which together run each scenario once; unset runs them all.
 const EnvFaultShard = "LAB_FAULT_SHARD"
-
-// shard keeps the scenarios of scs that $LAB_FAULT_SHARD names (all when
-// it is unset); a malformed value fails the test, naming the form allowed.
-func shard(t *testing.T, scs []*Scenario) []*Scenario {
-	t.Helper()
-	v := os.Getenv(EnvFaultShard)
-	if v == "" {
-		return scs
-	}
-	k, n, err := parseShard(v)
-	if err != nil {
-		t.Fatalf("%s=%q: %v", EnvFaultShard, v, err)
-	}
-	kept := shardOf(scs, k, n)
-	names := make([]string, len(kept))
-	for i, sc := range kept {
-		names[i] = sc.Name
-	}
-	t.Logf("%s=%s: %d of %d scenarios: %s", EnvFaultShard, v, len(kept), len(scs), strings.Join(names, ", "))
-	return kept
-}
 
 // shardOf is every nth scenario of scs from the kth (1-based).
 func shardOf(scs []*Scenario, k, n int) []*Scenario {
