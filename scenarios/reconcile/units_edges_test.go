@@ -1,6 +1,7 @@
 package reconcile
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -48,5 +49,39 @@ func TestRefKeyConflictPublishedOnce(t *testing.T) {
 	in.Queues[names.Dead][0].MessageID = second.MessageID
 	if r := Reconcile(in); len(r.Violations) != 0 {
 		t.Errorf("published twice (control): violations %+v; want none", r.Violations)
+	}
+}
+
+// TestInvalidDeadLetterOutcome: an invalid message in the dead-letter
+// queue carries the outcome INVALID, or none (DEAD: dead-lettered without
+// an outcome header); another outcome there is an invalid-rule violation
+// naming it.
+func TestInvalidDeadLetterOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		header outcome.Outcome
+		want   string // the invalid-rule detail, "" for none
+	}{
+		{outcome.Invalid, ""},
+		{"", ""},
+		{outcome.NotSent, "invalid message dead-lettered with outcome NOT_SENT"},
+	} {
+		in := clean()
+		in.Published = append(in.Published, invalidPub(4, "bad-1"))
+		in.Records = append(in.Records, rec(4, "", outcome.Invalid, "n.dead"))
+		in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "", "bad-1", tc.header, "body is not JSON")}
+		r := Reconcile(in)
+		var got []string
+		for _, v := range r.Violations {
+			if v.Rule == RuleInvalid {
+				got = append(got, v.Detail)
+			}
+		}
+		var want []string
+		if tc.want != "" {
+			want = []string{tc.want}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("outcome header %q: %s violations %q; want %q", tc.header, RuleInvalid, got, want)
+		}
 	}
 }
