@@ -10,7 +10,8 @@ import (
 // TestClientReplay: a refkey that reached the vendor more times than the
 // worker called its client is a client replay (the negative control plants
 // one); the worker's own resend (two records) is a duplicate but no
-// client replay; without records the count is not measured.
+// client replay; records that count no call measure nothing (no replay);
+// without records the count is not measured.
 func TestClientReplay(t *testing.T) {
 	t.Run("planted: two requests, one call", func(t *testing.T) {
 		in := clean()
@@ -33,6 +34,20 @@ func TestClientReplay(t *testing.T) {
 		r := Reconcile(in)
 		if !r.ClientReplayChecked || r.ClientReplays != 0 || r.Duplicates != 1 {
 			t.Errorf("checked %v, replays %d, duplicates %d; want checked, 0, 1", r.ClientReplayChecked, r.ClientReplays, r.Duplicates)
+		}
+	})
+	t.Run("records without a client call: no replay", func(t *testing.T) {
+		// The refkey's only record is a DUPLICATE (a crash lost the records
+		// of the attempts that sent): the records count no call, so they
+		// cannot show fewer calls than requests (Report.ClientReplays:
+		// at least one call).
+		in := clean()
+		in.Ledger = nil
+		in.Journal = append(in.Journal, sent("b", 200))
+		in.Records[1].Outcome, in.Records[1].Redelivered = outcome.Duplicate, true
+		r := Reconcile(in)
+		if !r.ClientReplayChecked || r.ClientReplays != 0 || r.Duplicates != 1 {
+			t.Errorf("checked %v, replays %d %q, duplicates %d; want checked, 0, 1", r.ClientReplayChecked, r.ClientReplays, r.ClientReplayRefKeys, r.Duplicates)
 		}
 	})
 	t.Run("no records: not measured", func(t *testing.T) {

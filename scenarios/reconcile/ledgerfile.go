@@ -16,8 +16,15 @@ import (
 // a temporary directory under that lock, and opens the copy with
 // ledger.Open (which would otherwise create a missing file and take the
 // write lock). Errors: the file does not exist (fs.ErrNotExist), it is in
-// use by a running worker (ledger.ErrLocked), or the ledger's.
+// use by a running worker (ledger.ErrLocked), or the ledger's, a failed
+// Close of the copy included.
 func ReadLedger(path string) ([]ledger.Entry, error) {
+	return readLedger(path, (*ledger.Ledger).Close)
+}
+
+// readLedger is ReadLedger with the copy's Close given: tests pass one that
+// fails (an I/O fault a test cannot cause in a real file).
+func readLedger(path string, closeCopy func(*ledger.Ledger) error) ([]ledger.Entry, error) {
 	src, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("read ledger: %w", err)
@@ -42,7 +49,7 @@ func ReadLedger(path string) ([]ledger.Entry, error) {
 		return nil, fmt.Errorf("read ledger: %w", err)
 	}
 	entries, err := l.All()
-	if cerr := l.Close(); err == nil && cerr != nil {
+	if cerr := closeCopy(l); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
