@@ -222,12 +222,12 @@ integration_packages() {
 #            with integration tests but no Cluster test, bench aside)
 #   fault-a  scenarios/fault -skip '^TestIntegrationClusterFaults$' with
 #            LAB_FAULT_SHARD=1/2 (half the one-node catalog, the idle race,
-#            the nemesis steps, the Node worker's fault), then the other
-#            packages' cluster tests (top-level name holding "Cluster":
-#            vendormock, worker) -run Cluster
+#            the nemesis steps, the Node worker's fault), then vendormock's
+#            cluster tests (top-level name holding "Cluster") -run Cluster
 #   fault-b  scenarios/fault -run '^TestIntegrationFaults$' with
 #            LAB_FAULT_SHARD=2/2 (the other half of the catalog), then
-#            scenarios/bench
+#            worker's cluster tests -run Cluster, then scenarios/bench
+#            (the packages with cluster tests alternate between the two)
 #   rest     vendormock and worker -skip Cluster
 # Together they run every test exactly once. run.sh waits for all four,
 # says how long each took, fails if one failed, and prints what the tests
@@ -264,7 +264,12 @@ integration() {
   local first=("-run $FAULT_CLUSTER_TEST $FAULT_PACKAGE") faulta=("LAB_FAULT_SHARD=1/2 -skip $FAULT_CLUSTER_TEST $FAULT_PACKAGE")
   local faultb=("LAB_FAULT_SHARD=2/2 -run ^TestIntegrationFaults\$ $FAULT_PACKAGE") rest=()
   [ ${#others[@]} -eq 0 ] || first+=("${others[*]}")
-  [ ${#cluster[@]} -eq 0 ] || { faulta+=("-run Cluster ${cluster[*]}"); rest+=("-skip Cluster ${cluster[*]}"); }
+  # The cluster tests of the other packages, one package each, alternate
+  # between the two fault lanes.
+  for i in "${!cluster[@]}"; do
+    if ((i % 2 == 0)); then faulta+=("-run Cluster ${cluster[$i]}"); else faultb+=("-run Cluster ${cluster[$i]}"); fi
+  done
+  [ ${#cluster[@]} -eq 0 ] || rest+=("-skip Cluster ${cluster[*]}")
   [ ${#bench[@]} -eq 0 ] || faultb+=("${bench[*]}")
   set -m
   lane cluster "${first[@]}"
