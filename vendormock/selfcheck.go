@@ -28,8 +28,12 @@ func NewConnRTTs(handshake bool) int {
 	return 1
 }
 
-// SelfCheckNewConn opens a new TCP connection to the vendor through
-// Toxiproxy (VendorAddrHost) and returns its time to first response byte:
+// selfCheckConns is how many new connections SelfCheckNewConn times.
+const selfCheckConns = 3
+
+// SelfCheckNewConn opens new TCP connections to the vendor through
+// Toxiproxy (VendorAddrHost), three one after the other, and returns the
+// least time to first response byte:
 // from the start of connect() to the first byte the server sends back (its
 // TLS ServerHello, answering the ClientHello), after which the TLS
 // handshake is completed and verified against the run's CA. It errors,
@@ -47,9 +51,20 @@ func (s *Stack) SelfCheckNewConn(ctx context.Context, rttMS int, handshake bool)
 	if s.Scheme.TLS() {
 		cfg = s.HostTLSConfig()
 	}
-	ttfb, err := firstResponseByte(ctx, s.VendorAddrHost, cfg, s.VendorHost)
-	if err != nil {
-		return 0, fmt.Errorf("self-check new connection: %w", err)
+	// The least of selfCheckConns new connections: the check is a floor,
+	// and one connection can come out a round trip slower than the path
+	// (a delayed segment, a busy machine), which would pass a path without
+	// the handshake toxic; the fastest of three cannot be slower than the
+	// path is.
+	var ttfb time.Duration
+	for i := range selfCheckConns {
+		d, err := firstResponseByte(ctx, s.VendorAddrHost, cfg, s.VendorHost)
+		if err != nil {
+			return 0, fmt.Errorf("self-check new connection: %w", err)
+		}
+		if i == 0 || d < ttfb {
+			ttfb = d
+		}
 	}
 	n := NewConnRTTs(handshake)
 	if want := time.Duration(n*rttMS) * time.Millisecond; ttfb < want {
