@@ -253,7 +253,9 @@ integration() {
       others+=("$p")
     fi
   done
-  mkdir -p .lab
+  LANE_LOGS="$PWD/.lab/logs"
+  mkdir -p "$LANE_LOGS"
+  rm -f "$LANE_LOGS"/{cluster,fault-a,fault-b,rest}.log
   export LAB_TEST_NOTICES="$PWD/.lab/test-notices.txt"
   : >"$LAB_TEST_NOTICES"
   say "integration tests (real RabbitMQ, nginx, Toxiproxy, WireMock): go test -tags integration -p 1 in four lanes side by side"
@@ -277,15 +279,31 @@ integration() {
   lane fault-b "${faultb[@]}"
   lane rest "${rest[@]}"
   set +m
+  local failed=()
   for i in "${!LANE_PIDS[@]}"; do
-    wait "${LANE_PIDS[$i]}" || { rc=1; say "error: integration lane ${names[$i]} failed (its lines start with [${names[$i]}])"; }
+    wait "${LANE_PIDS[$i]}" || { rc=1; failed+=("${names[$i]}"); }
   done
   LANE_PIDS=()
   if [ -s "$LAB_TEST_NOTICES" ]; then
     # Both fault lanes report the catalog's left-out parts: each line once.
     while IFS= read -r p; do say "not run in this run: $p"; done < <(awk '!seen[$0]++' "$LAB_TEST_NOTICES")
   fi
+  # A failed lane's test failures, gathered last: among the lanes'
+  # interleaved container logs they would scroll out of sight.
+  for i in "${failed[@]}"; do
+    say "integration lane $i failed; its failing tests (whole log: $LANE_LOGS/$i.log):"
+    failure_digest "$LANE_LOGS/$i.log" | sed "s/^/[$i] /" >&2
+  done
+  for i in "${failed[@]}"; do say "error: integration lane $i failed (its lines start with [$i])"; done
   return "$rc"
+}
+
+# failure_digest LOG prints what go test printed of its failures in LOG:
+# the --- FAIL lines, the failing tests' own indented output, panics and
+# the FAIL summary lines, without the container logs between them; at most
+# the first 200 such lines.
+failure_digest() {
+  awk '/^--- FAIL|^FAIL|^panic:|^[ \t]+[^ \t]/ && !/^[0-9][0-9][0-9][0-9]\/[0-9][0-9]\/[0-9][0-9] /' "$1" | head -n 200
 }
 
 # lane NAME ARGS... starts, in the background, one go test per ARGS (leading
@@ -306,7 +324,7 @@ lane() {
       for w in $args; do
         if [ ${#words[@]} -eq 0 ] && [[ $w == [A-Z_]*=* ]]; then envs+=("$w"); else words+=("$w"); fi
       done
-      env "${envs[@]}" go test -tags integration -count=1 -p 1 -timeout 45m "${words[@]}" 2>&1 | sed -u "s/^/[$name] /" || rc=1
+      env "${envs[@]}" go test -tags integration -count=1 -p 1 -timeout 45m "${words[@]}" 2>&1 | tee -a "$LANE_LOGS/$name.log" | sed -u "s/^/[$name] /" || rc=1
     done
     say "integration lane $name: $(( $(date +%s) - start )) s, exit $rc"
     exit "$rc"
