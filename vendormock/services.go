@@ -62,7 +62,23 @@ func (s *Stack) startRabbitMQ(ctx context.Context, image string, t0 time.Time) e
 // WireMockArgs are the WireMock options the lab starts it with. gzip is
 // off: compressing a 100-byte JSON answer costs WireMock and the worker CPU
 // for nothing, and the lab measures the client, not compression.
-var WireMockArgs = []string{"--port", "8080", "--disable-banner", "--disable-gzip"}
+//
+// --container-threads: a stub's fixed delay (the vendor's think time)
+// holds one Jetty thread for its whole length, and WireMock's default pool
+// is 25 threads (Options.DEFAULT_CONTAINER_THREADS), some of them Jetty's
+// acceptors and selectors. With 150 ms of think time that capped every
+// sender at ~127 sends/s, however many were in flight (the scale
+// benchmark's first run: direct and worker alike, with the machine half
+// idle; docs/running.md#the-scale-benchmark). WireMockThreads is above the
+// most sends the scale grid puts in flight (4 workers x 128), so the
+// think time, not the mock's pool, bounds a sender; Jetty starts threads
+// on demand, so an idle pool costs nothing.
+var WireMockArgs = []string{"--port", "8080", "--disable-banner", "--disable-gzip",
+	"--container-threads", strconv.Itoa(WireMockThreads)}
+
+// WireMockThreads is the size of WireMock's request thread pool
+// (--container-threads).
+const WireMockThreads = 600
 
 // WireMockJavaOpts tune the JVM for a short run on a 2-core machine: the
 // C1 compiler only (a run of ~1,000 requests never reaches C2's thresholds,

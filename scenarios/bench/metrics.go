@@ -69,7 +69,9 @@ type Metrics struct {
 	totals, connects, handshakes, ttfbs []float64
 	sendCPU                             float64
 	first, last                         time.Time
-	lastWarm, firstMeas, lastMeas       *records.Record
+	// cpu holds each worker process's CPU marks, by Record.Replica: a
+	// record's CPUMS and Seq count in its own process only.
+	cpu map[string]*cpuMarks
 	// kind maps a published refkey to whether it is warm-up (true) or
 	// measured (false).
 	kind map[string]bool
@@ -102,17 +104,10 @@ func (m *Metrics) Add(r records.Record) {
 	case !published:
 	case warm:
 		m.Warmups++
-		if m.lastWarm == nil || r.Seq > m.lastWarm.Seq {
-			m.lastWarm = &r
-		}
+		m.marks(r.Replica).warm(r)
 	default:
 		m.Measured++
-		if m.firstMeas == nil || r.Seq < m.firstMeas.Seq {
-			m.firstMeas = &r
-		}
-		if m.lastMeas == nil || r.Seq > m.lastMeas.Seq {
-			m.lastMeas = &r
-		}
+		m.marks(r.Replica).measured(r)
 		if m.first.IsZero() || r.Start.Before(m.first) {
 			m.first = r.Start
 		}
@@ -135,13 +130,16 @@ func (m *Metrics) Add(r records.Record) {
 	}
 }
 
-// Close derives the rates and percentiles. CPUMSPerSend is the worker's
-// own user+sys CPU over the measured sends only: (CPUMS of the last
-// measured record - CPUMS of the last warm-up record) / Measured. Without
-// warm-up records the baseline is the first measured record, divided by
-// Measured-1, so process start-up never counts. It is -1 when a record
-// says the worker could not read its CPU time (CPUMS -1). Fields stay 0
-// when there is nothing to derive them from.
+// Close derives the rates and percentiles. CPUMSPerSend is the workers'
+// own user+sys CPU over the measured sends only, worker process by worker
+// process (Record.Replica; CPUMS and Seq are per process): for each, CPUMS
+// of its last measured record - CPUMS of its last warm-up record over its
+// measured records, or without warm-up records its first measured record
+// as the baseline over its measured records - 1, so process start-up
+// never counts; CPUMSPerSend is the sum of those CPU deltas over the sum
+// of those counts. It is -1 when a record says a worker could not read
+// its CPU time (CPUMS -1). Fields stay 0 when there is nothing to derive
+// them from.
 func (m *Metrics) Close() {
 	if m.Outcomes == nil {
 		m.Outcomes = map[outcome.Outcome]int{}
@@ -151,13 +149,18 @@ func (m *Metrics) Close() {
 		m.WallS = m.last.Sub(m.first).Seconds()
 		m.SendsPerS = float64(m.Measured) / m.WallS
 	}
-	switch {
-	case m.lastMeas != nil && (m.lastMeas.CPUMS < 0 || m.firstMeas.CPUMS < 0 || (m.lastWarm != nil && m.lastWarm.CPUMS < 0)):
-		m.CPUMSPerSend = -1 // the worker could not read its CPU time
-	case m.lastMeas != nil && m.lastWarm != nil:
-		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.lastWarm.CPUMS) / float64(m.Measured)
-	case m.lastMeas != nil && m.Measured > 1:
-		m.CPUMSPerSend = (m.lastMeas.CPUMS - m.firstMeas.CPUMS) / float64(m.Measured-1)
+	var cpu float64
+	var sends int
+	for _, c := range m.cpu {
+		d, n, ok := c.delta()
+		if !ok {
+			m.CPUMSPerSend, sends = -1, 0 // a worker could not read its CPU time
+			break
+		}
+		cpu, sends = cpu+d, sends+n
+	}
+	if sends > 0 {
+		m.CPUMSPerSend = cpu / float64(sends)
 	}
 	if len(m.totals) > 0 {
 		m.ClientCPUMSPerSend = m.sendCPU / float64(len(m.totals))
@@ -245,4 +248,56 @@ func CountJournalSendsTo(journal []vendormock.JournalEntry, sendPath string) (se
 		}
 	}
 	return sends, repeatedRefKeys
+}
+
+// marks returns replica's CPU marks, made on first use.
+func (m *Metrics) marks(replica string) *cpuMarks {
+	if m.cpu == nil {
+		m.cpu = map[string]*cpuMarks{}
+	}
+	c := m.cpu[replica]
+	if c == nil {
+		c = &cpuMarks{}
+		m.cpu[replica] = c
+	}
+	return c
+}
+
+// cpuMarks are one worker process's records that bound its measured CPU.
+type cpuMarks struct {
+	lastWarm, firstMeas, lastMeas *records.Record
+	measuredN                     int
+}
+
+func (c *cpuMarks) warm(r records.Record) {
+	if c.lastWarm == nil || r.Seq > c.lastWarm.Seq {
+		c.lastWarm = &r
+	}
+}
+
+func (c *cpuMarks) measured(r records.Record) {
+	c.measuredN++
+	if c.firstMeas == nil || r.Seq < c.firstMeas.Seq {
+		c.firstMeas = &r
+	}
+	if c.lastMeas == nil || r.Seq > c.lastMeas.Seq {
+		c.lastMeas = &r
+	}
+}
+
+// delta returns the process's CPU over its measured sends (ms) and how
+// many sends that CPU covers; ok is false when a bounding record says the
+// CPU could not be read. A process without measured records, or with one
+// and no warm-up, covers none.
+func (c *cpuMarks) delta() (cpu float64, sends int, ok bool) {
+	if c.lastMeas == nil {
+		return 0, 0, true
+	}
+	if c.lastMeas.CPUMS < 0 || c.firstMeas.CPUMS < 0 || (c.lastWarm != nil && c.lastWarm.CPUMS < 0) {
+		return 0, 0, false
+	}
+	if c.lastWarm != nil {
+		return c.lastMeas.CPUMS - c.lastWarm.CPUMS, c.measuredN, true
+	}
+	return c.lastMeas.CPUMS - c.firstMeas.CPUMS, c.measuredN - 1, true
 }

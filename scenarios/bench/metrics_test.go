@@ -292,3 +292,44 @@ func TestStackSendPath(t *testing.T) {
 		t.Errorf("CountConnectionsTo(sms path) = %+v; want 1 request on 1 connection", cs)
 	}
 }
+
+// TestMetricsCPUPerReplica: with several worker processes (replicas) each
+// record's CPUMS and Seq are its own process's, so the CPU per send is
+// each process's CPU over its measured sends, summed. Failed before: the
+// last measured record of one process was taken against the last warm-up
+// record of another (scale's 2- and 4-worker points showed one worker's
+// CPU spread over every worker's sends).
+func TestMetricsCPUPerReplica(t *testing.T) {
+	replica := func(name string, cpuBase float64, warm, meas int, cpuMS float64) benchRun {
+		b := sendRecords(warm, meas, 25, cpuMS)
+		for i := range b.recs {
+			b.recs[i].Replica = name
+			b.recs[i].CPUMS += cpuBase
+			b.recs[i].RefKey = name + "-" + b.recs[i].RefKey
+			b.pub[i].RefKey = b.recs[i].RefKey
+		}
+		return b
+	}
+	a := replica("worker-1", 0, 2, 10, 3)    // 30 ms over 10 sends
+	b := replica("worker-2", 5000, 2, 30, 1) // 30 ms over 30 sends
+	m := metricsOf(t, append(a.pub, b.pub...), append(a.recs, b.recs...))
+	if m.Measured != 40 {
+		t.Fatalf("Measured = %d; want 40", m.Measured)
+	}
+	if got, want := m.CPUMSPerSend, 60.0/40; math.Abs(got-want) > 1e-9 {
+		t.Errorf("CPUMSPerSend = %v; want %v (each replica's CPU over its own sends, summed)", got, want)
+	}
+	// Without warm-up each replica's first measured record is its baseline.
+	a, b = replica("worker-1", 0, 0, 11, 3), replica("worker-2", 900, 0, 31, 1)
+	m = metricsOf(t, append(a.pub, b.pub...), append(a.recs, b.recs...))
+	if got, want := m.CPUMSPerSend, 60.0/40; math.Abs(got-want) > 1e-9 {
+		t.Errorf("without warm-up: CPUMSPerSend = %v; want %v", got, want)
+	}
+	// One replica that could not read its CPU makes the figure unknown.
+	b = replica("worker-2", 0, 2, 30, 1)
+	b.recs[len(b.recs)-1].CPUMS = -1
+	m = metricsOf(t, append(a.pub, b.pub...), append(a.recs, b.recs...))
+	if m.CPUMSPerSend != -1 {
+		t.Errorf("a replica without CPU: CPUMSPerSend = %v; want -1", m.CPUMSPerSend)
+	}
+}
