@@ -267,8 +267,10 @@ const (
 // worker used at least WorkerBusy of its CPU; "machine CPU" when the
 // containers together, or the host, were busy at least MachineBusy of the
 // cores (naming the largest container, and the share outside the stack
-// when the host was busier than the containers by a tenth of its cores);
-// otherwise "none: the think time" (the sends wait on the vendor).
+// when the host was busier than the containers by a tenth of its cores),
+// or the host alone was (the containers' own share a little under it:
+// their CPU is read a second apart, the host's too); otherwise "none: the
+// think time" (the sends wait on the vendor).
 func Bottleneck(cs []ContainerCPU, cores int, hostBusy float64) string {
 	total, top := 0.0, ""
 	for _, c := range cs {
@@ -286,6 +288,9 @@ func Bottleneck(cs []ContainerCPU, cores int, hostBusy float64) string {
 	}
 	if cores > 0 && total >= MachineBusy*float64(cores) {
 		return fmt.Sprintf("machine CPU (%.0f%% of %d cores; largest: %s)", 100*total/float64(cores), cores, top)
+	}
+	if cores > 0 && hostBusy >= MachineBusy*float64(cores) {
+		return fmt.Sprintf("machine CPU (%.0f%% of %d cores busy; largest container: %s)", 100*hostBusy/float64(cores), cores, top)
 	}
 	return "none: the think time"
 }

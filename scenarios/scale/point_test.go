@@ -54,6 +54,15 @@ func TestSeriesWindowCPUAndBottleneck(t *testing.T) {
 	if got := Bottleneck(busy, 2, 1.85); !strings.HasPrefix(got, "machine CPU (90% of 2 cores; largest: rabbitmq") {
 		t.Errorf("Bottleneck(busy) = %q, want the machine's, rabbitmq largest", got)
 	}
+	// The host busy at 92% of its cores, the containers' own share at 84%
+	// (scale's first committed run, 2 workers at 128: p50 430 ms against
+	// 165 ms): the machine, not the think time. Failed before: "none".
+	near := []ContainerCPU{{Name: "wiremock", Role: "wiremock", Cores: 0.474}, {Name: "postgres", Role: "postgres", Cores: 0.322},
+		{Name: "w1", Role: RoleWorker, Cores: 0.195}, {Name: "w2", Role: RoleWorker, Cores: 0.193}, {Name: "toxiproxy", Role: "toxiproxy", Cores: 0.175},
+		{Name: "rabbitmq", Role: "rabbitmq", Cores: 0.2}, {Name: "nginx", Role: "nginx", Cores: 0.128}}
+	if got := Bottleneck(near, 2, 1.835); !strings.HasPrefix(got, "machine CPU (92% of 2 cores busy; largest container: wiremock") {
+		t.Errorf("Bottleneck(host busy, containers just under) = %q, want the machine's", got)
+	}
 	if _, _, ok := (Series{Names: map[string]string{"ng": "nginx"}, Samples: map[string][]Sample{"ng": s.Samples["ng"]}}).Window(); ok {
 		t.Error("a window without any worker sample")
 	}

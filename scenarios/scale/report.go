@@ -89,6 +89,17 @@ func roleCores(p Point) map[string]float64 {
 	return m
 }
 
+// bottleneckOf names p's bottleneck from its stored CPU figures with
+// today's Bottleneck, so a re-rendered summary (lab report) applies its
+// rules to older point files too; a point without CPU figures keeps the
+// label it was written with.
+func bottleneckOf(p Point) string {
+	if len(p.Containers) == 0 || p.Environment.CPUs == 0 {
+		return p.Bottleneck
+	}
+	return Bottleneck(p.Containers, p.Environment.CPUs, p.HostBusyCores)
+}
+
 // Summary is the markdown of a scale run.
 func Summary(ps []Point) string {
 	var b strings.Builder
@@ -109,7 +120,7 @@ func Summary(ps []Point) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.2f | %s | %s |\n",
 			p.Series, p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.Count, p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99,
-			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.HostBusyCores, p.Bottleneck, p.Check())
+			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.HostBusyCores, bottleneckOf(p), p.Check())
 	}
 	b.WriteString(scalingSection(ps))
 	b.WriteString(memorySection(ps))

@@ -81,3 +81,20 @@ func TestReportRendersAndRerenders(t *testing.T) {
 		t.Errorf("Report of an empty folder: %v", err)
 	}
 }
+
+// TestSummaryBottleneckFromFigures: the summary names a point's
+// bottleneck from its stored CPU figures with today's rules, not the
+// label the point file was written with (an older run's "none" for a host
+// 92% busy becomes the machine's); a point without figures keeps its label.
+func TestSummaryBottleneckFromFigures(t *testing.T) {
+	ps := fixturePoints()[:1]
+	ps[0].Containers = []ContainerCPU{{Name: "wiremock", Role: "wiremock", Cores: 0.9}, {Name: "w-1", Role: RoleWorker, Cores: 0.78}}
+	ps[0].HostBusyCores = 1.835
+	if s := Summary(ps); !strings.Contains(s, "machine CPU (92% of 2 cores busy; largest container: wiremock)") || strings.Contains(s, "none: the think time") {
+		t.Errorf("summary row:\n%s\nwant the machine's CPU named from the figures", s)
+	}
+	ps[0].Containers, ps[0].Bottleneck = nil, "stored label"
+	if s := Summary(ps); !strings.Contains(s, "stored label") {
+		t.Errorf("a point without CPU figures: summary lacks its stored label:\n%s", s)
+	}
+}
