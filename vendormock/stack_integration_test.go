@@ -299,11 +299,21 @@ func TestStackEndToEnd(t *testing.T) {
 			if err := s.SetRTT(ctx, rtt, WithTCPHandshake(tc.on)); err != nil {
 				t.Fatalf("SetRTT(%d, handshake %v): %v", rtt, tc.on, err)
 			}
-			d, err := newConnFirstByte(ctx, s)
-			if err != nil {
-				t.Fatalf("handshake %v: %v", tc.on, err)
+			// The least of three new connections: the path sets a floor no
+			// connection beats, and one sample a round trip slow on a
+			// loaded machine (CI once saw 187 ms with the toxic) says
+			// nothing about it.
+			var d time.Duration
+			for i := range 3 {
+				di, err := newConnFirstByte(ctx, s)
+				if err != nil {
+					t.Fatalf("handshake %v: %v", tc.on, err)
+				}
+				if i == 0 || di < d {
+					d = di
+				}
 			}
-			t.Logf("handshake %v: dial to first response byte %s at rtt %d ms", tc.on, d, rtt)
+			t.Logf("handshake %v: dial to first response byte %s (least of 3) at rtt %d ms", tc.on, d, rtt)
 			if d < tc.min || d >= tc.max {
 				t.Errorf("handshake %v: new connection to first response byte %s, want %s .. %s", tc.on, d, tc.min, tc.max)
 			}
