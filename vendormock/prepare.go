@@ -59,6 +59,7 @@ func (s *Stack) prepare(opts Options) error {
 		p.RateLimit.SendsPerSecond = opts.RateLimit
 	}
 	s.RateLimit = p.RateLimit.SendsPerSecond
+	s.NoRequestJournal = opts.NoRequestJournal
 	s.imageWorker = opts.Images.Worker
 	if opts.BrokerNodes < 0 || opts.BrokerNodes > MaxBrokerNodes {
 		return fmt.Errorf("stack options: broker nodes %d: want 1 to %d", opts.BrokerNodes, MaxBrokerNodes)

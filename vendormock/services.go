@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -76,6 +77,15 @@ func (s *Stack) startRabbitMQ(ctx context.Context, image string, t0 time.Time) e
 var WireMockArgs = []string{"--port", "8080", "--disable-banner", "--disable-gzip",
 	"--container-threads", strconv.Itoa(WireMockThreads)}
 
+// wireMockArgs is WireMockArgs with --no-request-journal when the stack
+// keeps none (Options.NoRequestJournal).
+func (s *Stack) wireMockArgs() []string {
+	if s.NoRequestJournal {
+		return append(slices.Clone(WireMockArgs), "--no-request-journal")
+	}
+	return WireMockArgs
+}
+
 // WireMockThreads is the size of WireMock's request thread pool
 // (--container-threads).
 const WireMockThreads = 600
@@ -90,7 +100,7 @@ const WireMockJavaOpts = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
 func (s *Stack) startWireMock(ctx context.Context, image string, t0 time.Time) error {
 	c, err := s.run(ctx, "wiremock", []string{AliasWireMock}, testcontainers.ContainerRequest{
 		Image:        image,
-		Cmd:          WireMockArgs,
+		Cmd:          s.wireMockArgs(),
 		Env:          map[string]string{"JAVA_OPTS": WireMockJavaOpts},
 		ExposedPorts: []string{"8080/tcp"},
 		WaitingFor: wait.ForHTTP("/__admin/health").WithPort("8080/tcp").

@@ -106,6 +106,14 @@ type Options struct {
 	// rate_limit.sends_per_second (none when it has none), > 0 overrides
 	// it. The lab's RATE_LIMIT.
 	RateLimit int
+	// NoRequestJournal starts WireMock with --no-request-journal: it keeps
+	// no request in memory, and the vendor's record of a run is nginx's
+	// access log (Stack.AccessJournal) instead of WireMock's journal. For
+	// long runs: WireMock holds every request it served on its heap, and
+	// at ~150,000 requests in one run it answered too slowly for nginx
+	// (504s) and its journal could no longer be read (the scale
+	// benchmark's memory run, docs/running.md#the-committed-run-and-its-memory-run).
+	NoRequestJournal bool
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative
@@ -179,6 +187,10 @@ type Stack struct {
 	AccessLogPath    string        // host path of nginx's access log (bind mount)
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout in effect
 	RateLimit        int           // the vendor's sends/s in effect; 0 = none
+	// NoRequestJournal: WireMock keeps no request journal
+	// (Options.NoRequestJournal); Journal fails with journal.ErrDisabled,
+	// ResetJournal does nothing, and AccessJournal is the vendor's record.
+	NoRequestJournal bool
 	StartDuration    time.Duration // cold start: Start called to all four ready
 
 	// VendorAddrHost is host: 127.0.0.1:PORT of Toxiproxy's vendor listener

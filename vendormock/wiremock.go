@@ -392,6 +392,9 @@ func (s *Stack) SetServerDelay(ctx context.Context, ms int) error {
 // ResetJournal empties WireMock's request journal (DELETE
 // /__admin/requests; go-wiremock's Reset would reset the stubs instead).
 func (s *Stack) ResetJournal(ctx context.Context) error {
+	if s.NoRequestJournal {
+		return nil // nothing kept, nothing to clear
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.WireMockURL+"/__admin/requests", nil)
 	if err != nil {
 		return fmt.Errorf("reset journal: %w", err)

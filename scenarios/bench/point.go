@@ -123,7 +123,8 @@ func (b *Bench) kindFor(mode string) workerKind {
 
 // RunPoint measures one mode at one RTT on the Bench's stack: network
 // and self-check, publish, the worker kind's run, then the records, the
-// journal, the reconciler's verdict and nginx's log slice
+// vendor's record (WireMock's journal, or nginx's log slice on a stack
+// without one), the reconciler's verdict and nginx's log slice
 // (OUT/nginx/access-<mode>-<rtt>ms[transport].log) as one Result. It
 // does not write the result file (Run does). Errors: *RunError.
 func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.Result, err error) {
@@ -190,7 +191,11 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		m.Add(r)
 	}
 	m.Close()
-	journal, err := b.stack.Journal(ctx)
+	entries, raw, err := b.stack.ReadAccessLog(logOffset)
+	if err != nil {
+		return results.Result{}, p.fail("collect", err)
+	}
+	journal, err := b.vendorRecord(ctx, entries)
 	if err != nil {
 		return results.Result{}, p.fail("collect", err)
 	}
@@ -202,10 +207,6 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	if !verdict.OK {
 		logf(b.w, "%s: FAIL: reconcile %s: %d lost, %d duplicates, %d violations", p.label, verdict.Verdict(),
 			verdict.Lost, verdict.Duplicates, len(verdict.Violations))
-	}
-	entries, raw, err := b.stack.ReadAccessLog(logOffset)
-	if err != nil {
-		return results.Result{}, p.fail("collect", err)
 	}
 	logName := strings.TrimSuffix(results.AccessLogFileName(mode, rtt), ".log") + b.tr.FileSuffix(mode) + ".log"
 	if err := os.WriteFile(filepath.Join(b.out, logName), raw, 0o644); err != nil {
@@ -249,6 +250,17 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		return results.Result{}, err
 	}
 	return r, nil
+}
+
+// vendorRecord is what reached the vendor during the point, oldest
+// first: WireMock's journal, or, on a stack that keeps none
+// (vendormock.Options.NoRequestJournal), nginx's access log slice of the
+// point (vendormock.AccessJournal).
+func (b *Bench) vendorRecord(ctx context.Context, entries []vendormock.AccessEntry) ([]vendormock.JournalEntry, error) {
+	if b.stack.NoRequestJournal {
+		return vendormock.AccessJournal(entries), nil
+	}
+	return b.stack.Journal(ctx)
 }
 
 // logf writes one "[lab] ..." line to w (report.Logf).

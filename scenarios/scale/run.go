@@ -64,6 +64,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
 		Scheme: vendormock.Scheme(cfg.Scheme), HTTPVersion: cfg.HTTPVersion, Images: images, Session: cfg.Session,
 		WorkDir: filepath.Join(workDir, "stack"), Log: lab.PrefixWriter{W: io.Discard}, RateLimit: cfg.RateLimit,
+		// Hundreds of thousands of sends on one stack: WireMock keeps no
+		// journal, nginx's access log is the vendor's record.
+		NoRequestJournal: true,
 	})
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)

@@ -1,0 +1,76 @@
+//go:build integration
+
+package scale
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// TestScaleRunSmall runs `./run.sh scale` end to end at a small size on
+// the real stack: the bare client and one and two competing workers at
+// concurrency 4, then a short memory run. Every worker point must be
+// reconciled from nginx's access log (the scale stack's WireMock keeps
+// no journal: Options.NoRequestJournal) with 0 lost and 0 duplicates,
+// every point must carry its containers' CPU, and the memory run its RSS
+// samples; the summary and charts must be written.
+func TestScaleRunSmall(t *testing.T) {
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil || images.Worker == "" {
+		t.Fatalf("lab images: %v (LAB_IMAGE_WORKER %q)\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a (./run.sh test does both)", err, images.Worker)
+	}
+	cfg := DefaultConfig()
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
+	cfg.Concurrencies, cfg.WorkerCounts, cfg.CaseDelayMS = []int{4}, []int{1, 2}, CaseOff
+	cfg.Warmup, cfg.PointS, cfg.SoakS = 10, 2, 20
+	cfg.Out = filepath.Join(t.TempDir(), "scale")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := Run(ctx, cfg, testlog.New(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	points, err := ReadPoints(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := cfg.Plan()
+	if len(points) != len(plan) {
+		t.Fatalf("%d point files, want %d (the plan: %v)", len(points), len(plan), plan)
+	}
+	for _, p := range points {
+		if chk := p.Check(); chk != "ok" {
+			t.Errorf("%s: %s", p.Name, chk)
+		}
+		if p.SendsPerS <= 0 || p.LatencyMS.P50 < float64(p.ServerDelayMS) {
+			t.Errorf("%s: %.1f sends/s, p50 %.1f ms; want > 0 and at least the think time (%d ms)", p.Name, p.SendsPerS, p.LatencyMS.P50, p.ServerDelayMS)
+		}
+		if len(p.Containers) == 0 || p.Bottleneck == "" {
+			t.Errorf("%s: containers %v, bottleneck %q; want each container's CPU and a verdict", p.Name, p.Containers, p.Bottleneck)
+		}
+		if p.Driver != results.DriverWorker {
+			continue
+		}
+		if p.Lost != 0 || p.Duplicates != 0 || p.Outcomes[outcome.Sent] != p.Count+p.Warmup {
+			t.Errorf("%s: lost %d, duplicates %d, outcomes %v; want 0, 0 and all %d SENT (reconciled from nginx's log)",
+				p.Name, p.Lost, p.Duplicates, p.Outcomes, p.Count+p.Warmup)
+		}
+		if p.Series == SeriesSoak && (p.RSS == nil || p.RSS.MaxMB <= 0) {
+			t.Errorf("%s: RSS %+v (sample errors %q); want the worker's memory sampled", p.Name, p.RSS, p.SampleErrors)
+		}
+	}
+	for _, f := range []string{"summary.md", "charts"} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+			t.Errorf("report: %v", err)
+		}
+	}
+}
