@@ -143,7 +143,7 @@ func (b *Bench) runContract(ctx context.Context, topo queues.Topology, runDir, l
 	deadline := time.Now().Add(WorkerTimeout(n, rtt, b.cfg.ServerDelayMS))
 	lastDepth, lastRecs, lastChange := n, 0, time.Now()
 	var allRecordsAt time.Time
-	err = waitWorker(ctx, b.w, wk, runDir+"/"+lab.RecordsFile, label, n, workerWatch{
+	err = waitWorker(ctx, b.prog, wk, runDir+"/"+lab.RecordsFile, label, n, workerWatch{
 		// A malformed records line is reported by checkRecords, not here.
 		tick: func(recs int, _ error) (int, bool, error) {
 			d, ok := depth()

@@ -161,7 +161,7 @@ func (b *Bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, run
 		set.Add(r.RecordsPath())
 	}
 	lim := rateLimits(b.limits(n, rtt), n, b.stack.RateLimit)
-	if err := waitRecords(ctx, b.w, set, label, n, lim); err != nil {
+	if err := waitRecords(ctx, b.prog, set, label, n, lim); err != nil {
 		return nil, err
 	}
 	if err := waitSettled(ctx, b.w, set, label, n, lim); err != nil {

@@ -76,7 +76,7 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	}()
 	tw, tick := sampleTimeWait(ctx, b.w, wk.ContainerID())
 	k.timeWait = tw
-	if err := waitWorker(ctx, b.w, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.limits(p.n, p.rtt), tick)); err != nil {
+	if err := waitWorker(ctx, b.prog, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.limits(p.n, p.rtt), tick)); err != nil {
 		re := p.fail("wait worker", err)
 		if ctx.Err() == nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)

@@ -28,7 +28,8 @@ type Bench struct {
 	cfg     Config
 	sel     vendormock.WorkerSelection // the worker under test (WORKER)
 	w       io.Writer
-	out     string // absolute OUT
+	prog    io.Writer // progress lines (PointOptions.Progress)
+	out     string    // absolute OUT
 	workDir string
 	// stateDir is the tmpfs folder for the worker's ledger and records
 	// (WORKER_STATE=tmpfs), "" to keep them in workDir.
@@ -50,14 +51,18 @@ type PointOptions struct {
 	Config Config
 	// Worker is the worker under test (vendormock.WorkerImage of
 	// Config.Worker); the zero value is the Go worker.
-	Worker  vendormock.WorkerSelection
-	Log     io.Writer // progress and log lines
-	Out     string    // where results, access logs and profiles go
-	WorkDir string    // where each point's worker files go (PointDir)
-	RunID   string    // NewRunID: the refkeys' prefix
-	Stack   *vendormock.Stack
-	AMQP    *amqp.Connection
-	Env     results.Environment // the Environment of every result
+	Worker vendormock.WorkerSelection
+	Log    io.Writer // progress and log lines
+	// Progress is where the worker run's progress lines go ("pooled 10 ms:
+	// 525/1050 handled (50%) in 12.0 s", or a bar on a terminal); nil =
+	// Log. The scale benchmark discards the bench's log but shows this.
+	Progress io.Writer
+	Out      string // where results, access logs and profiles go
+	WorkDir  string // where each point's worker files go (PointDir)
+	RunID    string // NewRunID: the refkeys' prefix
+	Stack    *vendormock.Stack
+	AMQP     *amqp.Connection
+	Env      results.Environment // the Environment of every result
 }
 
 // NewBench returns a Bench for points run with o.
@@ -66,7 +71,11 @@ func NewBench(o PointOptions) *Bench {
 	if o.Stack != nil && o.Stack.Scheme != "" {
 		tr.Scheme = o.Stack.Scheme
 	}
-	return &Bench{cfg: o.Config, sel: o.Worker, w: o.Log, out: o.Out, workDir: o.WorkDir, runID: o.RunID,
+	prog := o.Progress
+	if prog == nil {
+		prog = o.Log
+	}
+	return &Bench{cfg: o.Config, sel: o.Worker, w: o.Log, prog: prog, out: o.Out, workDir: o.WorkDir, runID: o.RunID,
 		stack: o.Stack, amqp: o.AMQP, env: o.Env, tr: tr}
 }
 

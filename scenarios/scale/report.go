@@ -133,7 +133,6 @@ func Summary(ps []Point) string {
 // client's.
 func scalingSection(ps []Point) string {
 	var b strings.Builder
-	b.WriteString("\n## Scaling and the worker's cost\n\n")
 	for _, p := range ps {
 		if p.Driver != results.DriverWorker || p.Workers == 1 {
 			continue
@@ -152,7 +151,10 @@ func scalingSection(ps []Point) string {
 				p.Series, p.Concurrency, p.CPUMSPerSend/d.CPUMSPerSend, p.CPUMSPerSend, d.CPUMSPerSend, p.SendsPerS/max(d.SendsPerS, 1e-9))
 		}
 	}
-	return b.String()
+	if b.Len() == 0 {
+		return "" // one worker count and no bare client: nothing to compare
+	}
+	return "\n## Scaling and the worker's cost\n\n" + b.String()
 }
 
 // find returns the point of series, driver, workers and concurrency.

@@ -98,3 +98,16 @@ func TestSummaryBottleneckFromFigures(t *testing.T) {
 		t.Errorf("a point without CPU figures: summary lacks its stored label:\n%s", s)
 	}
 }
+
+// TestScalingSectionOnlyWithSomethingToCompare: a run with one worker
+// count and no bare client (a memory run alone) has no ratio to give, and
+// its summary has no empty "Scaling" heading; the fixture's grid has both.
+func TestScalingSectionOnlyWithSomethingToCompare(t *testing.T) {
+	ps := fixturePoints()
+	if got := scalingSection(ps); !strings.Contains(got, "## Scaling and the worker's cost") || !strings.Contains(got, "4 workers send 3.80x") {
+		t.Errorf("grid with 1 and 4 workers and the bare client: section %q; want the heading and the ratio", got)
+	}
+	if got := scalingSection(ps[3:]); got != "" {
+		t.Errorf("memory run alone: section %q; want none", got)
+	}
+}

@@ -3,9 +3,13 @@
 package scale
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,8 +40,14 @@ func TestScaleRunSmall(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	if err := Run(ctx, cfg, testlog.New(t)); err != nil {
+	var log lockedBuffer
+	if err := Run(ctx, cfg, io.MultiWriter(testlog.New(t), &log)); err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	// A long point is not silent: the workers' progress comes through,
+	// named by the point.
+	if want := "[lab] soak-worker-w1-c4-150ms: pooled 10 ms: "; !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "handled (100%)") {
+		t.Errorf("the log has no progress line %q...handled (100%%)", want)
 	}
 	points, err := ReadPoints(cfg.Out)
 	if err != nil {
@@ -73,4 +83,22 @@ func TestScaleRunSmall(t *testing.T) {
 			t.Errorf("report: %v", err)
 		}
 	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for the run's writers.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
