@@ -18,6 +18,10 @@ type handled struct {
 	rec  records.Record
 	body []byte
 	err  error
+	// released: the handler gave its slot back after its send
+	// (HandlerConfig.ReleaseAfterSend), before it finished.
+	released bool
+	take     int // the delivery's place in serve's takes (0, 1, ...)
 }
 
 // concurrency is Config.Concurrency, at least 1.
@@ -37,7 +41,9 @@ const PrefetchAhead = 1
 func (c *consumer) prefetch() int { return c.concurrency() + PrefetchAhead }
 
 // serve handles deliveries of generation gen, up to Config.Concurrency at
-// once (one goroutine each), until ctx is done (errStop), the session is
+// once (one goroutine each; with HandlerConfig.ReleaseAfterSend a handler
+// past its send, finishing its message, no longer counts, so the
+// Concurrency bounds the sends in flight), until ctx is done (errStop), the session is
 // lost (lost=true, nil), MaxMessages is reached (errStop) or a handler
 // reports a fatal error (that error). Every message in flight is finished,
 // recorded and acked on its own channel generation before serve returns:
@@ -45,36 +51,65 @@ func (c *consumer) prefetch() int { return c.concurrency() + PrefetchAhead }
 // it cancel a send.
 //
 // Records, metrics and the summary are written by serve's goroutine alone,
-// in the order the messages finish. At concurrency 1 that is the order of
-// delivery; above 1 neither the sends nor the records keep the queue's
+// in the order the messages finish. At concurrency 1 they are in the
+// order of delivery (one finished after the next one, possible with
+// ReleaseAfterSend, waits for its turn); above 1 neither the sends nor the records keep the queue's
 // order (see Config.Concurrency). With MaxMessages set, serve takes
 // a delivery only while handled + in flight < MaxMessages, so it never
 // handles more than MaxMessages; a requeued delivery does not count.
 func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
 	n := c.concurrency()
 	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
-	// Buffered n: at most n handlers are in flight, so a finishing one
-	// never blocks.
-	finished := make(chan handled, n)
-	inflight := 0
+	// A handler holds one of n slots from its take until its send is over
+	// (HandlerConfig.ReleaseAfterSend: it says so on released) or, when it
+	// does not release early, until it has finished. serve reads both
+	// channels until it returns (drain included), so a handler never
+	// blocks on them for long.
+	finished := make(chan handled, 2*n)
+	released := make(chan struct{}, 2*n)
+	inflight, busy := 0, 0
+	// At concurrency 1 the records keep the delivery order even when a
+	// handler that released its slot finishes after the next one (a slow
+	// Finish or re-publish): a finished delivery waits in pending until
+	// the ones taken before it are accounted.
+	ordered := n == 1
+	taken, next := 0, 0
+	pending := map[int]handled{}
 	// Handlers run on goroutines kept between messages (callRunner), not
 	// on a fresh one per delivery whose stack grows every time.
 	handlers := newCallRunner()
 	var fatal error
-	// finish accounts one finished delivery and reports whether it was
-	// requeued.
+	// finish takes one finished delivery, accounts it (or, ordered, every
+	// one now due) and reports whether it was requeued.
 	finish := func(d handled) bool {
 		inflight--
-		c.account(ctx, &d.rec, d.body)
+		if !d.released {
+			busy--
+		}
 		if d.err != nil && fatal == nil {
 			fatal = d.err
+		}
+		if !ordered {
+			c.account(ctx, &d.rec, d.body)
+			return d.rec.Requeued
+		}
+		pending[d.take] = d
+		for p, ok := pending[next]; ok; p, ok = pending[next] {
+			delete(pending, next)
+			next++
+			c.account(ctx, &p.rec, p.body)
 		}
 		return d.rec.Requeued
 	}
 	// drain waits for every handler in flight.
 	drain := func() {
 		for inflight > 0 {
-			finish(<-finished)
+			select {
+			case f := <-finished:
+				finish(f)
+			case <-released:
+				busy--
+			}
 		}
 	}
 	maxReached := func() bool {
@@ -97,7 +132,7 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		// Take a new delivery only with a free slot and, under
 		// MaxMessages, room left for it.
 		in := deliveries
-		if inflight >= n || (c.cfg.MaxMessages > 0 && c.stats.handled+inflight >= c.cfg.MaxMessages) {
+		if busy >= n || (c.cfg.MaxMessages > 0 && c.stats.handled+inflight+len(pending) >= c.cfg.MaxMessages) {
 			in = nil
 		}
 		// Under Config.SendInterval, no take before the pacer allows it.
@@ -118,6 +153,8 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 				return false, fatal
 			}
 			return true, nil
+		case <-released:
+			busy--
 		case f := <-finished:
 			if finish(f) {
 				// The broker hands the requeued message straight back: pause
@@ -144,9 +181,16 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
 			c.pace.took(time.Now())
 			inflight++
+			busy++
+			take := taken
+			taken++
 			handlers.run(func() {
-				rec, herr := h.Handle(ctx, d)
-				finished <- handled{rec: rec, body: d.Body, err: herr}
+				early := false
+				rec, herr := h.handle(ctx, d, func() {
+					early = true
+					released <- struct{}{}
+				})
+				finished <- handled{rec: rec, body: d.Body, err: herr, released: early, take: take}
 			})
 		}
 	}

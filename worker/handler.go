@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -97,6 +98,12 @@ type HandlerConfig struct {
 	RetryDelay, RetryMaxDelay time.Duration
 	// Replica is put into every Record (Record.Replica).
 	Replica string
+	// ReleaseAfterSend: the handler gives its slot back as soon as its
+	// send is over (the release func serve passes), before the ledger's
+	// Finish and the ack, so that the next delivery's Begin can share one
+	// ledger transaction with this Finish (ledger.Ledger.GroupCommit).
+	// Sends in flight stay at Concurrency. docs/worker.md, Cost per message.
+	ReleaseAfterSend bool
 	// Decode parses a body; nil = message.Decode.
 	Decode func([]byte) (message.Notification, error)
 	// Logger; nil = discard.
@@ -111,6 +118,12 @@ type Handler struct {
 	// calls runs the ledger calls (withLedgerDeadline); shared by the
 	// copies WithPublisher makes.
 	calls *callRunner
+	// finishing holds, per refkey, a channel closed when a handler that
+	// released its slot after its send has finished that delivery
+	// (ReleaseAfterSend): a delivery of the same refkey waits for it
+	// before its Begin, so it sees the outcome, not the attempt. Shared by
+	// the copies WithPublisher makes.
+	finishing *sync.Map
 }
 
 // NewHandler returns a Handler for c.
@@ -142,7 +155,7 @@ func NewHandler(c HandlerConfig) *Handler {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{c: c, calls: newCallRunner()}
+	return &Handler{c: c, calls: newCallRunner(), finishing: &sync.Map{}}
 }
 
 // WithPublisher returns a copy of h that re-publishes through p (one per
@@ -150,7 +163,7 @@ func NewHandler(c HandlerConfig) *Handler {
 func (h *Handler) WithPublisher(p Publisher) *Handler {
 	c := h.c
 	c.Publisher = p
-	return &Handler{c: c, calls: h.calls}
+	return &Handler{c: c, calls: h.calls, finishing: h.finishing}
 }
 
 // Handle decides the outcome of d, re-publishes it where the outcome table
@@ -164,6 +177,12 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 // (the ledger could not be written). When the ledger failed before a send,
 // nothing was sent and d was nacked with requeue.
 func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
+	return h.handle(ctx, d, nil)
+}
+
+// handle is Handle; with HandlerConfig.ReleaseAfterSend it calls release
+// (when not nil) once the send is over, before the Finish and the ack.
+func (h *Handler) handle(ctx context.Context, d amqp.Delivery, release func()) (rec records.Record, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := h.c.Clock.Now()
 	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers), Replica: h.c.Replica}
@@ -193,6 +212,7 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	}
 
 	bodyHash := ledger.BodyHash(d.Body)
+	h.awaitFinishing(n.RefKey)
 	decision, entry, err := h.beginLedger(ctx, n.RefKey, bodyHash, now)
 	// finish closes this delivery's own attempt (entry.Attempts of its
 	// Proceed) and nothing else: the ledger refuses it if the entry moved on.
@@ -248,6 +268,10 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 	if cpu0 >= 0 {
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}
+	if release != nil && h.c.ReleaseAfterSend {
+		defer h.markFinishing(n.RefKey)()
+		release()
+	}
 	setTrace(&rec, res.Trace)
 	class := vendorapi.ClassOf(serr)
 	var se *vendorapi.SendError
@@ -299,6 +323,28 @@ func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Reco
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			finish: finish(outcome.Unknown, detail),
 		})
+	}
+}
+
+// markFinishing records that refkey's delivery is finishing after its
+// slot was released, and returns the func that ends that (deferred by
+// handle).
+func (h *Handler) markFinishing(refkey string) (done func()) {
+	ch := make(chan struct{})
+	if _, loaded := h.finishing.LoadOrStore(refkey, ch); loaded {
+		return func() {} // another one is finishing it: its own done ends it
+	}
+	return func() {
+		h.finishing.Delete(refkey)
+		close(ch)
+	}
+}
+
+// awaitFinishing waits until no delivery of refkey is finishing after a
+// released slot (markFinishing).
+func (h *Handler) awaitFinishing(refkey string) {
+	if v, ok := h.finishing.Load(refkey); ok {
+		<-v.(chan struct{})
 	}
 }
 

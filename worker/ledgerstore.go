@@ -35,3 +35,25 @@ func openLedgerStore(ctx context.Context, cfg Config, clock window.Clock, log *s
 	})
 	return led, func() { cancel(); wg.Wait() }, nil
 }
+
+// GroupCommitDelay is the longest a lone ledger Begin or Finish waits for
+// company under group commit (ledger.Ledger.GroupCommit): at concurrency
+// 1 the next delivery's Begin follows a sent message's Finish by a
+// fraction of it (docs/worker.md, Cost per message).
+const GroupCommitDelay = time.Millisecond
+
+// groupCommit turns on the bbolt ledger's group commit of message k's
+// Finish with k+1's Begin where it pairs them: one message at a time
+// (Concurrency 1) and no pacing (SendInterval 0: a paced worker waits
+// between messages, so each would wait GroupCommitDelay alone). It
+// reports whether it did; the Handler then releases its slot after the
+// send (HandlerConfig.ReleaseAfterSend). PostgreSQL keeps one
+// transaction per call.
+func groupCommit(cfg Config, led ledger.Store) bool {
+	b, ok := led.(*ledger.Ledger)
+	if !ok || max(cfg.Concurrency, 1) != 1 || cfg.SendInterval > 0 {
+		return false
+	}
+	b.GroupCommit(2, GroupCommitDelay)
+	return true
+}

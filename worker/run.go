@@ -95,6 +95,9 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			RetryMaxDelay:  cfg.RetryMaxDelay,
 			Replica:        cfg.WorkerID,
 			Logger:         log,
+			// Finish of one message and Begin of the next in one
+			// bbolt transaction (docs/worker.md, Cost per message).
+			ReleaseAfterSend: groupCommit(cfg, led),
 		}),
 		records:  recs,
 		topology: topo,

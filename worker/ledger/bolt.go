@@ -32,6 +32,8 @@ var bucket = []byte("attempts")
 type Ledger struct {
 	db   *bolt.DB
 	path string
+	// group: Begin and Finish go through bbolt's DB.Batch (GroupCommit).
+	group bool
 }
 
 var _ Store = (*Ledger)(nil)
@@ -63,6 +65,37 @@ func Open(path string) (*Ledger, error) {
 	return &Ledger{db: db, path: path}, nil
 }
 
+// GroupCommit makes Begin and Finish share write transactions: each one
+// joins bbolt's DB.Batch, which commits up to size of them in one synced
+// transaction, or fewer after delay. Every one of them is still durable
+// before it returns (a Finish before its ack, a Begin before its send);
+// one that fails is retried alone, so it fails no other. At concurrency 1
+// the worker lets the next delivery's Begin start while a sent message's
+// Finish is under way (docs/worker.md, Cost per message), so size 2 puts
+// message k's Finish and k+1's Begin in one transaction; delay bounds
+// what a lone one waits for company (a Finish with no next message, a
+// Begin after an idle queue). Call it before the first Begin; size < 2
+// turns it off.
+func (l *Ledger) GroupCommit(size int, delay time.Duration) {
+	if size < 2 {
+		l.group = false
+		return
+	}
+	l.db.MaxBatchSize, l.db.MaxBatchDelay, l.group = size, delay, true
+}
+
+// WriteTxID is the id of the ledger file's last committed write
+// transaction; it grows by one per commit (for tests and cost checks:
+// how many transactions some calls took).
+func (l *Ledger) WriteTxID() (uint64, error) {
+	var id int
+	err := l.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
+		return 0, ErrClosed
+	}
+	return uint64(id), err
+}
+
 // Path returns the file the ledger was opened at.
 func (l *Ledger) Path() string { return l.path }
 
@@ -90,7 +123,7 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 		dec   Decision
 		entry Entry
 	)
-	err := l.update(func(b *bolt.Bucket) error {
+	err := l.updateGrouped(func(b *bolt.Bucket) error {
 		e, found, err := get(b, refkey)
 		if err != nil {
 			return err
@@ -127,7 +160,7 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt in
 	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
-	err := l.update(func(b *bolt.Bucket) error {
+	err := l.updateGrouped(func(b *bolt.Bucket) error {
 		e, found, err := get(b, refkey)
 		if err != nil {
 			return err
@@ -287,7 +320,21 @@ func (l *Ledger) All() ([]Entry, error) {
 // update runs fn in one write transaction; bbolt fsyncs its commit before
 // Update returns (NoSync is never set).
 func (l *Ledger) update(fn func(*bolt.Bucket) error) error {
-	err := l.db.Update(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucket)) })
+	return l.write(l.db.Update, fn)
+}
+
+// updateGrouped is update through DB.Batch when GroupCommit is on: fn
+// may then run more than once (bbolt retries a batch without a call that
+// failed), so it reads what it changes inside the transaction.
+func (l *Ledger) updateGrouped(fn func(*bolt.Bucket) error) error {
+	if l.group {
+		return l.write(l.db.Batch, fn)
+	}
+	return l.write(l.db.Update, fn)
+}
+
+func (l *Ledger) write(tx func(func(*bolt.Tx) error) error, fn func(*bolt.Bucket) error) error {
+	err := tx(func(tx *bolt.Tx) error { return fn(tx.Bucket(bucket)) })
 	if errors.Is(err, berrors.ErrDatabaseNotOpen) {
 		return ErrClosed
 	}
