@@ -112,7 +112,8 @@ func (l *Ledger) Ping(ctx context.Context) error {
 	return l.view(func(*bolt.Bucket) error { return nil })
 }
 
-// Begin decides in one synced bbolt write transaction (see Store.Begin).
+// Begin decides in one synced bbolt write transaction (see Store.Begin),
+// which under GroupCommit it may share with a Finish.
 // Errors: ErrEmptyRefKey, ErrClosed, a corrupt value, or a failed commit
 // (then nothing was written and the worker must not send).
 func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
@@ -153,7 +154,7 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 }
 
 // Finish records state as the outcome of attempt in one synced write
-// transaction that first checks the entry (CheckAttempt; see
+// transaction (under GroupCommit possibly shared with a Begin) that first checks the entry (CheckAttempt; see
 // Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, *StaleAttemptError
 // (ErrStaleAttempt), ErrClosed, a failed commit.
 func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {

@@ -21,6 +21,9 @@
 //     refkey, value = Entry as JSON. Every write transaction is fsynced
 //     before it returns (bbolt's NoSync is never set: bbolt documents it
 //     as unsafe), so a Proceed is on disk before the request goes out.
+//     GroupCommit lets a Begin and a Finish share one such transaction
+//     (bbolt's DB.Batch): the worker's group of message k's Finish with
+//     k+1's Begin at concurrency 1.
 //     One process at a time: Open takes bbolt's file lock and gives up
 //     after LockTimeout (1 s) with ErrLocked.
 //   - *Postgres, shared by every replica: one row per refkey in Table
