@@ -174,13 +174,7 @@ func benchBody(b *testing.B, refkey string) []byte {
 
 // benchTLSClient starts a local TLS vendor (token and send endpoints of
 // docs/vendor-api.md) and returns the worker's own vendor client for it.
-func benchTLSClient(b testing.TB) *vendorapi.Client {
-	return tlsVendorClient(b, 0, nil)
-}
-
-// tlsVendorClient is benchTLSClient with the send answered after delay
-// and onSend (when not nil) called with each send's refkey as it arrives.
-func tlsVendorClient(b testing.TB, delay time.Duration, onSend func(refkey string)) *vendorapi.Client {
+func benchTLSClient(b *testing.B) *vendorapi.Client {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+vendorapi.TokenPath, func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -191,10 +185,6 @@ func tlsVendorClient(b testing.TB, delay time.Duration, onSend func(refkey strin
 			RefKey string `json:"refkey"`
 		}
 		_ = json.NewDecoder(r.Body).Decode(&m)
-		if onSend != nil {
-			onSend(m.RefKey)
-		}
-		time.Sleep(delay)
 		w.Header().Set("Content-Type", "application/json")
 		fmt.Fprintf(w, `{"code":"1000","description":"success","refkey":%q,"messagekey":"mk"}`, m.RefKey)
 	})

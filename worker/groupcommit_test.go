@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/http/httptrace"
 	"sync"
 	"testing"
 	"time"
@@ -40,11 +39,6 @@ func (s *peakSender) Send(ctx context.Context, n message.Notification) (vendorap
 // groupRig is a consumer at concurrency 1 over a real bbolt ledger, with
 // group commit as Run sets it (grouped) or without it.
 func groupRig(t *testing.T, grouped bool, led Ledger, s Sender, maxMessages int, recs *bytes.Buffer) *consumer {
-	return groupRigWait(t, grouped, led, s, maxMessages, recs, 0)
-}
-
-// groupRigWait is groupRig with HandlerConfig.AckWait set.
-func groupRigWait(t *testing.T, grouped bool, led Ledger, s Sender, maxMessages int, recs *bytes.Buffer, ackWait time.Duration) *consumer {
 	t.Helper()
 	r := newRig(t, nil, inWindow)
 	var logs bytes.Buffer
@@ -53,7 +47,7 @@ func groupRigWait(t *testing.T, grouped bool, led Ledger, s Sender, maxMessages 
 	c.handler = NewHandler(HandlerConfig{
 		Publisher: r.pub, Sender: s, Ledger: led, Window: r.h.c.Window,
 		Clock: r.h.c.Clock, Names: names, MaxAttempts: 5, Logger: newTestLogger(&lockedWriter{w: &logs}),
-		ReleaseAfterSend: grouped, AckWait: ackWait,
+		ReleaseAfterSend: grouped,
 	})
 	return c
 }
@@ -208,79 +202,4 @@ func ledgerState(t *testing.T, led *ledger.Ledger, refkey string) outcome.Outcom
 		t.Fatalf("ledger get %s: %v, found %v", refkey, err, ok)
 	}
 	return e.State
-}
-
-// timedAcker records when each delivery tag was acked.
-type timedAcker struct {
-	fakeAcker
-	mu sync.Mutex
-	at map[uint64]time.Time
-}
-
-func (a *timedAcker) Ack(tag uint64, multiple bool) error {
-	a.mu.Lock()
-	a.at[tag] = time.Now()
-	a.mu.Unlock()
-	return a.fakeAcker.Ack(tag, multiple)
-}
-
-// wroteSender records when each send's request was written whole (its
-// own httptrace hook, beside the handler's).
-type wroteSender struct {
-	Sender
-	mu    sync.Mutex
-	wrote map[string]time.Time
-}
-
-func (s *wroteSender) Send(ctx context.Context, n message.Notification) (vendorapi.Result, error) {
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) {
-		s.mu.Lock()
-		if _, seen := s.wrote[n.RefKey]; !seen { // the token request may come first
-			s.wrote[n.RefKey] = time.Now()
-		}
-		s.mu.Unlock()
-	}})
-	return s.Sender.Send(ctx, n)
-}
-
-// TestAckAfterNextRequestWritten: in the pipeline at concurrency 1, a
-// sent message's ack waits until the next message's request is written,
-// so the ack's write and the Record happen while the next send waits for
-// the vendor instead of before its request; the last one is acked after
-// AckWait. Every message is still sent once, in order, and acked once.
-func TestAckAfterNextRequestWritten(t *testing.T) {
-	const total = 6
-	client := tlsVendorClient(t, 20*time.Millisecond, nil)
-	t.Cleanup(func() { _ = client.Close() })
-	s := &wroteSender{Sender: client, wrote: map[string]time.Time{}}
-	led := openLedger(t)
-	groupCommit(Config{Concurrency: 1}, led)
-	var recs bytes.Buffer
-	// Only the next request's write releases an ack here (the last one
-	// waits the whole AckWait): no timing of this machine decides it.
-	c := groupRigWait(t, true, led, s, total, &recs, time.Second)
-	ack := &timedAcker{at: map[uint64]time.Time{}}
-	deliveries := make(chan amqp.Delivery, total)
-	for i := 1; i <= total; i++ {
-		deliveries <- delivery(ack, uint64(i), body(t, fmt.Sprintf("w-%d", i), message.Info), nil)
-	}
-	if got := waitServe(t, serveAsync(context.Background(), c, c.gens.start(), deliveries, make(chan struct{}))); got.err != errStop {
-		t.Fatalf("serve: %+v, want errStop after %d messages", got, total)
-	}
-	assertOncePerTag(t, &ack.fakeAcker, total)
-	rs := readRecords(t, &recs)
-	if len(rs) != total {
-		t.Fatalf("%d records, want %d", len(rs), total)
-	}
-	for i, rec := range rs {
-		if want := fmt.Sprintf("w-%d", i+1); rec.RefKey != want || rec.Outcome != outcome.Sent {
-			t.Errorf("record %d: %s %s, want %s SENT", i, rec.RefKey, rec.Outcome, want)
-		}
-	}
-	for k := 1; k < total; k++ {
-		wrote := s.wrote[fmt.Sprintf("w-%d", k+1)]
-		if a := ack.at[uint64(k)]; wrote.IsZero() || a.Before(wrote) {
-			t.Errorf("message %d acked at %s, before message %d's request was written (%s)", k, a.Format("15:04:05.000000"), k+1, wrote.Format("15:04:05.000000"))
-		}
-	}
 }

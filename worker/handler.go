@@ -104,9 +104,6 @@ type HandlerConfig struct {
 	// ledger transaction with this Finish (ledger.Ledger.GroupCommit).
 	// Sends in flight stay at Concurrency. docs/worker.md, Cost per message.
 	ReleaseAfterSend bool
-	// AckWait bounds how long, under ReleaseAfterSend, a sent message's
-	// ack waits for the next request to be written; 0 = AckWaitMax.
-	AckWait time.Duration
 	// Decode parses a body; nil = message.Decode.
 	Decode func([]byte) (message.Notification, error)
 	// Logger; nil = discard.
@@ -127,9 +124,6 @@ type Handler struct {
 	// before its Begin, so it sees the outcome, not the attempt. Shared by
 	// the copies WithPublisher makes.
 	finishing *sync.Map
-	// writes tells the handler that released its slot when the next
-	// request is on the wire (ReleaseAfterSend); shared like finishing.
-	writes *writeSignal
 }
 
 // NewHandler returns a Handler for c.
@@ -155,16 +149,13 @@ func NewHandler(c HandlerConfig) *Handler {
 	if c.RetryMaxDelay <= 0 {
 		c.RetryMaxDelay = DefaultRetryMaxDelay
 	}
-	if c.AckWait <= 0 {
-		c.AckWait = AckWaitMax
-	}
 	if c.Decode == nil {
 		c.Decode = message.Decode
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Handler{c: c, calls: newCallRunner(), finishing: &sync.Map{}, writes: &writeSignal{}}
+	return &Handler{c: c, calls: newCallRunner(), finishing: &sync.Map{}}
 }
 
 // WithPublisher returns a copy of h that re-publishes through p (one per
@@ -172,7 +163,7 @@ func NewHandler(c HandlerConfig) *Handler {
 func (h *Handler) WithPublisher(p Publisher) *Handler {
 	c := h.c
 	c.Publisher = p
-	return &Handler{c: c, calls: h.calls, finishing: h.finishing, writes: h.writes}
+	return &Handler{c: c, calls: h.calls, finishing: h.finishing}
 }
 
 // Handle decides the outcome of d, re-publishes it where the outcome table
@@ -272,20 +263,13 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, release func()) (
 	if refused, ferr := h.gate(ctx, d, n, &rec, now, entry, finish); refused {
 		return rec, ferr
 	}
-	pipelined := release != nil && h.c.ReleaseAfterSend
-	sendCtx := ctx
-	if pipelined {
-		sendCtx = h.signalWrites(ctx)
-	}
 	cpu0 := ProcessCPUMS()
-	res, serr := h.c.Sender.Send(sendCtx, n)
+	res, serr := h.c.Sender.Send(ctx, n)
 	if cpu0 >= 0 {
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}
-	var nextWritten <-chan struct{}
-	if pipelined {
+	if release != nil && h.c.ReleaseAfterSend {
 		defer h.markFinishing(n.RefKey)()
-		nextWritten = h.writes.next()
 		release()
 	}
 	setTrace(&rec, res.Trace)
@@ -320,7 +304,6 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, release func()) (
 			h.ack(d, &rec)
 			return rec, fmt.Errorf("finish ledger entry %q: %w", n.RefKey, errors.Join(ErrLedger, err))
 		}
-		awaitNextWrite(nextWritten, h.c.AckWait)
 		h.ack(d, &rec)
 		return rec, nil
 	case outcome.Rejected:
@@ -340,6 +323,28 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, release func()) (
 			errText: errText, code: rec.Code, attempt: attempts, setAttempt: true,
 			finish: finish(outcome.Unknown, detail),
 		})
+	}
+}
+
+// markFinishing records that refkey's delivery is finishing after its
+// slot was released, and returns the func that ends that (deferred by
+// handle).
+func (h *Handler) markFinishing(refkey string) (done func()) {
+	ch := make(chan struct{})
+	if _, loaded := h.finishing.LoadOrStore(refkey, ch); loaded {
+		return func() {} // another one is finishing it: its own done ends it
+	}
+	return func() {
+		h.finishing.Delete(refkey)
+		close(ch)
+	}
+}
+
+// awaitFinishing waits until no delivery of refkey is finishing after a
+// released slot (markFinishing).
+func (h *Handler) awaitFinishing(refkey string) {
+	if v, ok := h.finishing.Load(refkey); ok {
+		<-v.(chan struct{})
 	}
 }
 
