@@ -3,13 +3,10 @@
 package scale
 
 import (
-	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,8 +37,8 @@ func TestScaleRunSmall(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	var log lockedBuffer
-	if err := Run(ctx, cfg, io.MultiWriter(testlog.New(t), &log)); err != nil {
+	log := testlog.New(t)
+	if err := Run(ctx, cfg, log); err != nil {
 		t.Fatalf("Run: %v", err)
 	}
 	// A long point is not silent: the workers' progress comes through,
@@ -83,22 +80,4 @@ func TestScaleRunSmall(t *testing.T) {
 			t.Errorf("report: %v", err)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for the run's writers.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
