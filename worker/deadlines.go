@@ -108,7 +108,7 @@ func (h *Handler) gate(ctx context.Context, d amqp.Delivery, n message.Notificat
 	now := h.c.Clock.Now()
 	if n.Category == message.Ad && !h.c.Window.Allowed(now) {
 		next := h.c.Window.NextOpen(now)
-		rec.HeldUntil = next
+		rec.Clock, rec.HeldUntil = now, next // the reading that held it
 		reason := "not sent: the send window closed before the request; opens at " + next.Format(time.RFC3339)
 		rec.Error = reason
 		return true, h.route(ctx, d, rec, route{

@@ -105,6 +105,12 @@ func TestWindowRecheckedBeforeSend(t *testing.T) {
 			if rec.Outcome != outcome.OutsideSendWindow || rec.Queue != names.Held || len(r.pub.pubs) != 1 {
 				t.Fatalf("outcome %q queue %q copies %d, want held", rec.Outcome, rec.Queue, len(r.pub.pubs))
 			}
+			// The record names the reading the ad was held by, not the one
+			// before Begin: a held record stamped 20:49:59 reads as a hold
+			// inside the window (the send-window scenario's check).
+			if !rec.Clock.Equal(tc.after) {
+				t.Errorf("record clock %s, want %s (the re-check that held it)", rec.Clock.In(seoul).Format("15:04:05"), tc.after.Format("15:04:05"))
+			}
 			if acks, _ := ack.counts(); acks != 1 {
 				t.Errorf("acks %d, want 1", acks)
 			}

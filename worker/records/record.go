@@ -63,8 +63,10 @@ type Record struct {
 	// including this one when it was sent (from the x-notifier-attempt
 	// header and the ledger).
 	Attempt int `json:"attempt,omitempty"`
-	// Clock is the worker clock's reading when handling started (the
-	// -clock-start clock the send window is judged by).
+	// Clock is the worker clock's reading the send window was judged by
+	// (the -clock-start clock): when handling started, or, for an ad held
+	// by the re-check just before the request (a Begin that ran across
+	// the window's close), that re-check's reading.
 	Clock time.Time `json:"clock"`
 	// HeldUntil is when the send window opens, for OUTSIDE_SEND_WINDOW.
 	HeldUntil time.Time `json:"held_until,omitzero"`
