@@ -49,7 +49,8 @@ const (
 // worker point runs competing replicas on the shared PostgreSQL ledger
 // (ACTIVE=competing, LEDGER=postgres: the only combination where N
 // replicas are N active workers without sending twice,
-// docs/deployment.md#several-active-workers), pooled client.
+// docs/deployment.md#several-active-workers), pooled client; LEDGER=bbolt
+// with WORKERS=1 runs the case's one worker instead (WorkerLedger).
 type Config struct {
 	matrix.Config
 	// WorkerCounts are the active workers of the grid's worker points
@@ -81,6 +82,18 @@ func DefaultConfig() Config {
 	m.Concurrencies = []int{1, 8, 32, 128}
 	m.Drivers = []string{results.DriverDirect, results.DriverWorker}
 	return Config{Config: m, WorkerCounts: []int{1, 2, 4}, CaseDelayMS: DefaultCaseDelayMS, PointS: DefaultPointS, SoakS: DefaultSoakS}
+}
+
+// WorkerLedger is the worker points' ledger and how their replicas share
+// the queue: the shared PostgreSQL ledger with competing consumers (the
+// default: N replicas are N active workers), or, with LEDGER=bbolt (which
+// the lab accepts only with WORKERS=1), the case's one worker on its own
+// bbolt file under single active consumer.
+func (c Config) WorkerLedger() (ledger, active string) {
+	if c.Ledger == vendormock.LedgerBbolt {
+		return vendormock.LedgerBbolt, bench.ActiveSingle
+	}
+	return vendormock.LedgerPostgres, bench.ActiveCompeting
 }
 
 // Model constants of PointCount.

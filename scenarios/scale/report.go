@@ -17,6 +17,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // Files of a scale run's report in OUT.
@@ -100,6 +101,19 @@ func bottleneckOf(p Point) string {
 	return Bottleneck(p.Containers, p.Environment.CPUs, p.HostBusyCores)
 }
 
+// workersLabel says how the run's worker points kept their ledger: the
+// shared PostgreSQL one with competing consumers (scale's default; points
+// written before Point.Ledger was set for bbolt say nothing), or the
+// case's one worker on its own bbolt file.
+func workersLabel(ps []Point) string {
+	for _, p := range ps {
+		if p.Driver == results.DriverWorker && p.Ledger == vendormock.LedgerBbolt {
+			return "one worker on its own bbolt ledger (the case's, LEDGER=bbolt)"
+		}
+	}
+	return "competing consumers on the shared PostgreSQL ledger"
+}
+
 // Summary is the markdown of a scale run.
 func Summary(ps []Point) string {
 	var b strings.Builder
@@ -107,8 +121,8 @@ func Summary(ps []Point) string {
 	if len(ps) > 0 {
 		b.WriteString(ps[0].Provenance.Header())
 		p := ps[0]
-		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: competing consumers on the shared PostgreSQL ledger, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.\n\n",
-			p.RTTMS, p.HTTPVersion, p.Environment.CPUs)
+		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: %s, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.\n\n",
+			p.RTTMS, p.HTTPVersion, workersLabel(ps), p.Environment.CPUs)
 	}
 	b.WriteString("| series | driver | workers | concurrency | think ms | sends | sends/s | p50 ms | p99 ms | CPU ms/send | in send calls | " +
 		strings.Join(roles, " | ") + " | host | bottleneck | check |\n|" + strings.Repeat("---|", 14+len(roles)) + "\n")
@@ -239,6 +253,11 @@ func sendsChart(path string, ps []Point) error {
 	}
 	slices.SortFunc(ticks, func(a, b plot.Tick) int { return cmp.Compare(a.Value, b.Value) })
 	p.X.Tick.Marker = ticks
+	if len(ticks) == 1 {
+		// One concurrency: gonum would pad the empty range to [c-1, c+1],
+		// which a log axis cannot draw at c = 1 (it panics).
+		p.X.Min, p.X.Max = ticks[0].Value/2, ticks[0].Value*2
+	}
 	for i, k := range order {
 		l, pts, err := plotter.NewLinePoints(lines[k])
 		if err != nil {

@@ -2,6 +2,7 @@ package scale
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -109,5 +110,45 @@ func TestScalingSectionOnlyWithSomethingToCompare(t *testing.T) {
 	}
 	if got := scalingSection(ps[3:]); got != "" {
 		t.Errorf("memory run alone: section %q; want none", got)
+	}
+}
+
+// TestSummaryNamesTheWorkersLedger: a run whose worker points used the
+// case's bbolt ledger says so in the summary's header; the default run
+// names the shared PostgreSQL ledger.
+func TestSummaryNamesTheWorkersLedger(t *testing.T) {
+	ps := fixturePoints()
+	if s := Summary(ps); !strings.Contains(s, "competing consumers on the shared PostgreSQL ledger") {
+		t.Errorf("default run's summary does not name the PostgreSQL ledger:\n%s", s[:min(len(s), 600)])
+	}
+	for i := range ps {
+		if ps[i].Driver == results.DriverWorker {
+			ps[i].Ledger = "bbolt"
+		}
+	}
+	s := Summary(ps)
+	if !strings.Contains(s, "own bbolt ledger") || strings.Contains(s, "shared PostgreSQL ledger") {
+		t.Errorf("bbolt run's summary does not name its ledger:\n%s", s[:min(len(s), 600)])
+	}
+}
+
+// TestReportOneConcurrencyOne: a run at CONCURRENCY=1 alone (the case's
+// worker beside the bare client) draws its charts; the log axis used to
+// panic on a range padded down to 0.
+func TestReportOneConcurrencyOne(t *testing.T) {
+	dir := t.TempDir()
+	for _, p := range fixturePoints()[1:3] {
+		p.Concurrency = 1
+		p.Name = strings.Replace(p.Name, "-c8-", "-c1-", 1)
+		if err := WritePoint(dir, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := Report(dir, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, ChartsDir, SendsChart))
+	if err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Fatalf("sends chart: %v, %d bytes", err, len(svg))
 	}
 }

@@ -193,7 +193,8 @@ func (r *runner) pointDir(spec Spec) (string, error) {
 	return dir, nil
 }
 
-// worker runs spec on spec.Workers competing replicas: the bench's point.
+// worker runs spec on spec.Workers replicas (Config.WorkerLedger): the
+// bench's point.
 func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
 	dir, err := r.pointDir(spec)
 	if err != nil {
@@ -202,7 +203,7 @@ func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
 	bcfg := r.cfg.Config.Config
 	bcfg.Modes, bcfg.RTTs, bcfg.Out = []string{vendorapi.PooledName}, []int{r.cfg.RTTMS()}, dir
 	bcfg.Workers, bcfg.Concurrency, bcfg.ServerDelayMS, bcfg.Count = spec.Workers, spec.Concurrency, spec.DelayMS, spec.Count
-	bcfg.Ledger, bcfg.Active = vendormock.LedgerPostgres, bench.ActiveCompeting
+	bcfg.Ledger, bcfg.Active = r.cfg.WorkerLedger()
 	// The bench's own lines stay out of the scale's log; its progress
 	// lines ("pooled 10 ms: 23568/235683 handled (10%) in 61.0 s") come
 	// through with the point's name, so a long point is not silent.
@@ -213,7 +214,7 @@ func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
 	if err != nil {
 		return err
 	}
-	p.Ledger = vendormock.LedgerPostgres
+	p.Ledger = bcfg.Ledger
 	p.SendsPerS, p.WallS = res.SendsPerS, res.WallS
 	p.LatencyMS = Latency{P50: res.LatencyMS.P50, P99: res.LatencyMS.P99}
 	p.CPUMSPerSend, p.ClientCPUMSPerSend, p.Outcomes = res.CPUMSPerSend, res.ClientCPUMSPerSend, res.Outcomes

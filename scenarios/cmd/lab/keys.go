@@ -198,7 +198,7 @@ var keys = []key{
 			}
 			return err
 		}},
-	{name: "LEDGER", in: cmdRun, help: "the workers' ledger: bbolt (one file per replica, on its own volume) or postgres (one PostgreSQL database shared by every replica)",
+	{name: "LEDGER", in: cmdRun | cmdScale, help: "the workers' ledger: bbolt (one file per replica, on its own volume) or postgres (one PostgreSQL database shared by every replica); in scale, the worker points' (bbolt only with WORKERS=1: the case's one worker)",
 		allowed: "one of " + strings.Join(allowedLedgers, ", "),
 		show:    func(c *scale.Config) string { return c.Ledger },
 		set:     func(c *scale.Config, v string) (err error) { c.Ledger, err = oneOf(v, allowedLedgers); return }},

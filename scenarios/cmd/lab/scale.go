@@ -4,11 +4,13 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/scale"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // parseScaleArgs builds a scale.Config from KEY=VALUE words, then the
@@ -23,6 +25,10 @@ func parseScaleArgs(args []string, getenv func(string) string) (scale.Config, er
 	}
 	if err := checkTransport(cfg.Config.Config, sources); err != nil {
 		return cfg, err
+	}
+	if cfg.Ledger != vendormock.LedgerPostgres && slices.Max(cfg.WorkerCounts) > 1 {
+		return cfg, &UsageError{Key: "LEDGER", Value: cfg.Ledger, Source: sources["LEDGER"],
+			Msg: fmt.Sprintf("scale runs WORKERS=%s as competing consumers, and several active consumers each on its own bbolt ledger can send one message twice (the worker refuses it); use LEDGER=postgres, or WORKERS=1 for the case's one worker on bbolt", spaced(cfg.WorkerCounts))}
 	}
 	if err := precheck(cfg.Config.Config, sources); err != nil {
 		return cfg, err
