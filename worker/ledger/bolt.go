@@ -34,6 +34,9 @@ type Ledger struct {
 	path string
 	// group: Begin and Finish go through bbolt's DB.Batch (GroupCommit).
 	group bool
+	// begun: the value each open attempt's Begin wrote (Finish's decode
+	// saved while the file still holds it).
+	begun begunCache
 }
 
 var _ Store = (*Ledger)(nil)
@@ -145,9 +148,18 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 			e.BodyHash = bodyHash
 		}
 		dec, entry = Proceed, e
-		return put(b, e)
+		v, err := encode(e)
+		if err != nil {
+			return err
+		}
+		if err := b.Put([]byte(refkey), v); err != nil {
+			return err
+		}
+		l.begun.keep(refkey, v, e)
+		return nil
 	})
 	if err != nil {
+		l.begun.drop(refkey)
 		return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 	}
 	return dec, entry, nil
@@ -161,8 +173,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt in
 	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
 	}
+	defer l.begun.drop(refkey)
 	err := l.updateGrouped(func(b *bolt.Bucket) error {
-		e, found, err := get(b, refkey)
+		e, found, err := l.begun.get(b, refkey)
 		if err != nil {
 			return err
 		}
@@ -363,9 +376,18 @@ func get(b *bolt.Bucket, refkey string) (Entry, bool, error) {
 }
 
 func put(b *bolt.Bucket, e Entry) error {
-	v, err := json.Marshal(e)
+	v, err := encode(e)
 	if err != nil {
-		return fmt.Errorf("encode entry %s: %w", e.RefKey, err)
+		return err
 	}
 	return b.Put([]byte(e.RefKey), v)
+}
+
+// encode is an Entry as the file stores it (JSON).
+func encode(e Entry) ([]byte, error) {
+	v, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("encode entry %s: %w", e.RefKey, err)
+	}
+	return v, nil
 }
