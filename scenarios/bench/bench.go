@@ -166,15 +166,16 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	defer conn.Close()
 
-	b := NewBench(PointOptions{Config: cfg, Worker: sel, Log: w, Out: out, WorkDir: workDir, RunID: runID, Stack: stack, AMQP: conn,
-		Env: DescribeEnvironment(images, cfg.HostNote)})
-	if cfg.WorkerState == "tmpfs" {
-		if b.stateDir, err = tmpfsDir(runID); err != nil {
-			return err
-		}
-		defer os.RemoveAll(b.stateDir)
-		logf(w, "worker ledger and records on tmpfs during each run (%s); WORKER_STATE=disk puts them on disk", b.stateDir)
+	stateDir, cleanState, err := PrepareStateDir(cfg, runID)
+	if err != nil {
+		return err
 	}
+	defer cleanState()
+	if stateDir != "" {
+		logf(w, "worker ledger and records on tmpfs during each run (%s); WORKER_STATE=disk puts them on disk", stateDir)
+	}
+	b := NewBench(PointOptions{Config: cfg, Worker: sel, Log: w, Out: out, WorkDir: workDir, StateDir: stateDir, RunID: runID, Stack: stack, AMQP: conn,
+		Env: DescribeEnvironment(images, cfg.HostNote)})
 	var rs []results.Result
 	prevRTT := -1
 	for _, rtt := range cfg.RTTs {

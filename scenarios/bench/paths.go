@@ -34,6 +34,27 @@ func ResolveProfile(p string) (string, error) {
 	return "", fmt.Errorf("find profile: %s is not a directory (PROFILE is relative to the repository root)", p)
 }
 
+// WORKER_STATE values.
+const (
+	StateTmpfs = "tmpfs"
+	StateDisk  = "disk"
+)
+
+// PrepareStateDir is PointOptions.StateDir for cfg.WorkerState: with
+// "tmpfs", a new folder for runID under /dev/shm and the func that
+// removes it (call it once the points are done: each point copies its
+// files out); with "disk", "" and a no-op. Errors: /dev/shm is missing or
+// not a tmpfs (the message says WORKER_STATE=disk).
+func PrepareStateDir(cfg Config, runID string) (dir string, cleanup func(), err error) {
+	if cfg.WorkerState != StateTmpfs {
+		return "", func() {}, nil
+	}
+	if dir, err = tmpfsDir(runID); err != nil {
+		return "", nil, err
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
+}
+
 // tmpfsDir creates the tmpfs folder for the worker's state of one lab run
 // under /dev/shm. Errors: /dev/shm is missing or not a tmpfs (say
 // WORKER_STATE=disk then).

@@ -59,10 +59,24 @@ type PointOptions struct {
 	Progress io.Writer
 	Out      string // where results, access logs and profiles go
 	WorkDir  string // where each point's worker files go (PointDir)
+	// StateDir is where each point's worker ledger and records live while
+	// it runs, copied into WorkDir afterwards: StateDir's folder under
+	// /dev/shm for WORKER_STATE=tmpfs; "" = in WorkDir itself (on disk).
+	// The result's WorkerState says which it was.
+	StateDir string
 	RunID    string // NewRunID: the refkeys' prefix
 	Stack    *vendormock.Stack
 	AMQP     *amqp.Connection
 	Env      results.Environment // the Environment of every result
+}
+
+// workerState is where the points' worker state really lived: "tmpfs"
+// with a StateDir, else "disk" (whatever WORKER_STATE asked).
+func (b *Bench) workerState() string {
+	if b.stateDir != "" {
+		return StateTmpfs
+	}
+	return StateDisk
 }
 
 // NewBench returns a Bench for points run with o.
@@ -76,7 +90,7 @@ func NewBench(o PointOptions) *Bench {
 		prog = o.Log
 	}
 	return &Bench{cfg: o.Config, sel: o.Worker, w: o.Log, prog: prog, out: o.Out, workDir: o.WorkDir, runID: o.RunID,
-		stack: o.Stack, amqp: o.AMQP, env: o.Env, tr: tr}
+		stack: o.Stack, amqp: o.AMQP, env: o.Env, tr: tr, stateDir: o.StateDir}
 }
 
 // PointName is a point's name in folders and worker names: "<mode>-<rtt>ms".
@@ -234,7 +248,7 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		KeepaliveTimeoutS: b.stack.KeepaliveTimeout.Seconds(),
 		SendsPerS:         m.SendsPerS, LatencyMS: m.Latency, PhaseP50MS: m.Phases, PhaseP99MS: m.PhasesP99, LatencyCDF: m.CDF,
 		CPUMSPerSend: m.CPUMSPerSend, TCPHandshake: b.cfg.TCPHandshake, SelfCheckNewConnMS: lab.MS(p.selfNew),
-		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.cfg.WorkerState, Malformed: b.cfg.Malformed,
+		ClientCPUMSPerSend: m.ClientCPUMSPerSend, WorkerState: b.workerState(), Malformed: b.cfg.Malformed,
 		WallS: m.WallS, ClientReused: m.ClientReused, Measured: m.Measured, Outcomes: m.Outcomes, Errors: m.Errors,
 		TCPConnections: cs.TCPConnections, TLSVersions: cs.TLSVersions, SendRequests: cs.SendRequests,
 		JournalCount: journalSends,

@@ -26,7 +26,11 @@ type Point struct {
 	ServerDelayMS int    `json:"server_delay_ms"`
 	RTTMS         int    `json:"rtt_ms"`
 	HTTPVersion   string `json:"http_version"`
-	Ledger        string `json:"ledger,omitempty"` // worker points: postgres
+	Ledger        string `json:"ledger,omitempty"` // worker points: postgres, or bbolt (WORKERS=1)
+	// WorkerState is where the worker points' ledger (bbolt) and records
+	// lived while they ran: "tmpfs" or "disk" (WORKER_STATE; points
+	// written before it was recorded say nothing: disk).
+	WorkerState string `json:"worker_state,omitempty"`
 	// Count is the measured sends (PointCount), Warmup the sends before.
 	Count  int `json:"count"`
 	Warmup int `json:"warmup"`

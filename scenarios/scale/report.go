@@ -106,12 +106,22 @@ func bottleneckOf(p Point) string {
 // written before Point.Ledger was set for bbolt say nothing), or the
 // case's one worker on its own bbolt file.
 func workersLabel(ps []Point) string {
+	label, state := "competing consumers on the shared PostgreSQL ledger", ""
 	for _, p := range ps {
-		if p.Driver == results.DriverWorker && p.Ledger == vendormock.LedgerBbolt {
-			return "one worker on its own bbolt ledger (the case's, LEDGER=bbolt)"
+		if p.Driver != results.DriverWorker {
+			continue
+		}
+		if p.Ledger == vendormock.LedgerBbolt {
+			label = "one worker on its own bbolt ledger (the case's, LEDGER=bbolt)"
+		}
+		if p.WorkerState != "" {
+			state = p.WorkerState
 		}
 	}
-	return "competing consumers on the shared PostgreSQL ledger"
+	if state != "" {
+		label += ", its files on " + state + " (WORKER_STATE)"
+	}
+	return label
 }
 
 // Summary is the markdown of a scale run.

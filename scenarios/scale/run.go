@@ -87,7 +87,12 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		return fmt.Errorf("connect to rabbitmq: %w", err)
 	}
 	defer conn.Close()
-	r := &runner{cfg: cfg, w: w, workDir: workDir, stack: stack, conn: conn, env: bench.DescribeEnvironment(images, cfg.HostNote)}
+	stateDir, cleanState, err := bench.PrepareStateDir(cfg.Config.Config, runID)
+	if err != nil {
+		return err
+	}
+	defer cleanState()
+	r := &runner{cfg: cfg, w: w, workDir: workDir, stateDir: stateDir, stack: stack, conn: conn, env: bench.DescribeEnvironment(images, cfg.HostNote)}
 	start := time.Now()
 	var points []Point
 	for i, spec := range plan {
@@ -141,9 +146,11 @@ type runner struct {
 	cfg     Config
 	w       io.Writer
 	workDir string
-	stack   *vendormock.Stack
-	conn    *amqp.Connection
-	env     results.Environment
+	// stateDir is bench.PointOptions.StateDir (WORKER_STATE).
+	stateDir string
+	stack    *vendormock.Stack
+	conn     *amqp.Connection
+	env      results.Environment
 }
 
 // point runs one point with the sampler around it.
@@ -207,14 +214,14 @@ func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
 	// The bench's own lines stay out of the scale's log; its progress
 	// lines ("pooled 10 ms: 23568/235683 handled (10%) in 61.0 s") come
 	// through with the point's name, so a long point is not silent.
-	b := bench.NewBench(bench.PointOptions{Config: bcfg, Log: lab.PrefixWriter{W: io.Discard}, Out: dir, WorkDir: dir,
+	b := bench.NewBench(bench.PointOptions{Config: bcfg, Log: lab.PrefixWriter{W: io.Discard}, Out: dir, WorkDir: dir, StateDir: r.stateDir,
 		Progress: lab.PrefixWriter{W: r.w, Prefix: "[lab] " + spec.Name() + ": "},
 		RunID:    bench.NewRunID(), Stack: r.stack, AMQP: r.conn, Env: r.env})
 	res, err := b.RunPoint(ctx, vendorapi.PooledName, r.cfg.RTTMS())
 	if err != nil {
 		return err
 	}
-	p.Ledger = bcfg.Ledger
+	p.Ledger, p.WorkerState = bcfg.Ledger, res.WorkerState
 	p.SendsPerS, p.WallS = res.SendsPerS, res.WallS
 	p.LatencyMS = Latency{P50: res.LatencyMS.P50, P99: res.LatencyMS.P99}
 	p.CPUMSPerSend, p.ClientCPUMSPerSend, p.Outcomes = res.CPUMSPerSend, res.ClientCPUMSPerSend, res.Outcomes

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -70,6 +71,11 @@ func TestScaleRunSmall(t *testing.T) {
 		if p.Lost != 0 || p.Duplicates != 0 || p.Outcomes[outcome.Sent] != p.Count+p.Warmup {
 			t.Errorf("%s: lost %d, duplicates %d, outcomes %v; want 0, 0 and all %d SENT (reconciled from nginx's log)",
 				p.Name, p.Lost, p.Duplicates, p.Outcomes, p.Count+p.Warmup)
+		}
+		// WORKER_STATE=tmpfs (the default) reaches the scale's points: their
+		// files were on disk, under a tmpfs label, before PrepareStateDir.
+		if p.WorkerState != bench.StateTmpfs {
+			t.Errorf("%s: worker state %q, want %q (WORKER_STATE's default)", p.Name, p.WorkerState, bench.StateTmpfs)
 		}
 		if p.Series == SeriesSoak && (p.RSS == nil || p.RSS.MaxMB <= 0) {
 			t.Errorf("%s: RSS %+v (sample errors %q); want the worker's memory sampled", p.Name, p.RSS, p.SampleErrors)

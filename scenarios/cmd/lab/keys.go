@@ -157,7 +157,7 @@ var keys = []key{
 			c.Profile = v
 			return nil
 		}},
-	{name: "WORKER_STATE", in: cmdRun, help: "where the worker's ledger and records live during a run: tmpfs (/dev/shm) keeps disk fsync cost out of the client comparison; disk measures it",
+	{name: "WORKER_STATE", in: cmdRun | cmdScale, help: "where the worker's ledger and records live during a run: tmpfs (/dev/shm) keeps disk fsync cost out of the client comparison; disk measures it (the matrix keeps them on disk)",
 		allowed: "one of " + strings.Join(allowedStates, ", "),
 		show:    func(c *scale.Config) string { return c.WorkerState },
 		set:     func(c *scale.Config, v string) (err error) { c.WorkerState, err = oneOf(v, allowedStates); return }},
