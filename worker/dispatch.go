@@ -31,9 +31,10 @@ func (c *consumer) concurrency() int { return max(c.cfg.Concurrency, 1) }
 // beyond the ones it handles at once: one, so that the next delivery is
 // already in the worker's buffer when a message is acked, instead of one
 // broker round trip (ack, then the next delivery) later. It is never sent
-// before its turn: serve takes a delivery from the buffer only with a free
-// handler slot, so sends in flight stay at Config.Concurrency
-// (docs/worker.md, Cost per message).
+// before its turn: serve hands a delivery to a handler only with a free
+// handler slot, so sends in flight stay at Config.Concurrency; with
+// HandlerConfig.ReleaseAfterSend it takes it from the buffer and decodes
+// its body one send early (docs/worker.md, Cost per message).
 const PrefetchAhead = 1
 
 // prefetch is the session's QoS prefetch count: concurrency() +
@@ -115,6 +116,43 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 	maxReached := func() bool {
 		return c.cfg.MaxMessages > 0 && c.stats.handled >= c.cfg.MaxMessages
 	}
+	// accept makes d this session's: the first one logs that this replica
+	// is the active consumer, and d acks through its own channel
+	// generation (an ack after the session was lost is refused,
+	// ErrStaleDelivery, never sent on the next channel).
+	accept := func(d amqp.Delivery) amqp.Delivery {
+		if c.health.active.CompareAndSwap(false, true) {
+			c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
+		}
+		d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
+		return d
+	}
+	// start hands d (its body decoded already when pre is not nil) to a
+	// handler in a free slot.
+	start := func(d amqp.Delivery, pre *decoded) {
+		c.pace.took(time.Now())
+		inflight++
+		busy++
+		take := taken
+		taken++
+		handlers.run(func() {
+			early := false
+			rec, herr := h.handle(ctx, d, pre, func() {
+				early = true
+				released <- struct{}{}
+			})
+			finished <- handled{rec: rec, body: d.Body, err: herr, released: early, take: take}
+		})
+	}
+	// With ReleaseAfterSend (concurrency 1, no pacing), the next delivery
+	// is taken from the prefetch buffer while the slot is busy with a send
+	// and its body decoded then, so the decode is not between two sends;
+	// it is handled (window, fence, Begin, send) only when the slot is
+	// free, as before. Held here or in the buffer, it is unacked: a lost
+	// session or a stop leaves it to the broker alike.
+	decodeAhead := h.c.ReleaseAfterSend && n == 1
+	var ahead *amqp.Delivery
+	var aheadPre *decoded
 	for {
 		if fatal != nil {
 			drain()
@@ -129,11 +167,20 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			drain()
 			return false, errStop
 		}
+		if ahead != nil && busy < n {
+			start(*ahead, aheadPre)
+			ahead, aheadPre = nil, nil
+			continue
+		}
 		// Take a new delivery only with a free slot and, under
-		// MaxMessages, room left for it.
-		in := deliveries
-		if busy >= n || (c.cfg.MaxMessages > 0 && c.stats.handled+inflight+len(pending) >= c.cfg.MaxMessages) {
+		// MaxMessages, room left for it; or, decoding ahead, into ahead.
+		capped := c.cfg.MaxMessages > 0 && c.stats.handled+inflight+len(pending) >= c.cfg.MaxMessages
+		in, early := deliveries, (<-chan amqp.Delivery)(nil)
+		if busy >= n || capped {
 			in = nil
+			if decodeAhead && ahead == nil && !capped {
+				early = deliveries
+			}
 		}
 		// Under Config.SendInterval, no take before the pacer allows it.
 		var paced <-chan time.Time
@@ -164,6 +211,16 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			} else {
 				pause.Reset()
 			}
+		case d, ok := <-early:
+			if !ok {
+				drain()
+				if fatal != nil {
+					return false, fatal
+				}
+				return true, nil
+			}
+			d = accept(d)
+			ahead, aheadPre = &d, h.predecode(d)
 		case d, ok := <-in:
 			if !ok {
 				drain()
@@ -172,26 +229,7 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 				}
 				return true, nil
 			}
-			if c.health.active.CompareAndSwap(false, true) {
-				c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
-			}
-			// Each delivery acks through its own channel generation: an
-			// ack after the session was lost is refused (ErrStaleDelivery),
-			// never sent on the next channel.
-			d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
-			c.pace.took(time.Now())
-			inflight++
-			busy++
-			take := taken
-			taken++
-			handlers.run(func() {
-				early := false
-				rec, herr := h.handle(ctx, d, func() {
-					early = true
-					released <- struct{}{}
-				})
-				finished <- handled{rec: rec, body: d.Body, err: herr, released: early, take: take}
-			})
+			start(accept(d), nil)
 		}
 	}
 }

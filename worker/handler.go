@@ -177,18 +177,35 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 // (the ledger could not be written). When the ledger failed before a send,
 // nothing was sent and d was nacked with requeue.
 func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
-	return h.handle(ctx, d, nil)
+	return h.handle(ctx, d, nil, nil)
+}
+
+// decoded is a delivery's body decoded ahead of its turn (predecode).
+type decoded struct {
+	n   message.Notification
+	err error
+}
+
+// predecode decodes d's body with the handler's Decode: what handle would
+// do first, done by serve while the message before it is being sent.
+func (h *Handler) predecode(d amqp.Delivery) *decoded {
+	n, err := h.c.Decode(d.Body)
+	return &decoded{n: n, err: err}
 }
 
 // handle is Handle; with HandlerConfig.ReleaseAfterSend it calls release
 // (when not nil) once the send is over, before the Finish and the ack.
-func (h *Handler) handle(ctx context.Context, d amqp.Delivery, release func()) (rec records.Record, err error) {
+// pre, when not nil, is d's body already decoded (predecode).
+func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, release func()) (rec records.Record, err error) {
 	ctx = context.WithoutCancel(ctx)
 	now := h.c.Clock.Now()
 	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers), Replica: h.c.Replica}
 	defer func() { rec.End = time.Now() }()
 
-	n, derr := h.c.Decode(d.Body)
+	if pre == nil {
+		pre = h.predecode(d)
+	}
+	n, derr := pre.n, pre.err
 	if derr != nil {
 		rec.RefKey = refKeyOf(d.Body)
 		reason := Redact(derr.Error(), "")
