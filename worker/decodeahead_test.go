@@ -22,7 +22,7 @@ type heldSender struct {
 	mu       sync.Mutex
 	inflight int
 	peak     int
-	done     int // sends answered
+	done     int           // sends answered
 	started  chan string   // the refkey of each send as it starts
 	proceed  chan struct{} // one value lets one send answer
 }
