@@ -202,10 +202,13 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers), Replica: h.c.Replica}
 	defer func() { rec.End = time.Now() }()
 
-	if pre == nil {
-		pre = h.predecode(d)
+	var n message.Notification
+	var derr error
+	if pre != nil {
+		n, derr = pre.n, pre.err
+	} else {
+		n, derr = h.c.Decode(d.Body) // no allocation for the common case
 	}
-	n, derr := pre.n, pre.err
 	if derr != nil {
 		rec.RefKey = refKeyOf(d.Body)
 		reason := Redact(derr.Error(), "")
