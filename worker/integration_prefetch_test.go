@@ -69,6 +69,11 @@ func TestIntegrationPrefetchAhead(t *testing.T) {
 		t.Fatalf("rabbitmqctl close_all_connections: code %d err %v", code, err)
 	}
 	time.Sleep(200 * time.Millisecond) // let the worker see the close
+	if recs := readRecordFile(t, cfg.RecordsPath); len(recs) != 0 {
+		close(release)
+		first := recs[0]
+		t.Fatalf("%d records before p-1's send was released, want 0: the held send ended on its own (%s %s: %s)", len(recs), first.RefKey, first.Outcome, first.Error)
+	}
 	close(release)
 
 	var recs []records.Record

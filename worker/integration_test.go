@@ -229,6 +229,11 @@ func integrationConfig(t *testing.T, url string, v *fakeVendor, strategy string,
 		Strategy: strategy, TLSMax: "1.2", LedgerPath: filepath.Join(dir, "ledger.db"),
 		RecordsPath: filepath.Join(dir, "records.jsonl"), MaxMessages: maxMessages,
 		ReconnectMin: 100 * time.Millisecond, ReconnectMax: time.Second, LogLevel: "warn",
+		// Tests hold a send at the fake vendor while they act on the
+		// broker (rabbitmqctl, a killed node), which takes many seconds on
+		// a loaded CI machine: the default 10 s would end the held send
+		// UNKNOWN before the fault it is held for.
+		ResponseTimeout: 2 * time.Minute,
 	}
 }
 
