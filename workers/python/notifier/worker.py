@@ -70,6 +70,18 @@ class Worker:
     def clock(self):
         return datetime.datetime.now(datetime.timezone.utc) + self.offset
 
+    def held_if_closed(self, msg, r, now):
+        """The held record and route of an ad when the send window is
+        closed at now (the lab clock), else None."""
+        if msg["category"] != "ad":
+            return None
+        wait = until_open(now, *self.cfg.window)
+        if wait <= 0:
+            return None
+        return (dict(r, clock=now, outcome=C.OUTSIDE_SEND_WINDOW, queue=self.cfg.queue + ".held",
+                     held_until=now + datetime.timedelta(milliseconds=wait)),
+                ("OUTSIDE_SEND_WINDOW", None, wait))
+
     def handle(self, body, headers, redelivered):
         """The record fields (dict) of one delivery and its route: None (ack
         only) or (queue, reason, extra headers, expiration ms)."""
@@ -83,12 +95,9 @@ class Worker:
         except Invalid as e:
             return dict(r, refkey=e.refkey, outcome=C.INVALID, error=str(e), queue=c.queue + ".dead"), (str(e), None, None)
         r["refkey"], r["category"] = msg["refkey"], msg["category"]
-        if msg["category"] == "ad":
-            wait = until_open(now, *c.window)
-            if wait > 0:
-                return (dict(r, outcome=C.OUTSIDE_SEND_WINDOW, queue=c.queue + ".held",
-                             held_until=now + datetime.timedelta(milliseconds=wait)),
-                        ("OUTSIDE_SEND_WINDOW", None, wait))
+        held = self.held_if_closed(msg, r, now)
+        if held:
+            return held
         h = hash_of(body)
         prior = self.ledger.decide(msg["refkey"], h)
         if prior:
@@ -98,6 +107,14 @@ class Worker:
                 self.ledger.finish(msg["refkey"], h, C.UNKNOWN)
             return dict(r, outcome=outcome, error=reason, queue=c.queue + q if q else ""), ((reason, None, None) if q else None)
         self.ledger.begin(msg["refkey"], h)  # fsynced before the request goes out
+        # The last look before the request: the begin (an fsync) may have
+        # taken the clock past the window's end. A hold then closes the
+        # attempt as OUTSIDE_SEND_WINDOW, which the ledger lets send again.
+        now = self.clock()
+        held = self.held_if_closed(msg, r, now)
+        if held:
+            self.ledger.finish(msg["refkey"], h, C.OUTSIDE_SEND_WINDOW)
+            return held
         attempt = C.attempt_of(headers) + 1
         cpu0 = cpu_ms()
         res = self.vendor.send(msg)

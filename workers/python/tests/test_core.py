@@ -4,11 +4,12 @@ import datetime
 import json
 import os
 import tempfile
+import types
 import unittest
 
 from notifier import classify as C
 from notifier import config, ledger, message, vendor
-from notifier.worker import queues_of
+from notifier.worker import Worker, queues_of
 
 ALIMTALK = C.parse_table(json.dumps({
     "success_code": "1000",
@@ -103,6 +104,49 @@ class LedgerTest(unittest.TestCase):
             with open(os.path.join(d, "r.jsonl")) as f:
                 lines = f.read().splitlines()
             self.assertEqual([json.loads(x)["refkey"] for x in lines], ["k", "k"])
+
+
+class WindowRecheckTest(unittest.TestCase):
+    """An ad is checked against the send window again after the ledger's
+    begin: a begin that takes the lab clock past 20:50 holds it."""
+    KST = datetime.timezone(datetime.timedelta(hours=9))
+    AD = json.dumps({"refkey": "ad-1", "category": "ad", "recipient": "r", "template_code": "t",
+                     "text": "x"}).encode()
+
+    def handle(self, begin_ms):
+        clock = [datetime.datetime(2026, 11, 30, 20, 49, 59, 998000, tzinfo=self.KST)]
+        sent = []
+
+        class SlowBegin(ledger.Ledger):
+            def begin(self, refkey, h):
+                super().begin(refkey, h)
+                clock[0] += datetime.timedelta(milliseconds=begin_ms)
+
+        class FakeVendor:
+            def send(self, msg):
+                sent.append((msg["refkey"], clock[0]))
+                return types.SimpleNamespace(outcome=C.SENT, trace={}, code="1000", error=None,
+                                             token_fetched=False, retry_after_ms=None)
+        w = Worker.__new__(Worker)
+        w.cfg = types.SimpleNamespace(queue="q", window=("08:00", "20:50", "Asia/Seoul"), max_attempts=5,
+                                      worker_id="t", retry_delay_ms=1, retry_max_delay_ms=1)
+        w.vendor, w.ledger, w.seq = FakeVendor(), SlowBegin(""), 0
+        w.clock = lambda: clock[0]
+        r, route = w.handle(self.AD, {}, False)
+        return r, route, sent, w.ledger
+
+    def test_begin_across_the_end(self):
+        r, route, sent, lg = self.handle(begin_ms=5)
+        self.assertEqual(sent, [], "an ad was sent after 20:50")
+        self.assertEqual((r["outcome"], r["queue"], route[0]), (C.OUTSIDE_SEND_WINDOW, "q.held", "OUTSIDE_SEND_WINDOW"))
+        self.assertEqual(r["clock"].strftime("%H:%M:%S.%f"), "20:50:00.003000")  # the re-check's reading
+        self.assertGreater(route[2], 0)
+        self.assertIsNone(lg.decide("ad-1", ledger.hash_of(self.AD)))  # sent later, once the window opens
+
+    def test_begin_inside_the_window(self):
+        r, route, sent, _ = self.handle(begin_ms=1)
+        self.assertEqual([k for k, _ in sent], ["ad-1"])
+        self.assertEqual((r["outcome"], route), (C.SENT, None))
 
 
 class MessageTest(unittest.TestCase):
