@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// TestNodeUnit runs the worker's unit tests (test/*.test.js: outcome
+// TestNodeUnit runs the worker's unit tests (test/*.test.js: the handler's
+// send-window re-check after the ledger's begin, outcome
 // classification, status table, ledger, send window, records shape) with
 // node's built-in test runner. They need no npm package. A missing node
 // fails the test: the Node worker would otherwise go unchecked.

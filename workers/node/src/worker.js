@@ -33,6 +33,77 @@ function queuesOf(c) {
 
 const log = (level, msg, attrs) => process.stderr.write(JSON.stringify({ time: new Date().toISOString(), level, msg, ...attrs }) + '\n');
 
+// newHandler returns handle(delivery): the record fields of one delivery and
+// its route (null: ack only; else the queue to re-publish to, its reason,
+// attempt and expiration). It sends nothing outside the send window: an ad
+// is checked before the ledger's begin and again right before the request.
+function newHandler({ cfg, ledger, vendor, clock, nextSeq }) {
+  // heldIfClosed: the held record of an ad when the window is closed at now
+  // (the lab clock), else null.
+  const heldIfClosed = (msg, r, now) => {
+    if (msg.category !== 'ad') return null;
+    const wait = untilOpen(now, cfg.window);
+    if (wait <= 0) return null;
+    return { ...r, clock: now, outcome: C.OUTSIDE_SEND_WINDOW, queue: cfg.queue + '.held', held_until: new Date(now.getTime() + wait),
+      route: { reason: 'OUTSIDE_SEND_WINDOW', expirationMs: wait } };
+  };
+  return async (d) => {
+    const start = new Date();
+    const now = clock();
+    const r = { seq: nextSeq(), start, redelivered: d.fields.redelivered, replica: cfg.workerID, clock: now };
+    const headers = d.properties.headers || {};
+    let msg;
+    try {
+      msg = decode(d.content);
+    } catch (e) {
+      return { ...r, refkey: e.refkey || '', outcome: C.INVALID, error: e.message, queue: cfg.queue + '.dead',
+        route: { reason: e.message } };
+    }
+    r.refkey = msg.refkey;
+    r.category = msg.category;
+    const before = heldIfClosed(msg, r, now);
+    if (before) return before;
+    const hash = hashOf(d.content);
+    const prior = ledger.decide(msg.refkey, hash);
+    if (prior) {
+      const q = { [C.INVALID]: '.dead', [C.UNKNOWN]: '.unknown', [C.DUPLICATE]: null }[prior.outcome];
+      if (prior.outcome === C.UNKNOWN) ledger.finish(msg.refkey, hash, C.UNKNOWN);
+      return { ...r, outcome: prior.outcome, error: prior.reason, queue: q ? cfg.queue + q : '', route: q ? { reason: prior.reason } : null };
+    }
+    ledger.begin(msg.refkey, hash); // fsynced before the request goes out
+    // The last look before the request: the begin (an fsync) may have taken
+    // the clock past the window's end. A hold then closes the attempt as
+    // OUTSIDE_SEND_WINDOW, which the ledger lets send again.
+    const held = heldIfClosed(msg, r, clock());
+    if (held) {
+      ledger.finish(msg.refkey, hash, C.OUTSIDE_SEND_WINDOW);
+      return held;
+    }
+    const attempt = C.attemptOf(headers) + 1;
+    const cpu0 = cpuMs();
+    const res = await vendor.send(msg);
+    const sendCpu = cpuMs() - cpu0;
+    ledger.finish(msg.refkey, hash, res.outcome);
+    const out = { ...r, ...res.trace, outcome: res.outcome, code: res.code, error: res.error, attempt,
+      send_cpu_ms: sendCpu, token_fetched: res.tokenFetched };
+    switch (res.outcome) {
+      case C.SENT:
+        return { ...out, queue: '', route: null };
+      case C.REJECTED:
+        return { ...out, queue: cfg.queue + '.failed', route: { reason: 'REJECTED', code: res.code } };
+      case C.UNKNOWN:
+        return { ...out, queue: cfg.queue + '.unknown', route: { reason: 'UNKNOWN' } };
+      default: { // NOT_SENT
+        if (attempt >= cfg.maxAttempts) {
+          return { ...out, queue: cfg.queue + '.dead', route: { reason: 'MAX_ATTEMPTS', attempt } };
+        }
+        const delay = Math.min(Math.max(cfg.retryDelayMs, res.retryAfterMs || 0), cfg.retryMaxDelayMs);
+        return { ...out, queue: cfg.queue + '.retry', route: { reason: 'NOT_SENT', attempt, expirationMs: delay } };
+      }
+    }
+  };
+}
+
 async function run(cfg, stopSignal) {
   const amqp = require('amqplib'); // loaded here so the unit tests need no npm install
   const table = C.parseTable(cfg.statusTable);
@@ -62,58 +133,7 @@ async function run(cfg, stopSignal) {
     ch.sendToQueue(queue, body, opts, (err) => (err ? reject(err) : resolve()));
   });
 
-  const handle = async (d) => {
-    const start = new Date();
-    const now = clock();
-    const r = { seq: ++seq, start, redelivered: d.fields.redelivered, replica: cfg.workerID, clock: now };
-    const headers = d.properties.headers || {};
-    let msg;
-    try {
-      msg = decode(d.content);
-    } catch (e) {
-      return { ...r, refkey: e.refkey || '', outcome: C.INVALID, error: e.message, queue: cfg.queue + '.dead',
-        route: { reason: e.message } };
-    }
-    r.refkey = msg.refkey;
-    r.category = msg.category;
-    if (msg.category === 'ad') {
-      const wait = untilOpen(now, cfg.window);
-      if (wait > 0) {
-        return { ...r, outcome: C.OUTSIDE_SEND_WINDOW, queue: cfg.queue + '.held', held_until: new Date(now.getTime() + wait),
-          route: { reason: 'OUTSIDE_SEND_WINDOW', expirationMs: wait } };
-      }
-    }
-    const hash = hashOf(d.content);
-    const prior = ledger.decide(msg.refkey, hash);
-    if (prior) {
-      const q = { [C.INVALID]: '.dead', [C.UNKNOWN]: '.unknown', [C.DUPLICATE]: null }[prior.outcome];
-      if (prior.outcome === C.UNKNOWN) ledger.finish(msg.refkey, hash, C.UNKNOWN);
-      return { ...r, outcome: prior.outcome, error: prior.reason, queue: q ? cfg.queue + q : '', route: q ? { reason: prior.reason } : null };
-    }
-    ledger.begin(msg.refkey, hash); // fsynced before the request goes out
-    const attempt = C.attemptOf(headers) + 1;
-    const cpu0 = cpuMs();
-    const res = await vendor.send(msg);
-    const sendCpu = cpuMs() - cpu0;
-    ledger.finish(msg.refkey, hash, res.outcome);
-    const out = { ...r, ...res.trace, outcome: res.outcome, code: res.code, error: res.error, attempt,
-      send_cpu_ms: sendCpu, token_fetched: res.tokenFetched };
-    switch (res.outcome) {
-      case C.SENT:
-        return { ...out, queue: '', route: null };
-      case C.REJECTED:
-        return { ...out, queue: cfg.queue + '.failed', route: { reason: 'REJECTED', code: res.code } };
-      case C.UNKNOWN:
-        return { ...out, queue: cfg.queue + '.unknown', route: { reason: 'UNKNOWN' } };
-      default: { // NOT_SENT
-        if (attempt >= cfg.maxAttempts) {
-          return { ...out, queue: cfg.queue + '.dead', route: { reason: 'MAX_ATTEMPTS', attempt } };
-        }
-        const delay = Math.min(Math.max(cfg.retryDelayMs, res.retryAfterMs || 0), cfg.retryMaxDelayMs);
-        return { ...out, queue: cfg.queue + '.retry', route: { reason: 'NOT_SENT', attempt, expirationMs: delay } };
-      }
-    }
-  };
+  const handle = newHandler({ cfg, ledger, vendor, clock, nextSeq: () => ++seq });
 
   let busy = Promise.resolve();
   const { consumerTag } = await ch.consume(cfg.queue, (d) => {
@@ -157,4 +177,4 @@ async function run(cfg, stopSignal) {
   }
 }
 
-module.exports = { run, queuesOf };
+module.exports = { run, queuesOf, newHandler };
