@@ -9,10 +9,11 @@ import (
 
 // selfTestSources are the classes SelfTest needs: none of them imports the
 // RabbitMQ client, so the test needs only a JDK.
-var selfTestSources = []string{"Json", "Classify", "Ledger", "Records", "SendWindow", "Message", "Intake", "SelfTest"}
+var selfTestSources = []string{"Json", "Classify", "Ledger", "Records", "SendWindow", "Message", "Intake", "Config", "SendResult", "Handler", "SelfTest"}
 
 // TestSelfTest compiles the worker's broker-free classes and runs
 // notifierlab.SelfTest (classification, status table, ledger, send window,
+// the handler's window re-check after the ledger's begin,
 // records shape, intake). A missing JDK fails the test: the Java worker would
 // otherwise go unchecked.
 func TestSelfTest(t *testing.T) {

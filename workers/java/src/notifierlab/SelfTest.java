@@ -88,6 +88,40 @@ public final class SelfTest {
         check("window closing", w.untilOpenMs(Instant.parse("2026-11-30T11:50:00Z")), (11 * 60 + 10) * 60_000L);
         check("window before", w.untilOpenMs(Instant.parse("2026-11-29T22:59:30Z")), 30_000);
 
+        // The handler checks an ad against the window again after the
+        // ledger's begin: the clock's second reading is the one after the
+        // begin (5 ms across 20:50 KST, then 1 ms inside the window).
+        for (long beginMs : new long[] {5, 1}) {
+            Instant[] readings = {Instant.parse("2026-11-30T11:49:59.998Z"), Instant.parse("2026-11-30T11:49:59.998Z").plusMillis(beginMs)};
+            int[] reads = {0};
+            List<String> sent = new ArrayList<>();
+            Config cfg = new Config();
+            cfg.queue = "q";
+            cfg.workerID = "t";
+            cfg.maxAttempts = 5;
+            Handler.Sender sender = msg -> {
+                sent.add((String) msg.get("refkey"));
+                SendResult r = new SendResult();
+                r.outcome = Classify.SENT;
+                r.code = "1000";
+                return r;
+            };
+            byte[] ad = "{\"refkey\":\"ad-1\",\"category\":\"ad\",\"recipient\":\"+821000005678\",\"template_code\":\"t\",\"text\":\"x\",\"created_at\":\"2026-11-30T20:00:00+09:00\"}".getBytes();
+            try (Ledger l = new Ledger(dir.resolve("window-" + beginMs + ".jsonl"))) {
+                Handler hd = new Handler(cfg, l, w, sender, () -> readings[Math.min(reads[0]++, 1)]);
+                Handler.Handled got = hd.handle(Instant.EPOCH, false, Map.of(), ad);
+                if (beginMs == 5) {
+                    check("ad begun across 20:50 not sent", sent, List.of());
+                    check("ad begun across 20:50 held", got.rec.get("outcome") + " " + got.queue, "OUTSIDE_SEND_WINDOW q.held");
+                    check("ad begun across 20:50 records the re-check's clock", got.rec.get("clock"), "2026-11-30T11:50:00.003Z");
+                    check("ad begun across 20:50 sent later", l.decide("ad-1", Ledger.hashOf(ad)), null);
+                } else {
+                    check("ad begun inside the window sent", sent, List.of("ad-1"));
+                    check("ad begun inside the window acked", got.rec.get("outcome") + " " + got.queue, "SENT null");
+                }
+            }
+        }
+
         Path rp = dir.resolve("records.jsonl");
         try (Records r = new Records(rp)) {
             Map<String, Object> rec = Records.record(1, "a", "SENT", Instant.EPOCH, Instant.ofEpochMilli(25));

@@ -37,14 +37,6 @@ import javax.net.ssl.TrustManagerFactory;
  * what a library re-sends on its own shows in WireMock's journal.
  */
 final class Vendor {
-    /** What one send ended in; trace keys are records keys. */
-    static final class Result {
-        String outcome, code = "", error = "";
-        long retryAfterMs = -1;
-        boolean tokenFetched;
-        final Map<String, Object> trace = new LinkedHashMap<>();
-    }
-
     /** One HTTP answer, read whole. */
     static final class Answer {
         int status;
@@ -183,8 +175,8 @@ final class Vendor {
     }
 
     /** Sends one message; never throws for a vendor failure: every failure is an outcome. */
-    Result send(Map<String, Object> msg) throws InterruptedException {
-        Result r = new Result();
+    SendResult send(Map<String, Object> msg) throws InterruptedException {
+        SendResult r = new SendResult();
         Transport c = shared != null ? shared : jdk(newClient());
         Map<String, Object> body = new LinkedHashMap<>();
         body.put(cfg.refkeyField, msg.get("refkey"));

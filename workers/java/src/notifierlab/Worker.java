@@ -6,11 +6,9 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.DefaultConsumer;
 import com.rabbitmq.client.Envelope;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -26,10 +24,8 @@ public final class Worker {
     private final Vendor vendor;
     private final Ledger ledger;
     private final Records records;
-    private final SendWindow window;
-    private final long clockOffsetMs;
+    private final Handler handler;
     private Channel ch;
-    private int seq;
     private final Intake intake;
     private final CountDownLatch done = new CountDownLatch(1);
     private final CountDownLatch stopped = new CountDownLatch(1);
@@ -41,8 +37,9 @@ public final class Worker {
         this.ledger = new Ledger(Path.of(cfg.ledger));
         this.records = new Records(cfg.records.isEmpty() ? null : Path.of(cfg.records));
         this.intake = new Intake(cfg.maxMessages);
-        this.window = new SendWindow(cfg.windowStart, cfg.windowEnd, cfg.windowZone);
-        this.clockOffsetMs = cfg.clockStart.isEmpty() ? 0 : java.time.OffsetDateTime.parse(cfg.clockStart).toInstant().toEpochMilli() - System.currentTimeMillis();
+        long clockOffsetMs = cfg.clockStart.isEmpty() ? 0 : java.time.OffsetDateTime.parse(cfg.clockStart).toInstant().toEpochMilli() - System.currentTimeMillis();
+        this.handler = new Handler(cfg, ledger, new SendWindow(cfg.windowStart, cfg.windowEnd, cfg.windowZone), vendor::send,
+                () -> Instant.ofEpochMilli(System.currentTimeMillis() + clockOffsetMs));
     }
 
     /** The six queues and their arguments, as the lab's driver declares them (worker/queues). */
@@ -133,9 +130,9 @@ public final class Worker {
     private void deliver(Envelope env, AMQP.BasicProperties props, byte[] body) {
         Instant start = Instant.now();
         Map<String, Object> headers = props.getHeaders() == null ? Map.of() : props.getHeaders();
-        Handled h;
+        Handler.Handled h;
         try {
-            h = handle(start, env.isRedeliver(), headers, body);
+            h = handler.handle(start, env.isRedeliver(), headers, body);
             if (h.queue != null) {
                 Map<String, Object> out = new HashMap<>();
                 out.put("x-notifier-outcome", h.rec.get("outcome"));
@@ -167,92 +164,6 @@ public final class Worker {
             log("WARN", "records: " + e);
         }
         if (intake.handledOne()) done.countDown();
-    }
-
-    /** Where a message goes: queue null = ack only. */
-    private static final class Handled {
-        Map<String, Object> rec;
-        String queue, reason, vendorCode;
-        int attempt;
-        long expirationMs = -1;
-    }
-
-    private Handled handle(Instant start, boolean redelivered, Map<String, Object> headers, byte[] body) throws Exception {
-        Instant now = Instant.ofEpochMilli(System.currentTimeMillis() + clockOffsetMs);
-        Handled h = new Handled();
-        Map<String, Object> msg = Json.object(new String(body, StandardCharsets.UTF_8));
-        String refkey = msg != null && msg.get("refkey") instanceof String ? (String) msg.get("refkey") : "";
-        String invalid = Message.validate(msg);
-        h.rec = Records.record(++seq, refkey, Classify.INVALID, start, start);
-        h.rec.put("redelivered", redelivered);
-        h.rec.put("replica", cfg.workerID);
-        h.rec.put("clock", now.toString());
-        if (invalid != null) {
-            h.rec.put("error", invalid);
-            h.queue = cfg.queue + ".dead";
-            h.reason = invalid;
-            return h;
-        }
-        h.rec.put("category", msg.get("category"));
-        if ("ad".equals(msg.get("category"))) {
-            long wait = window.untilOpenMs(now);
-            if (wait > 0) {
-                h.rec.put("outcome", Classify.OUTSIDE_SEND_WINDOW);
-                h.rec.put("held_until", now.plusMillis(wait).toString());
-                h.queue = cfg.queue + ".held";
-                h.reason = Classify.OUTSIDE_SEND_WINDOW;
-                h.expirationMs = wait;
-                return h;
-            }
-        }
-        String hash = Ledger.hashOf(body);
-        String[] prior = ledger.decide(refkey, hash);
-        if (prior != null) {
-            h.rec.put("outcome", prior[0]);
-            h.rec.put("error", prior[1]);
-            h.reason = prior[1];
-            if (prior[0].equals(Classify.UNKNOWN)) {
-                ledger.finish(refkey, hash, Classify.UNKNOWN);
-                h.queue = cfg.queue + ".unknown";
-            } else if (prior[0].equals(Classify.INVALID)) {
-                h.queue = cfg.queue + ".dead";
-            }
-            return h;
-        }
-        ledger.begin(refkey, hash); // forced to disk before the request goes out
-        int attempt = Classify.attemptOf(headers.get("x-notifier-attempt")) + 1;
-        double cpu0 = Records.cpuMs();
-        Vendor.Result r = vendor.send(msg);
-        h.rec.put("send_cpu_ms", Records.cpuMs() - cpu0);
-        ledger.finish(refkey, hash, r.outcome);
-        h.rec.putAll(r.trace);
-        h.rec.put("outcome", r.outcome);
-        h.rec.put("attempt", attempt);
-        if (!r.code.isEmpty()) h.rec.put("code", r.code);
-        if (!r.error.isEmpty()) h.rec.put("error", r.error);
-        if (r.tokenFetched) h.rec.put("token_fetched", true);
-        h.attempt = attempt;
-        h.reason = r.outcome;
-        switch (r.outcome) {
-            case Classify.SENT:
-                break;
-            case Classify.REJECTED:
-                h.queue = cfg.queue + ".failed";
-                h.vendorCode = r.code;
-                break;
-            case Classify.UNKNOWN:
-                h.queue = cfg.queue + ".unknown";
-                break;
-            default: // NOT_SENT
-                if (attempt >= cfg.maxAttempts) {
-                    h.queue = cfg.queue + ".dead";
-                    h.reason = "MAX_ATTEMPTS";
-                } else {
-                    h.queue = cfg.queue + ".retry";
-                    h.expirationMs = Math.min(Math.max(cfg.retryDelayMs, r.retryAfterMs), cfg.retryMaxDelayMs);
-                }
-        }
-        return h;
     }
 
     public static void main(String[] args) {
