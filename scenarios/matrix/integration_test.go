@@ -54,6 +54,9 @@ func TestMatrixSmall(t *testing.T) {
 		if c.Driver == results.DriverWorker && (c.Lost != 0 || c.Duplicates != 0) {
 			t.Errorf("worker cell: %d lost, %d duplicates, want 0 and 0 (reconciled)", c.Lost, c.Duplicates)
 		}
+		if want := map[string]string{results.DriverWorker: "disk", results.DriverDirect: ""}[c.Driver]; c.WorkerState != want {
+			t.Errorf("cell %s: worker_state %q, want %q (where its ledger and records were)", c.Name(), c.WorkerState, want)
+		}
 	}
 	for _, f := range []string{"matrix.md", "charts/matrix-req-per-s-direct.svg", "charts/matrix-cpu-per-req-worker.svg"} {
 		if fi, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil || fi.Size() == 0 {

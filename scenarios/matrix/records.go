@@ -13,6 +13,7 @@ import (
 // cellFromResult takes a bench Result's figures (worker driver).
 func cellFromResult(c *results.MatrixCell, r results.Result) {
 	c.Connections = r.TCPConnections
+	c.WorkerState = r.WorkerState
 	c.Lost, c.Duplicates = -1, -1
 	if r.Reconcile != nil {
 		c.Lost, c.Duplicates = r.Reconcile.Lost, r.Reconcile.Duplicates

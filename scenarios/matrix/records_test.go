@@ -28,7 +28,7 @@ func TestCellFromResultUnreconciled(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			c := results.MatrixCell{Driver: results.DriverWorker, Count: 10, Warmup: 2,
 				Outcomes: map[outcome.Outcome]int{outcome.Sent: 12}}
-			cellFromResult(&c, results.Result{TCPConnections: 1, Reconcile: tc.rec})
+			cellFromResult(&c, results.Result{TCPConnections: 1, Reconcile: tc.rec, WorkerState: "disk"})
 			if c.Lost != tc.wantLost || c.Duplicates != tc.wantDup {
 				t.Errorf("lost %d duplicates %d; want %d and %d", c.Lost, c.Duplicates, tc.wantLost, tc.wantDup)
 			}
@@ -37,6 +37,9 @@ func TestCellFromResultUnreconciled(t *testing.T) {
 			}
 			if c.Connections != 1 {
 				t.Errorf("connections %d; want 1 (the run's TCP connections)", c.Connections)
+			}
+			if c.WorkerState != "disk" {
+				t.Errorf("worker_state %q; want the run's, disk", c.WorkerState)
 			}
 		})
 	}

@@ -116,6 +116,27 @@ func matrixAxes(cs []results.MatrixCell) (drivers, schemes []string, concs []int
 	return drivers, schemes, concs
 }
 
+// workerStates names where the worker cells' ledger and records lived
+// ("disk", "tmpfs", "disk and tmpfs"), "not recorded" for worker cells
+// written before MatrixCell.WorkerState existed, "" without worker cells.
+func workerStates(cs []results.MatrixCell) string {
+	var states []string
+	for _, c := range cs {
+		if c.Driver != results.DriverWorker {
+			continue
+		}
+		st := c.WorkerState
+		if st == "" {
+			st = "not recorded"
+		}
+		if !slices.Contains(states, st) {
+			states = append(states, st)
+		}
+	}
+	slices.Sort(states)
+	return strings.Join(states, " and ")
+}
+
 // MatrixMarkdown renders the matrix report: the concurrency-1 throughput
 // ratios and the CPU ratios at concurrency 8 beside study A's, the full
 // matrix per driver, the connections, the HTTP client's share of the
@@ -130,6 +151,9 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		"Study A (docs/studies.md): Go net/http on loopback, 2 CPUs, 800 + 50 requests. Absolute figures depend on the machine; "+
 		"compare the ratios. fresh = per-request, keepalive = pooled.\n\n",
 		first.RTTMS, first.ServerDelayMS, first.HTTPVersion, first.Count, first.Warmup)
+	if ws := workerStates(cs); ws != "" {
+		fmt.Fprintf(&b, "Worker cells: the ledger and records on %s (worker_state).\n\n", ws)
+	}
 	fmt.Fprintf(&b, "Machine: %s\n\n", environmentSummary(first.Environment))
 
 	fmt.Fprintf(&b, "## Throughput at concurrency 1: keepalive / fresh\n\n")

@@ -165,3 +165,31 @@ func TestMatrixReport(t *testing.T) {
 		t.Errorf("no check printed: %s", out.String())
 	}
 }
+
+// TestMatrixWorkerStates: the report names where the worker cells' ledger
+// and records lived, says "not recorded" for cells written before the field
+// existed, and says nothing for a matrix without worker cells.
+func TestMatrixWorkerStates(t *testing.T) {
+	worker := fakeCell(results.DriverWorker, "https", vendorapi.PooledName, 1, 700, 0.5, 1)
+	worker.WorkerState = "disk"
+	if md := MatrixMarkdown(append(fakeMatrix(), worker)); !strings.Contains(md, "Worker cells: the ledger and records on disk (worker_state).") {
+		t.Errorf("matrix.md does not say where the worker cells' state was:\n%s", md)
+	}
+	if md := MatrixMarkdown(fakeMatrix()); strings.Contains(md, "Worker cells:") {
+		t.Errorf("a matrix without worker cells names their state")
+	}
+	old, tmpfs := worker, worker
+	old.WorkerState, tmpfs.WorkerState = "", "tmpfs"
+	for _, tc := range []struct {
+		cells []results.MatrixCell
+		want  string
+	}{
+		{[]results.MatrixCell{worker, worker}, "disk"},
+		{[]results.MatrixCell{worker, old}, "disk and not recorded"},
+		{[]results.MatrixCell{tmpfs, worker}, "disk and tmpfs"},
+	} {
+		if got := workerStates(tc.cells); got != tc.want {
+			t.Errorf("workerStates = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -61,8 +61,12 @@ type MatrixCell struct {
 	Errors      []string                `json:"errors,omitempty"`
 	// Lost and Duplicates are the reconciler's (worker driver only; -1
 	// when not reconciled).
-	Lost        int         `json:"lost"`
-	Duplicates  int         `json:"duplicates"`
+	Lost       int `json:"lost"`
+	Duplicates int `json:"duplicates"`
+	// WorkerState is where a worker cell's ledger and records lived while
+	// it ran: "disk" or "tmpfs" (Result.WorkerState); "" for a direct cell,
+	// which has neither, and in cells written before it existed.
+	WorkerState string      `json:"worker_state,omitempty"`
 	Environment Environment `json:"environment"`
 	// Provenance is the run's commit, command line, machine, images and
 	// date; nil in cells written before it existed.
