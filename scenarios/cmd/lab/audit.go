@@ -29,6 +29,16 @@ when a rule failed.
 // empty folder and never empties one the lab did not make). Errors are
 // *UsageError: nothing was started.
 func parseAuditArgs(args []string, getenv func(string) string) (bench.Config, error) {
+	cfg, err := auditArgs(args, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, refuseFixed(args, getenv, "audit one fixed variant with WORKER=<client>-fixed")
+}
+
+// auditArgs is parseAuditArgs without its refusal of FIXED, which
+// audit-clients takes.
+func auditArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	cfg, err := parseArgs(args, getenv)
 	if err != nil {
 		return cfg, err
@@ -57,10 +67,6 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	if given(args, getenv, "FIXED") {
-		return &UsageError{Key: "FIXED", Value: "(set)", Source: "argument",
-			Msg: "FIXED is audit-clients' key; audit one fixed variant with WORKER=<client>-fixed"}
-	}
 	if err := labEnvironment(&cfg, getenv); err != nil {
 		return err
 	}
@@ -71,6 +77,42 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		announceRunDir(stdout, cfg.Out)
 	}
 	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout))
+}
+
+// refuseFixed is a *UsageError when FIXED was given (a word or the
+// environment): it is audit-clients' key alone, and every other command
+// refuses it before anything starts; hint says what to do instead.
+func refuseFixed(args []string, getenv func(string) string, hint string) error {
+	if !given(args, getenv, "FIXED") {
+		return nil
+	}
+	value, source := givenValue(args, getenv, "FIXED")
+	return &UsageError{Key: "FIXED", Value: value, Source: source,
+		Msg: "FIXED is audit-clients' key (./run.sh audit-clients FIXED=1); " + hint}
+}
+
+// parseRunArgs parses the keys of run and check: parseArgs's, with FIXED
+// refused. Errors are *UsageError: nothing was started.
+func parseRunArgs(args []string, getenv func(string) string) (bench.Config, error) {
+	cfg, err := parseArgs(args, getenv)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg, refuseFixed(args, getenv, "a run takes no FIXED")
+}
+
+// givenValue is key's value and where it came from ("argument", else
+// "environment"): the last word KEY=VALUE wins over the environment.
+func givenValue(args []string, getenv func(string) string, key string) (value, source string) {
+	if getenv != nil {
+		value, source = getenv(key), "environment"
+	}
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, key+"="); ok {
+			value, source = v, "argument"
+		}
+	}
+	return value, source
 }
 
 // given reports whether key was set by a word or the environment.

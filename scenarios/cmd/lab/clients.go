@@ -32,11 +32,12 @@ offline from the folders' result files. Exit 1 when a rule of any audit failed.
 func parseClientsArgs(args []string, getenv func(string) string) (bench.Config, error) {
 	for _, key := range []string{"WORKER", "OUT"} {
 		if given(args, getenv, key) {
-			return bench.Config{}, &UsageError{Key: key, Value: "(set)", Source: "argument",
+			value, source := givenValue(args, getenv, key)
+			return bench.Config{}, &UsageError{Key: key, Value: value, Source: source,
 				Msg: "audit-clients audits every third-party client into results/audit/<client>-<profile>; allowed: no " + key}
 		}
 	}
-	return parseAuditArgs(args, getenv)
+	return auditArgs(args, getenv)
 }
 
 // runClients runs the audit of every audit.ThirdPartyClients worker (and,

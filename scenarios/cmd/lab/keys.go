@@ -233,7 +233,7 @@ var keys = []key{
 		allowed: "one of " + strings.Join(allowedOnOff, ", "),
 		show:    func(c *scale.Config) string { return c.CPUProfile },
 		set:     func(c *scale.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},
-	{name: "FIXED", in: cmdRun, help: "audit-clients only (audit refuses it): 1 also audits each client's fixed variant (<client>-fixed, docs/auditing.md#fixed-variants) after the defaults",
+	{name: "FIXED", in: cmdRun, help: "audit-clients only (run and audit refuse it): 1 also audits each client's fixed variant (<client>-fixed, docs/auditing.md#fixed-variants) after the defaults",
 		allowed: "0 or 1", show: func(c *scale.Config) string { return map[bool]string{false: "0", true: "1"}[c.AuditFixed] },
 		set: func(c *scale.Config, v string) (err error) {
 			n, err := parseInt(v, 0, 1)

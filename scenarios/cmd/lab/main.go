@@ -126,10 +126,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
-		_, err := parseArgs(rest, getenv)
+		_, err := parseRunArgs(rest, getenv)
 		return err
 	case "run":
-		cfg, err := parseArgs(rest, getenv)
+		cfg, err := parseRunArgs(rest, getenv)
 		if err != nil {
 			return err
 		}
