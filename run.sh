@@ -101,8 +101,30 @@ start_lab() {
   done
   prerequisites
   trap cleanup EXIT
-  trap 'exit 130' INT TERM
-  .lab/bin/lab "$cmd" "$@"
+  run_forwarding_signals .lab/bin/lab "$cmd" "$@"
+}
+
+# run_forwarding_signals runs CMD ARGS... and returns its exit status. A
+# SIGTERM or Ctrl-C (SIGINT) to this script is handed on to CMD as SIGTERM
+# (the lab then stops its run, removes what it made and says so), and the
+# script exits 130 once CMD is gone. CMD runs in the background because
+# bash runs a trap only after the foreground command has ended: a lab in the
+# foreground would finish its whole run first (scenarios/runsh_test.go).
+run_forwarding_signals() {
+  local interrupted="" rc=0 pid
+  "$@" &
+  pid=$!
+  trap 'interrupted=1; kill -TERM "$pid" 2>/dev/null || true' INT TERM
+  while :; do
+    rc=0
+    wait "$pid" || rc=$?
+    kill -0 "$pid" 2>/dev/null || break # else a signal cut the wait short
+  done
+  trap - INT TERM
+  if [ -n "$interrupted" ]; then
+    exit 130
+  fi
+  return "$rc"
 }
 
 # cleanup removes the containers, networks and volumes this invocation left, on every
