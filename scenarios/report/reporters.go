@@ -461,8 +461,10 @@ func dash(s string) string {
 }
 
 // markedSections returns every "<!-- name:begin -->" ... "<!-- name:end -->"
-// block of a summary, markers included, in order, each followed by a blank
-// line; nil when there is none. A begin marker without its end is dropped.
+// block of a summary, markers included, in order, a blank line between two
+// and one newline after the last (as the fault reports' appendSection
+// leaves them, so that a report rewrites such a summary byte for byte);
+// nil when there is none. A begin marker without its end is dropped.
 func markedSections(md []byte) []byte {
 	var out []byte
 	rest := md
@@ -484,8 +486,11 @@ func markedSections(md []byte) []byte {
 		if k < 0 {
 			return out
 		}
+		if len(out) > 0 {
+			out = append(out, '\n')
+		}
 		out = append(out, rest[:k+len(end)]...)
-		out = append(out, "\n\n"...)
+		out = append(out, '\n')
 		rest = rest[k+len(end):]
 	}
 }

@@ -308,6 +308,21 @@ func TestWriteReportKeepsMarkedSections(t *testing.T) {
 			t.Errorf("summary.md keeps %q from the old file", gone)
 		}
 	}
+	if !strings.HasSuffix(string(got), "-->\n\n<!-- idle-race:begin -->\n## Idle race\n<!-- idle-race:end -->\n") {
+		t.Errorf("the kept sections are not one blank line apart, ending in one newline:\n%q", got)
+	}
+	// A second report rewrites the file byte for byte (a committed
+	// summary is not changed by ./run.sh report).
+	if err := WriteReport(out, rs, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	again, err := os.ReadFile(filepath.Join(out, "summary.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(got) {
+		t.Errorf("a second report changed summary.md:\n%q\nthen\n%q", got, again)
+	}
 }
 
 // TestCaseWallScaledToCount: the case's 1,000-send wall time is scaled to
