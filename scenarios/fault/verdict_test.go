@@ -278,7 +278,7 @@ func TestWriteFaultsRecordsProvenance(t *testing.T) {
 		t.Errorf("faults.json provenance = %+v; want %+v", f.Provenance, prov)
 	}
 	md, err := os.ReadFile(filepath.Join(out, "faults.md"))
-	if err != nil || !strings.Contains(string(md), "Run 20261201T230000Z-abcdef0 at commit abcdef0123") || !strings.Contains(string(md), "Command: `run SCENARIO=all`") {
+	if err != nil || !strings.Contains(string(md), "Run 20261201T230000Z-abcdef0 at commit abcdef0123") || !strings.Contains(string(md), "Command: `./run.sh SCENARIO=all`") {
 		t.Errorf("faults.md lacks the provenance header (%v):\n%s", err, md)
 	}
 }

@@ -78,8 +78,47 @@ func (p *Provenance) Header() string {
 		env = " (from the environment: `" + strings.Join(p.EnvKeys, " ") + "`)"
 	}
 	return fmt.Sprintf("Run %s at commit %s, %s.  \nCommand: `%s`%s  \nMachine: %d cores, %s/%s, %s, kernel %s, load %.2f at start; images: %s.\n\n",
-		p.RunID, p.ShortCommit(), p.Date, strings.Join(p.Command, " "), env,
+		p.RunID, p.ShortCommit(), p.Date, p.CommandLine(), env,
 		m.Cores, m.OS, m.Arch, cmp.Or(m.CPUModel, "unknown CPU"), cmp.Or(m.Kernel, "unknown"), m.LoadAvg1, p.Images.Summary())
+}
+
+// CommandLine is Command as a line to paste into a shell in the project's
+// folder: "./run.sh", the subcommand unless it is run (./run.sh's default),
+// then each word, its value in double quotes where the shell would split or
+// expand it (`./run.sh COUNT=1000 RTTS="3 10"`).
+func (p *Provenance) CommandLine() string {
+	words := []string{"./run.sh"}
+	for i, w := range p.Command {
+		if i == 0 && w == "run" {
+			continue
+		}
+		words = append(words, shellWord(w))
+	}
+	return strings.Join(words, " ")
+}
+
+// shellWord quotes w for a POSIX shell when it holds anything but letters,
+// digits and _ - . , / : = @ % +: a KEY=VALUE word keeps KEY= outside the
+// quotes; inside them \ " $ and ` are escaped.
+func shellWord(w string) string {
+	plain := func(s string) bool {
+		for _, r := range s {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_-.,/:=@%+", r)) {
+				return false
+			}
+		}
+		return s != ""
+	}
+	if plain(w) {
+		return w
+	}
+	key, value, ok := strings.Cut(w, "=")
+	if !ok || !plain(key) {
+		key, value = "", w
+	} else {
+		key += "="
+	}
+	return key + `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "$", `\$`, "`", "\\`").Replace(value) + `"`
 }
 
 // Summary names the images in one line: the kind, then the worker's and

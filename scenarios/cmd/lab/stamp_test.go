@@ -55,7 +55,7 @@ func TestStampProvenance(t *testing.T) {
 		t.Errorf("stamped json = %+v; want the report kept and command, machine, date", got)
 	}
 	l := readFile(t, log)
-	if !strings.HasPrefix(l, "Run ") || !strings.Contains(l, "Command: `mutate ledger`") || !strings.HasSuffix(l, "Starting...\n") {
+	if !strings.HasPrefix(l, "Run ") || !strings.Contains(l, "Command: `./run.sh mutate ledger`") || !strings.HasSuffix(l, "Starting...\n") {
 		t.Errorf("stamped log = %q; want the header, then the log", l)
 	}
 	// Stamping again is refused and changes nothing.
