@@ -125,7 +125,7 @@ official_available() {
   for img in "$OFFICIAL_RABBITMQ" "$OFFICIAL_NGINX" "$OFFICIAL_WIREMOCK"; do
     have_image "$img" && continue
     log "pulling $img"
-    docker pull -q "$img" >/dev/null 2>&1 || { log "cannot pull $img"; return 1; }
+    docker pull -q "$img" >/dev/null 2>&1 || { log "$img is not pullable here (no registry access)"; return 1; }
   done
 }
 
@@ -207,7 +207,7 @@ case $kind in
   offline) ;;
   auto)
     if official_available; then kind=official; else
-      log "official images not available: building the offline images (no registry needed)"
+      log "using the offline images instead, built here without a registry (normal on this machine; LAB_IMAGES=offline skips the pull)"
       kind=offline
     fi
     ;;

@@ -95,12 +95,17 @@ func usage(w io.Writer) error {
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
        ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
+       ./run.sh audit-clients PROFILE=...  audit every third-party client (FIXED=1: their fixes too)
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
+       ./run.sh scale [KEY=VALUE ...]   the scale benchmark (./run.sh scale help)
+       ./run.sh report OUT           re-render a results folder offline (no Docker)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests
        ./run.sh test-unit            lint and unit tests (no Docker)
        ./run.sh test-integration     integration tests (the real stack)
        ./run.sh lint                 gofmt, go vet, go mod tidy -diff, staticcheck
+       ./run.sh mutate [PKG ...]     mutation testing of the core packages (slow)
+       ./run.sh --version            the lab's commit
        ./run.sh --help               this text
 
 Measures a per-request HTTP client against a shared pooled keep-alive client:

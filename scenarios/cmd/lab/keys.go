@@ -383,6 +383,10 @@ func lookup(cmd command, name string) (key, bool) {
 	return keys[i], true
 }
 
+// runShCommands are ./run.sh's commands (its usage lines, args.go), named
+// when a first word is neither one of them nor KEY=VALUE.
+const runShCommands = "audit, audit-clients, matrix, scale, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
+
 // parseWords applies the keys of cmd to cfg from KEY=VALUE words (args)
 // and the environment (getenv; nil reads nothing): a word wins over the
 // environment, an empty variable counts as unset, values are trimmed. It
@@ -397,7 +401,12 @@ func parseWords(cmd command, cfg *scale.Config, args []string, getenv func(strin
 	for _, a := range args {
 		name, value, ok := strings.Cut(a, "=")
 		if !ok {
-			return nil, &UsageError{Value: a, Source: "argument", Msg: "want KEY=VALUE with KEY one of " + known}
+			msg := "want KEY=VALUE with KEY one of " + known
+			if cmd&cmdRun != 0 && !strings.ContainsAny(a, " /.") {
+				// ./run.sh's first word: a command it does not have.
+				msg = "not a command of ./run.sh (" + runShCommands + ") nor a KEY=VALUE word; keys: " + known
+			}
+			return nil, &UsageError{Value: a, Source: "argument", Msg: msg}
 		}
 		k, ok := lookup(cmd, name)
 		switch {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -27,6 +29,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"check bad count", []string{"check", "COUNT=abc"}, nil, 2, "", "COUNT"},
 		{"check bad mode names allowed values", []string{"check", "MODES=foo"}, nil, 2, "", "per-request, pooled"},
 		{"check unknown key names known keys", []string{"check", "FOO=1"}, nil, 2, "", "known keys: COUNT"},
+		{"a misspelled command names the commands", []string{"check", "stats"}, nil, 2, "", "not a command of ./run.sh (audit, audit-clients, matrix, scale"},
 		{"check bad env", []string{"check"}, map[string]string{"RTTS": "-3"}, 2, "", "environment"},
 		{"run with a bad argument starts nothing", []string{"run", "RTTS=-3"}, nil, 2, "", "nothing was started"},
 		{"no subcommand", nil, nil, 2, "", "subcommand"},
@@ -118,6 +121,39 @@ func TestReportFromFixtures(t *testing.T) {
 	for _, f := range []string{"summary.md", "charts/latency-p50.svg", "charts/tcp-connections.svg"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
+		}
+	}
+}
+
+// TestRunShCommandsMatchUsage: the commands a misspelled first word is
+// told about are the ones --help lists (and run.sh dispatches).
+func TestRunShCommandsMatchUsage(t *testing.T) {
+	var b strings.Builder
+	if err := usage(&b); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, m := range regexp.MustCompile(`(?m)^(?:Usage:)?\s+\./run\.sh ([a-z-]+)\b`).FindAllStringSubmatch(b.String(), -1) {
+		listed = append(listed, m[1])
+	}
+	want := strings.Split(runShCommands, ", ")
+	for _, c := range listed {
+		if !slices.Contains(want, c) {
+			t.Errorf("--help lists ./run.sh %s, runShCommands does not", c)
+		}
+	}
+	for _, c := range want {
+		if !slices.Contains(listed, c) {
+			t.Errorf("runShCommands names %s, --help does not list it", c)
+		}
+	}
+	sh, err := os.ReadFile("../../../run.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range want {
+		if !strings.HasPrefix(c, "--") && !regexp.MustCompile(`(?m)^\s+([\w-]+\s*\|\s*)*`+regexp.QuoteMeta(c)+`(\s*\|\s*[\w-]+)*\)`).Match(sh) {
+			t.Errorf("run.sh has no case for %s", c)
 		}
 	}
 }
