@@ -137,8 +137,10 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := os.MkdirAll(workDir, 0o755); err != nil {
 		return fmt.Errorf("create work dir: %w", err)
 	}
-	logf(w, "run %s: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
-		runID, cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
+	// One id names the run (the provenance's, below); the work dir's name
+	// is only where the records and ledgers wait for the reconcile command.
+	logf(w, "settings: COUNT=%d WARMUP=%d RTTS=%v MODES=%v SERVER_DELAY_MS=%d PER_REQUEST_TLS=%s TCP_HANDSHAKE=%s %s; images %s; work dir %s",
+		cfg.Count, cfg.Warmup, cfg.RTTs, cfg.Modes, cfg.ServerDelayMS, cfg.PerRequestTLS, cfg.TCPHandshake, cfg.Transport(), images.Kind, workDir)
 	if p := cfg.Provenance; p != nil {
 		logf(w, "run id %s (results/runs/ name and provenance), commit %s (%s)", p.RunID, p.ShortCommit(), cmp.Or(p.CommitSource, "unknown"))
 	}

@@ -76,7 +76,7 @@ func runAudit(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
 		announceRunDir(stdout, cfg.Out)
 	}
-	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout))
+	return finishRun(stdout, perRun, cfg.Out, cfg.Provenance.RunID, audit.Run(ctx, audit.Options{Config: cfg, Images: cfg.Images}, stdout))
 }
 
 // refuseFixed is a *UsageError when FIXED was given (a word or the

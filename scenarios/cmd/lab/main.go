@@ -147,7 +147,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		} else {
 			err = bench.Run(ctx, cfg, stdout)
 		}
-		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, err)
+		return finishRun(stdout, perRun, cfg.Out, cfg.Provenance.RunID, err)
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
@@ -190,7 +190,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
 			announceRunDir(stdout, cfg.Out)
 		}
-		return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout))
+		return finishRun(stdout, perRun, cfg.Out, cfg.Provenance.RunID, matrix.Run(ctx, cfg, stdout))
 	case "scale":
 		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
 			return scaleUsage(stdout)

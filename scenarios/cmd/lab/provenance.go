@@ -129,8 +129,17 @@ func matrixKeyNames() []string { return namesOf(cmdMatrix) }
 // outdir.RunsDir/latest at its folder (announceRunDir said where); a
 // folder this run made and left without a file (the stack did not start)
 // is removed, and latest keeps naming the last run that wrote one. runErr
-// is returned as it is (joined with a failure to update the link).
-func finishRun(perRun bool, out, runID string, runErr error) error {
+// is returned as it is (joined with a failure to update the link). A run
+// that succeeded says where its files are in its last line on w, after the
+// stack's own closing lines (a failed run ends with its error instead).
+func finishRun(w io.Writer, perRun bool, out, runID string, runErr error) error {
+	if runErr == nil {
+		defer func() {
+			if _, err := os.Stat(out); err == nil {
+				fmt.Fprintf(w, "results of this run: %s/\n", out)
+			}
+		}()
+	}
 	if !perRun {
 		return runErr
 	}

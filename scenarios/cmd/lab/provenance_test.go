@@ -97,8 +97,12 @@ func TestFinishRunLatest(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(good, "bench-pooled-3ms.json"), []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := finishRun(true, good, goodID, nil); err != nil {
+	var said strings.Builder
+	if err := finishRun(&said, true, good, goodID, nil); err != nil {
 		t.Fatal(err)
+	}
+	if want := "results of this run: " + good + "/\n"; said.String() != want {
+		t.Errorf("last line %q; want %q", said.String(), want)
 	}
 	failed, failedID := outdir.NewRunDir("20261201T110000Z-aaaaaaa")
 	if err := outdir.Claim(failed, failedID); err != nil {
@@ -108,8 +112,12 @@ func TestFinishRunLatest(t *testing.T) {
 		t.Fatal(err)
 	}
 	runErr := errors.New("start stack: timeout")
-	if err := finishRun(true, failed, failedID, runErr); !errors.Is(err, runErr) {
+	said.Reset()
+	if err := finishRun(&said, true, failed, failedID, runErr); !errors.Is(err, runErr) {
 		t.Errorf("finishRun = %v; want the run's error", err)
+	}
+	if said.Len() != 0 {
+		t.Errorf("a failed run said %q; its error is its last line", said.String())
 	}
 	if _, err := os.Stat(failed); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the failed run's empty folder is still there (%v)", err)

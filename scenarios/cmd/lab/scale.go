@@ -55,7 +55,7 @@ func runScale(ctx context.Context, args []string, getenv func(string) string, st
 		cfg.Out, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
 		announceRunDir(stdout, cfg.Out)
 	}
-	return finishRun(perRun, cfg.Out, cfg.Provenance.RunID, scale.Run(ctx, cfg, stdout))
+	return finishRun(stdout, perRun, cfg.Out, cfg.Provenance.RunID, scale.Run(ctx, cfg, stdout))
 }
 
 // scaleUsage prints scale's keys and the plan's estimated time.
