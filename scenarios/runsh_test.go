@@ -7,10 +7,30 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
+
+// lockedBuffer is a bytes.Buffer the command's output copier writes while
+// the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
 
 // runShFunction returns the text of one shell function of ../run.sh, from
 // its "name() {" line to the "}" that closes it at the start of a line.
@@ -37,7 +57,7 @@ func TestRunShForwardsSignals(t *testing.T) {
 	lab := `trap 'echo lab: got TERM; exit 3' TERM; echo lab: running; sleep 60 >/dev/null 2>&1 & wait`
 	script := "set -euo pipefail\n" + runShFunction(t, "run_forwarding_signals") +
 		"run_forwarding_signals bash -c \"$LAB\"\necho run.sh: not reached\n"
-	var out bytes.Buffer
+	var out lockedBuffer
 	cmd := exec.Command("bash", "-c", script)
 	cmd.Env = append(os.Environ(), "LAB="+lab)
 	cmd.Stdout, cmd.Stderr = &out, &out
