@@ -383,6 +383,51 @@ func lookup(cmd command, name string) (key, bool) {
 	return keys[i], true
 }
 
+// nearestKey is the one name of names that name is a likely misspelling
+// of: the same letters in another case, or at most two edits away (one for
+// names of four letters or fewer); "" when none or more than one is.
+func nearestKey(name string, names []string) string {
+	best, bestD, ties := "", -1, 0
+	for _, n := range names {
+		d, most := editDistance(strings.ToUpper(name), n), 2
+		if len(n) <= 4 {
+			most = 1
+		}
+		switch {
+		case d > most:
+		case bestD < 0 || d < bestD:
+			best, bestD, ties = n, d, 0
+		case d == bestD:
+			ties++
+		}
+	}
+	if ties > 0 {
+		return ""
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b (bytes).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
 // runShCommands are ./run.sh's commands (its usage lines, args.go), named
 // when a first word is neither one of them nor KEY=VALUE.
 const runShCommands = "audit, audit-clients, matrix, scale, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
@@ -411,7 +456,11 @@ func parseWords(cmd command, cfg *scale.Config, args []string, getenv func(strin
 		k, ok := lookup(cmd, name)
 		switch {
 		case !ok:
-			return nil, &UsageError{Key: name, Value: value, Source: "argument", Msg: "unknown key; known keys: " + known}
+			msg := "unknown key; known keys: " + known
+			if near := nearestKey(name, namesOf(cmd)); near != "" {
+				msg = "unknown key; did you mean " + near + "? known keys: " + known
+			}
+			return nil, &UsageError{Key: name, Value: value, Source: "argument", Msg: msg}
 		case k.in&cmd == 0:
 			return nil, &UsageError{Key: name, Value: value, Source: "argument",
 				Msg: fmt.Sprintf("a key of lab %s, not of lab %s; known keys: %s", (k.in &^ cmd).name(), cmd.name(), known)}

@@ -29,6 +29,9 @@ func TestRunExitCodes(t *testing.T) {
 		{"check bad count", []string{"check", "COUNT=abc"}, nil, 2, "", "COUNT"},
 		{"check bad mode names allowed values", []string{"check", "MODES=foo"}, nil, 2, "", "per-request, pooled"},
 		{"check unknown key names known keys", []string{"check", "FOO=1"}, nil, 2, "", "known keys: COUNT"},
+		{"a misspelled key gets a suggestion", []string{"check", "COUNTT=10"}, nil, 2, "", "did you mean COUNT?"},
+		{"a key in lower case gets a suggestion", []string{"check", "rtts=3"}, nil, 2, "", "did you mean RTTS?"},
+		{"a far-off key gets none", []string{"check", "FOO=1"}, nil, 2, "", "unknown key; known keys"},
 		{"a misspelled command names the commands", []string{"check", "stats"}, nil, 2, "", "not a command of ./run.sh (audit, audit-clients, matrix, scale"},
 		{"check bad env", []string{"check"}, map[string]string{"RTTS": "-3"}, 2, "", "environment"},
 		{"run with a bad argument starts nothing", []string{"run", "RTTS=-3"}, nil, 2, "", "nothing was started"},
@@ -154,6 +157,20 @@ func TestRunShCommandsMatchUsage(t *testing.T) {
 	for _, c := range want {
 		if !strings.HasPrefix(c, "--") && !regexp.MustCompile(`(?m)^\s+([\w-]+\s*\|\s*)*`+regexp.QuoteMeta(c)+`(\s*\|\s*[\w-]+)*\)`).Match(sh) {
 			t.Errorf("run.sh has no case for %s", c)
+		}
+	}
+}
+
+// TestNearestKey: a likely misspelling names one key; a word close to
+// two keys, or far from all, names none.
+func TestNearestKey(t *testing.T) {
+	names := []string{"COUNT", "WARMUP", "RTTS", "MODES", "WORKER", "WORKERS", "SCHEME"}
+	for in, want := range map[string]string{
+		"COUNTT": "COUNT", "count": "COUNT", "CUONT": "COUNT", "RTT": "RTTS", "warmpu": "WARMUP",
+		"WORKRS": "WORKERS", "MODE": "MODES", "FOO": "", "WORKE": "WORKER", "WORKERSS": "WORKERS", "SCHEMA": "SCHEME", "RT": "",
+	} {
+		if got := nearestKey(in, names); got != want {
+			t.Errorf("nearestKey(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
