@@ -269,7 +269,7 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 		// writes nothing: the attempt's own Finish records its outcome; a
 		// crashed attempt stays ATTEMPTING for an operator to resolve.
 		reason := "an earlier attempt has no recorded outcome (ledger " + string(entry.State) + "); may have reached the vendor"
-		rec.Error = reason
+		rec.Error, rec.NoCall = reason, true
 		return rec, h.route(ctx, d, &rec, route{outcome: outcome.Unknown, queue: h.c.Names.Unknown, reason: reason})
 	case ledger.Proceed:
 	default:

@@ -112,6 +112,9 @@ func testLateRedelivery(t *testing.T, liveErr error, lateLast bool) {
 	if late.err != nil || late.rec.Outcome != outcome.Unknown || late.rec.Queue != names.Unknown {
 		t.Fatalf("late redelivery: outcome %q queue %q err %v; want UNKNOWN to %s", late.rec.Outcome, late.rec.Queue, late.err, names.Unknown)
 	}
+	if !late.rec.NoCall || a.rec.NoCall {
+		t.Errorf("no_call: late redelivery %v, live attempt %v; want true (decided without a call), false", late.rec.NoCall, a.rec.NoCall)
+	}
 	if acks, _ := ackB.counts(); acks != 1 {
 		t.Errorf("late redelivery acked %d times; want 1 (after its copy was confirmed)", acks)
 	}

@@ -36,6 +36,22 @@ func TestClientReplay(t *testing.T) {
 			t.Errorf("checked %v, replays %d, duplicates %d; want checked, 0, 1", r.ClientReplayChecked, r.ClientReplays, r.Duplicates)
 		}
 	})
+	t.Run("an UNKNOWN decided without a call is not a call", func(t *testing.T) {
+		// A redelivery met the in-flight attempt's ATTEMPTING entry and
+		// ended UNKNOWN without calling the client (no_call), while the
+		// attempt itself was SENT: one call, and the vendor was reached
+		// twice, so the client replayed it.
+		in := clean()
+		in.Ledger = nil
+		in.Journal = append(in.Journal, sent("b", 200))
+		unresolved := rec(4, "b", outcome.Unknown, "notifications.unknown")
+		unresolved.Redelivered, unresolved.NoCall = true, true
+		in.Records = append(in.Records, unresolved)
+		r := Reconcile(in)
+		if !r.ClientReplayChecked || r.ClientReplays != 1 || !slices.Equal(r.ClientReplayRefKeys, []string{"b"}) {
+			t.Errorf("checked %v, replays %d %q; want checked, 1 [b] (the no_call UNKNOWN counted as a call)", r.ClientReplayChecked, r.ClientReplays, r.ClientReplayRefKeys)
+		}
+	})
 	t.Run("records without a client call: no replay", func(t *testing.T) {
 		// The refkey's only record is a DUPLICATE (a crash lost the records
 		// of the attempts that sent): the records count no call, so they

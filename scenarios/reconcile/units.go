@@ -31,12 +31,13 @@ type unit struct {
 func (u *unit) allInvalid() bool { return u.invalid == len(u.pubs) }
 
 // clientCalls counts the unit's records that are a call to the worker's
-// HTTP client (outcome.SendClasses: SENT, REJECTED, NOT_SENT, UNKNOWN):
-// one record per call, docs/worker-contract.md.
+// HTTP client (outcome.SendClasses: SENT, REJECTED, NOT_SENT, UNKNOWN),
+// less those marked no_call (an UNKNOWN decided from the ledger without a
+// call): one record per call, docs/worker-contract.md.
 func (u *unit) clientCalls() int {
 	n := 0
 	for _, rec := range u.records {
-		if slices.Contains(outcome.SendClasses, rec.Outcome) {
+		if slices.Contains(outcome.SendClasses, rec.Outcome) && !rec.NoCall {
 			n++
 		}
 	}

@@ -81,6 +81,12 @@ type Record struct {
 	Requeued bool `json:"requeued,omitempty"`
 	// PublishError is the re-publish error (redacted) of a requeued message.
 	PublishError string `json:"publish_error,omitempty"`
+	// NoCall: the worker decided this outcome without calling its HTTP
+	// client: an UNKNOWN from a ledger entry whose earlier attempt has no
+	// recorded outcome (it may have reached the vendor, so this delivery
+	// is not sent). The reconciler does not count such a record as a call
+	// (docs/worker-contract.md#records).
+	NoCall bool `json:"no_call,omitempty"`
 	// AckError is set when the ack (or nack) could not be delivered, for
 	// example the channel was lost; the broker redelivers the message and
 	// the ledger keeps it from being sent twice.

@@ -35,6 +35,7 @@ function record(f) {
   if (f.held_until) r.held_until = f.held_until.toISOString();
   if (f.token_fetched) r.token_fetched = true;
   if (f.wrote_request) r.wrote_request = true;
+  if (f.no_call) r.no_call = true;
   return r;
 }
 

@@ -68,7 +68,9 @@ function newHandler({ cfg, ledger, vendor, clock, nextSeq }) {
     if (prior) {
       const q = { [C.INVALID]: '.dead', [C.UNKNOWN]: '.unknown', [C.DUPLICATE]: null }[prior.outcome];
       if (prior.outcome === C.UNKNOWN) ledger.finish(msg.refkey, hash, C.UNKNOWN);
-      return { ...r, outcome: prior.outcome, error: prior.reason, queue: q ? cfg.queue + q : '', route: q ? { reason: prior.reason } : null };
+      // An UNKNOWN decided here is not a call to the client (no_call).
+      const noCall = prior.outcome === C.UNKNOWN;
+      return { ...r, outcome: prior.outcome, error: prior.reason, queue: q ? cfg.queue + q : '', route: q ? { reason: prior.reason } : null, no_call: noCall };
     }
     ledger.begin(msg.refkey, hash); // fsynced before the request goes out
     // The last look before the request: the begin (an fsync) may have taken

@@ -110,7 +110,7 @@ def record(f):
     for k in ("clock", "held_until"):
         if f.get(k) is not None:
             r[k] = rfc3339(f[k])
-    for k in ("token_fetched", "wrote_request"):
+    for k in ("token_fetched", "wrote_request", "no_call"):
         if f.get(k):
             r[k] = True
     return r

@@ -105,6 +105,7 @@ class Worker:
             q = {C.INVALID: ".dead", C.UNKNOWN: ".unknown"}.get(outcome)
             if outcome == C.UNKNOWN:
                 self.ledger.finish(msg["refkey"], h, C.UNKNOWN)
+                r["no_call"] = True  # decided from the ledger: the client was not called
             return dict(r, outcome=outcome, error=reason, queue=c.queue + q if q else ""), ((reason, None, None) if q else None)
         self.ledger.begin(msg["refkey"], h)  # fsynced before the request goes out
         # The last look before the request: the begin (an fsync) may have

@@ -149,6 +149,43 @@ class WindowRecheckTest(unittest.TestCase):
         self.assertEqual((r["outcome"], route), (C.SENT, None))
 
 
+class NoCallTest(unittest.TestCase):
+    """A delivery whose refkey has an attempt without outcome in the ledger
+    ends UNKNOWN without a call, and its record says no_call; a sent one's
+    record does not."""
+    INFO = json.dumps({"refkey": "k-1", "category": "info", "recipient": "r", "template_code": "t",
+                       "text": "x"}).encode()
+
+    def worker(self, calls):
+        class FakeVendor:
+            def send(self, msg):
+                calls.append(msg["refkey"])
+                return types.SimpleNamespace(outcome=C.SENT, trace={}, code="1000", error=None,
+                                             token_fetched=False, retry_after_ms=None)
+        w = Worker.__new__(Worker)
+        w.cfg = types.SimpleNamespace(queue="q", window=("00:00", "23:59", "UTC"), max_attempts=5,
+                                      worker_id="t", retry_delay_ms=1, retry_max_delay_ms=1)
+        w.vendor, w.ledger, w.seq = FakeVendor(), ledger.Ledger(""), 0
+        w.clock = lambda: datetime.datetime(2026, 11, 30, 12, 0, tzinfo=datetime.timezone.utc)
+        return w
+
+    def test_unknown_from_the_ledger(self):
+        calls = []
+        w = self.worker(calls)
+        w.ledger.begin("k-1", ledger.hash_of(self.INFO))  # an attempt that never finished
+        r, _ = w.handle(self.INFO, {}, True)
+        self.assertEqual((r["outcome"], calls), (C.UNKNOWN, []))
+        r.update(end=r["start"])
+        self.assertIs(ledger.record(r).get("no_call"), True)
+
+    def test_sent(self):
+        calls = []
+        r, _ = self.worker(calls).handle(self.INFO, {}, False)
+        self.assertEqual((r["outcome"], calls), (C.SENT, ["k-1"]))
+        r.update(end=r["start"])
+        self.assertNotIn("no_call", ledger.record(r))
+
+
 class MessageTest(unittest.TestCase):
     def test_decode(self):
         ok = {"refkey": "k", "category": "info", "recipient": "r", "template_code": "t", "text": "x"}

@@ -83,6 +83,7 @@ final class Handler {
             if (prior[0].equals(Classify.UNKNOWN)) {
                 ledger.finish(refkey, hash, Classify.UNKNOWN);
                 h.queue = cfg.queue + ".unknown";
+                h.rec.put("no_call", true); // decided from the ledger: the client was not called
             } else if (prior[0].equals(Classify.INVALID)) {
                 h.queue = cfg.queue + ".dead";
             }

@@ -118,7 +118,32 @@ public final class SelfTest {
                 } else {
                     check("ad begun inside the window sent", sent, List.of("ad-1"));
                     check("ad begun inside the window acked", got.rec.get("outcome") + " " + got.queue, "SENT null");
+                    check("a sent record has no no_call", got.rec.containsKey("no_call"), false);
                 }
+            }
+        }
+        // A delivery whose refkey has an attempt without outcome ends
+        // UNKNOWN without a call, and its record says no_call.
+        {
+            List<String> sent = new ArrayList<>();
+            Config cfg = new Config();
+            cfg.queue = "q";
+            cfg.workerID = "t";
+            cfg.maxAttempts = 5;
+            Handler.Sender sender = msg -> {
+                sent.add((String) msg.get("refkey"));
+                SendResult r = new SendResult();
+                r.outcome = Classify.SENT;
+                r.code = "1000";
+                return r;
+            };
+            byte[] info = "{\"refkey\":\"k-1\",\"category\":\"info\",\"recipient\":\"+821000005678\",\"template_code\":\"t\",\"text\":\"x\"}".getBytes();
+            try (Ledger l = new Ledger(dir.resolve("nocall.jsonl"))) {
+                l.begin("k-1", Ledger.hashOf(info)); // an attempt that never finished
+                Handler hd = new Handler(cfg, l, w, sender, () -> Instant.parse("2026-11-30T03:00:00Z"));
+                Handler.Handled got = hd.handle(Instant.EPOCH, true, Map.of(), info);
+                check("attempt without outcome: UNKNOWN, not sent", got.rec.get("outcome") + " " + sent, "UNKNOWN []");
+                check("attempt without outcome: record says no_call", got.rec.get("no_call"), true);
             }
         }
 
