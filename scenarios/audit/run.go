@@ -31,6 +31,19 @@ const (
 	DefaultDir = "results/audit"
 )
 
+// Outputs names every file an audit writes into its folder: the only
+// files a later audit into the same OUT deletes (outdir.Fresh). A folder
+// that holds anything else (a user's own file, a scale or matrix run) is
+// refused and kept as it is.
+var Outputs = outdir.Owned{
+	Files: []string{
+		"audit.md", "audit.json", "audit.html", "*idle-race*.md", "*idle-race*.json",
+		"faults.md", "faults.json", "faults-not-applicable.json",
+		"summary.md", "verdict.json", "bench-*.json",
+	},
+	Dirs: map[string][]string{"charts": {"*.svg"}, "nginx": {"*.log"}, "pprof": {"*.pprof"}},
+}
+
 // ErrFailed is returned by Run when a rule failed; the report is written
 // all the same.
 var ErrFailed = errors.New("audit failed")
@@ -87,7 +100,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 	// A fresh folder: an old run's files would be judged as this one's.
 	// Only a folder the lab made is emptied (outdir.Fresh); anything else
 	// is refused before the stack starts, and nothing is deleted.
-	if err := outdir.Fresh(out, "audit-"+time.Now().UTC().Format("20060102T150405")); err != nil {
+	if err := outdir.Fresh(out, "audit-"+time.Now().UTC().Format("20060102T150405"), Outputs); err != nil {
 		return fmt.Errorf("audit folder: %w", err)
 	}
 	cfg.Out = out

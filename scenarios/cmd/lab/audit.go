@@ -48,7 +48,7 @@ func auditArgs(args []string, getenv func(string) string) (bench.Config, error) 
 			Msg: "the audit runs every applicable scenario itself; allowed: no SCENARIO with audit"}
 	}
 	if given(args, getenv, "OUT") {
-		if err := outdir.CheckFresh(cfg.Out); err != nil {
+		if err := outdir.CheckFresh(cfg.Out, audit.Outputs); err != nil {
 			return cfg, &UsageError{Key: "OUT", Value: cfg.Out, Source: "argument", Msg: err.Error()}
 		}
 	}

@@ -82,6 +82,36 @@ func TestAuditCheckOUT(t *testing.T) {
 			t.Errorf("audit-check OUT=%s: exit %d, want %d (stderr %q)", tt.out, code, tt.want, stderr.String())
 		}
 	}
+	// A marked folder of another kind (a scale run) or with a file of
+	// one's own: the fresh-user trial's `audit OUT=<copy of results/scale>`
+	// emptied it, note included. Now refused before anything starts, and
+	// kept.
+	for name, files := range map[string]map[string]string{
+		"scale run": {"point-grid-worker-w1-c1-18ms.json": "{}", "summary.md": "# scale\n"},
+		"own note":  {"bench-pooled-3ms.json": "{}", "mynote.txt": "mine\n"},
+	} {
+		dir := filepath.Join(parent, "other-"+strings.ReplaceAll(name, " ", "-"))
+		if err := outdir.Claim(dir, "r2"); err != nil {
+			t.Fatal(err)
+		}
+		for rel, c := range files {
+			if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, cmd := range []string{"audit-check", "audit"} {
+			var stdout, stderr bytes.Buffer
+			if code := exitCode(run(context.Background(), []string{cmd, "OUT=" + dir}, noEnv, &stdout), &stderr); code != 2 ||
+				!strings.Contains(stderr.String(), "does not write") {
+				t.Errorf("%s OUT=<%s>: exit %d, stderr %q; want 2 naming the files it does not write", cmd, name, code, stderr.String())
+			}
+		}
+		for rel, want := range files {
+			if got, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || string(got) != want {
+				t.Errorf("%s: %s is %q, %v; want it untouched", name, rel, got, err)
+			}
+		}
+	}
 	var stdout, stderr bytes.Buffer
 	if code := exitCode(run(context.Background(), []string{"audit-check", "SCENARIO=broker-cut"}, noEnv, &stdout), &stderr); code != 2 {
 		t.Errorf("audit-check SCENARIO=broker-cut: exit %d, want 2", code)

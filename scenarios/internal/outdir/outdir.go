@@ -73,14 +73,67 @@ func Claim(dir, runID string) error {
 	return writeMarker(dir, runID)
 }
 
+// Owned names the files a command writes into its output folder, the
+// only ones Fresh deletes: Files are glob patterns (path.Match) of the
+// folder's own files, Dirs the sub-folders it writes, each with the glob
+// patterns of the files in it. Marker is always owned.
+type Owned struct {
+	Files []string
+	Dirs  map[string][]string
+}
+
+// foreign returns up to limit entries of dir (relative paths) that own does
+// not name: a user's file, another command's result, a sub-folder's file
+// of another kind.
+func (own Owned) foreign(dir string, limit int) ([]string, error) {
+	var out []string
+	match := func(patterns []string, name string) bool {
+		for _, p := range patterns {
+			if ok, _ := filepath.Match(p, name); ok {
+				return true
+			}
+		}
+		return false
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("read OUT: %w", err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		switch {
+		case name == Marker && !e.IsDir():
+		case e.IsDir() && own.Dirs[name] != nil:
+			sub, err := os.ReadDir(filepath.Join(dir, name))
+			if err != nil {
+				return nil, fmt.Errorf("read OUT: %w", err)
+			}
+			for _, f := range sub {
+				if f.IsDir() || !match(own.Dirs[name], f.Name()) {
+					out = append(out, name+"/"+f.Name())
+				}
+			}
+		case !e.IsDir() && match(own.Files, name):
+		default:
+			out = append(out, name)
+		}
+		if len(out) >= limit {
+			return out[:limit], nil
+		}
+	}
+	return out, nil
+}
+
 // Fresh makes dir an empty output folder for run runID: it creates dir, or
 // empties it when it carries Marker (an earlier run's files would otherwise
-// be judged as this run's), then writes Marker. An unmarked folder with
-// files is refused by Check and nothing is deleted. A folder that holds a
+// be judged as this run's), then writes Marker. It deletes only what own
+// names: a marked folder that holds anything else (a user's own file,
+// another command's results) is refused and nothing is deleted. An
+// unmarked folder with files is refused by Check. A folder that holds a
 // .git or go.mod, or another run's marked folder (results/ holds the
 // reference runs), is never emptied, marker or not.
-func Fresh(dir, runID string) error {
-	if err := CheckFresh(dir); err != nil {
+func Fresh(dir, runID string, own Owned) error {
+	if err := CheckFresh(dir, own); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(dir)
@@ -96,9 +149,9 @@ func Fresh(dir, runID string) error {
 }
 
 // CheckFresh returns nil when Fresh would empty and use dir: Check's rule,
-// and dir holds neither .git nor go.mod nor another run's marked folder.
-// It reads only.
-func CheckFresh(dir string) error {
+// dir holds neither .git nor go.mod nor another run's marked folder, and
+// every file in it is one own names. It reads only.
+func CheckFresh(dir string, own Owned) error {
 	if err := Check(dir); err != nil {
 		return err
 	}
@@ -111,6 +164,18 @@ func CheckFresh(dir string) error {
 		return err
 	} else if nested != "" {
 		return fmt.Errorf("OUT %s holds another run's folder %s, so it is not one run's folder (%w): name a new folder, or that run's own folder", dir, nested, ErrNotOurs)
+	}
+	foreign, err := own.foreign(dir, 4)
+	if err != nil {
+		return err
+	}
+	if len(foreign) > 0 {
+		names := strings.Join(foreign[:min(len(foreign), 3)], ", ")
+		if len(foreign) > 3 {
+			names += ", ..."
+		}
+		return fmt.Errorf("OUT %s holds files this command does not write (%s): %w; it empties its folder "+
+			"and deletes only its own files: name a new folder, or move those files out", dir, names, ErrNotOurs)
 	}
 	return nil
 }

@@ -8,6 +8,11 @@ import (
 	"testing"
 )
 
+// testOwned is what the tests' command writes: an audit's shape.
+var testOwned = Owned{Files: []string{"bench-*.json", "audit.md"}, Dirs: map[string][]string{"nginx": {"*.log"}}}
+
+func freshOwn(dir, runID string) error { return Fresh(dir, runID, testOwned) }
+
 // plant writes files under dir (relative path -> content) and returns dir.
 func plant(t *testing.T, dir string, files map[string]string) string {
 	t.Helper()
@@ -42,7 +47,7 @@ func TestFreshRefusesWhatTheLabDidNotMake(t *testing.T) {
 	for name, files := range map[string]map[string]string{"checkout": checkout, "home": home} {
 		t.Run(name, func(t *testing.T) {
 			dir := plant(t, t.TempDir(), files)
-			for _, f := range []func(string, string) error{Fresh, Claim} {
+			for _, f := range []func(string, string) error{freshOwn, Claim} {
 				err := f(dir, "r1")
 				if !errors.Is(err, ErrNotOurs) {
 					t.Fatalf("got %v, want ErrNotOurs", err)
@@ -59,7 +64,7 @@ func TestFreshRefusesWhatTheLabDidNotMake(t *testing.T) {
 	}
 	t.Run("file", func(t *testing.T) {
 		f := filepath.Join(plant(t, t.TempDir(), map[string]string{"a": "x"}), "a")
-		if err := Fresh(f, "r1"); !errors.Is(err, ErrNotOurs) {
+		if err := Fresh(f, "r1", testOwned); !errors.Is(err, ErrNotOurs) {
 			t.Fatalf("got %v, want ErrNotOurs", err)
 		}
 	})
@@ -73,8 +78,39 @@ func TestFreshNeverEmptiesARepositoryOrAParentOfRuns(t *testing.T) {
 	for name, files := range map[string]map[string]string{"repo": repo, "parent": parent} {
 		t.Run(name, func(t *testing.T) {
 			dir := plant(t, t.TempDir(), files)
-			if err := Fresh(dir, "r1"); !errors.Is(err, ErrNotOurs) {
+			if err := Fresh(dir, "r1", testOwned); !errors.Is(err, ErrNotOurs) {
 				t.Fatalf("got %v, want ErrNotOurs", err)
+			}
+			intact(t, dir, files)
+		})
+	}
+}
+
+// A marked folder that also holds what the command does not write (the
+// fresh-user trial: a note of one's own, a scale run's points, a file in a
+// sub-folder) is refused, and nothing is deleted: the marker says the lab
+// made the folder, not every file in it.
+func TestFreshKeepsWhatTheCommandDidNotWrite(t *testing.T) {
+	for name, extra := range map[string]map[string]string{
+		"a user's note":          {"mynote.txt": "mine\n"},
+		"another kind of run":    {"point-grid-worker-w1-c1-18ms.json": "{}", "summary.md": "# scale\n"},
+		"a file in a sub-folder": {"nginx/keep.txt": "mine\n"},
+		"a folder of one's own":  {"mine/a.txt": "x"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			files := map[string]string{Marker: "old\n", "bench-old.json": "{}", "nginx/a.log": "x"}
+			for k, v := range extra {
+				files[k] = v
+			}
+			dir := plant(t, t.TempDir(), files)
+			err := Fresh(dir, "r2", testOwned)
+			if !errors.Is(err, ErrNotOurs) {
+				t.Fatalf("got %v, want ErrNotOurs", err)
+			}
+			for k := range extra {
+				if !strings.Contains(err.Error(), filepath.ToSlash(k)) && !strings.Contains(err.Error(), strings.Split(k, "/")[0]) {
+					t.Errorf("error %q does not name %s", err, k)
+				}
 			}
 			intact(t, dir, files)
 		})
@@ -84,7 +120,7 @@ func TestFreshNeverEmptiesARepositoryOrAParentOfRuns(t *testing.T) {
 func TestFreshAndClaimOnTheLabsOwnFolders(t *testing.T) {
 	t.Run("missing folder is created and marked", func(t *testing.T) {
 		dir := filepath.Join(t.TempDir(), "a", "b")
-		if err := Fresh(dir, "r1"); err != nil {
+		if err := Fresh(dir, "r1", testOwned); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := os.Stat(filepath.Join(dir, Marker)); err != nil {
@@ -99,7 +135,7 @@ func TestFreshAndClaimOnTheLabsOwnFolders(t *testing.T) {
 	})
 	t.Run("marked folder is emptied by Fresh", func(t *testing.T) {
 		dir := plant(t, t.TempDir(), map[string]string{Marker: "old\n", "bench-old.json": "{}", "nginx/a.log": "x"})
-		if err := Fresh(dir, "r2"); err != nil {
+		if err := Fresh(dir, "r2", testOwned); err != nil {
 			t.Fatal(err)
 		}
 		entries, _ := os.ReadDir(dir)
