@@ -50,9 +50,12 @@ var ErrFailed = errors.New("audit failed")
 
 // Options configure Run. Config carries the lab's keys (WORKER, PROFILE,
 // COUNT, RTTS, KEEPALIVE_TIMEOUT, SERVER_DELAY_MS...); Out "" writes to
-// DefaultDir/<worker>-<profile>.
+// Dir/<worker>-<profile>.
 type Options struct {
 	Config bench.Config
+	// Dir is the parent folder of an audit without OUT ("" = DefaultDir):
+	// audit-clients gives its run folder.
+	Dir    string
 	Images vendormock.Images
 	// RaceCount and RaceBurst size the idle race (0 = the defaults).
 	RaceCount, RaceBurst int
@@ -91,7 +94,7 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 		return fmt.Errorf("select worker: %w", err)
 	}
 	if cfg.Out == "" || cfg.Out == bench.DefaultOut {
-		cfg.Out = filepath.Join(DefaultDir, Folder(sel.Name, profile.Name))
+		cfg.Out = filepath.Join(cmp.Or(o.Dir, DefaultDir), Folder(sel.Name, profile.Name))
 	}
 	out, err := filepath.Abs(cfg.Out)
 	if err != nil {

@@ -31,7 +31,23 @@ func ResolveProfile(p string) (string, error) {
 			}
 		}
 	}
-	return "", fmt.Errorf("find profile: %s is not a directory (PROFILE is relative to the repository root)", p)
+	return "", fmt.Errorf("find profile: %s is not a directory (relative to the repository root; the profiles here: %s)", p, strings.Join(profileNames(), ", "))
+}
+
+// profileNames lists the profiles in vendormock/profiles ("?" when none
+// can be read).
+func profileNames() []string {
+	entries, err := os.ReadDir(filepath.Join(lab.RepoRoot(), filepath.Dir(DefaultProfile)))
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	if err != nil || len(names) == 0 {
+		return []string{"?"}
+	}
+	return names
 }
 
 // WORKER_STATE values.

@@ -94,8 +94,8 @@ func usage(w io.Writer) error {
 	var b strings.Builder
 	b.WriteString(`Usage: ./run.sh [KEY=VALUE ...]     run the lab (lab run)
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
-       ./run.sh audit WORKER=... PROFILE=...  audit a worker on a vendor profile (results/audit/)
-       ./run.sh audit-clients PROFILE=...  audit every third-party client (FIXED=1: their fixes too)
+       ./run.sh audit [WORKER=go] [PROFILE=alimtalk]  audit a worker on a vendor profile (about 9 min)
+       ./run.sh audit-clients [PROFILE=alimtalk]  audit every third-party client (about 50 min; FIXED=1: their fixes too)
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh scale [KEY=VALUE ...]   the scale benchmark (./run.sh scale help)
        ./run.sh report OUT           re-render a results folder offline (no Docker)

@@ -7,42 +7,80 @@ import (
 	"io"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 )
 
 // clientsHelp follows auditHelp in `lab help`.
 const clientsHelp = `
-./run.sh audit-clients PROFILE=... [KEY=VALUE...]: the audit of every
+./run.sh audit-clients [PROFILE=...] [KEY=VALUE...]: the audit of every
 third-party client (python-requests, python-session, python-httpx, java-okhttp,
-java-apache, node-axios, node-got), one after the other, each into
-results/audit/<client>-<profile>/, then the comparison page
-results/audit/clients.md and clients.html. FIXED=1 then audits each
+java-apache, node-axios, node-got), one after the other (about 50 min),
+each into OUT/<client>-<profile>/, then the comparison page OUT/clients.md
+and clients.html. OUT is a new results/runs/<run id>/ unless given;
+OUT=results/audit refreshes the committed audits. FIXED=1 then audits each
 client's fixed variant (<client>-fixed: its documented one-line fix
-applied) into results/audit/<client>-fixed-<profile>/, and the page says
-for each fix whether the rules the default failed now pass. WORKER and OUT
-are refused (the audit names each folder). ./run.sh report results/audit rebuilds the page
-offline from the folders' result files. Exit 1 when a rule of any audit failed.
+applied) into OUT/<client>-fixed-<profile>/, and the page says for each
+fix whether the rules the default failed now pass. WORKER is refused (the
+command names the clients). ./run.sh report results/audit rebuilds the
+page offline from the folders' result files. Exit 1 when a rule of any
+audit failed.
 `
 
-// parseClientsArgs parses audit-clients' keys: the audit's, without WORKER
-// or OUT. Errors are *UsageError: nothing was started.
+// parseClientsArgs parses audit-clients' keys: the audit's, without
+// WORKER; OUT, when given, is the parent of the audits' folders and must
+// be one the lab may write into (outdir.Check). Errors are *UsageError:
+// nothing was started.
 func parseClientsArgs(args []string, getenv func(string) string) (bench.Config, error) {
-	for _, key := range []string{"WORKER", "OUT"} {
-		if given(args, getenv, key) {
-			value, source := givenValue(args, getenv, key)
-			return bench.Config{}, &UsageError{Key: key, Value: value, Source: source,
-				Msg: "audit-clients audits every third-party client into results/audit/<client>-<profile>; allowed: no " + key}
+	if given(args, getenv, "WORKER") {
+		value, source := givenValue(args, getenv, "WORKER")
+		return bench.Config{}, &UsageError{Key: "WORKER", Value: value, Source: source,
+			Msg: "audit-clients audits every third-party client into OUT/<client>-<profile>; allowed: no WORKER (./run.sh audit WORKER=... audits one)"}
+	}
+	if given(args, getenv, "OUT") {
+		value, source := givenValue(args, getenv, "OUT")
+		if err := outdir.Check(value); err != nil {
+			return bench.Config{}, &UsageError{Key: "OUT", Value: value, Source: source, Msg: err.Error()}
 		}
+		// The parent is claimed, not emptied: audit's own check of OUT
+		// (a folder it empties) does not apply to it.
+		args = withoutKey(args, "OUT")
+		cfg, err := auditArgs(args, withoutEnv(getenv, "OUT"))
+		cfg.Out = value
+		return cfg, err
 	}
 	return auditArgs(args, getenv)
 }
 
+// withoutKey returns args without the words KEY=...
+func withoutKey(args []string, key string) []string {
+	var out []string
+	for _, a := range args {
+		if !strings.HasPrefix(a, key+"=") {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+// withoutEnv returns getenv that answers "" for key.
+func withoutEnv(getenv func(string) string, key string) func(string) string {
+	return func(k string) string {
+		if k == key || getenv == nil {
+			return ""
+		}
+		return getenv(k)
+	}
+}
+
 // runClients runs the audit of every audit.ThirdPartyClients worker (and,
-// with FIXED=1, of every audit.FixedClients variant after them), then
-// writes the comparison page. An audit that fails a rule does not stop the
+// with FIXED=1, of every audit.FixedClients variant after them) into
+// OUT/<client>-<profile> (OUT a new run folder unless given), then writes
+// the comparison page. An audit that fails a rule does not stop the
 // others; any other error does.
 func runClients(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	cfg, err := parseClientsArgs(args, getenv)
@@ -53,6 +91,20 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	cfg.Provenance = newProvenance(time.Now(), "audit-clients", args, benchKeyNames(), getenv, cfg.Images)
+	perRun := !given(args, getenv, "OUT")
+	parent := cfg.Out
+	if perRun {
+		parent, cfg.Provenance.RunID = outdir.NewRunDir(cfg.Provenance.RunID)
+		announceRunDir(stdout, parent)
+	}
+	if err := outdir.Claim(parent, cfg.Provenance.RunID); err != nil {
+		return err
+	}
+	return finishRun(stdout, perRun, parent, cfg.Provenance.RunID, auditClients(ctx, cfg, parent, stdout))
+}
+
+// auditClients is runClients' work, into parent.
+func auditClients(ctx context.Context, cfg bench.Config, parent string, stdout io.Writer) error {
 	failed := 0
 	workers := audit.ThirdPartyClients
 	if cfg.AuditFixed {
@@ -62,7 +114,7 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintf(stdout, "[audit-clients] %d/%d: %s\n", i+1, len(workers), w)
 		c := cfg
 		c.Worker, c.Out = w, ""
-		err := audit.Run(ctx, audit.Options{Config: c, Images: c.Images}, stdout)
+		err := audit.Run(ctx, audit.Options{Config: c, Images: c.Images, Dir: parent}, stdout)
 		switch {
 		case errors.Is(err, audit.ErrFailed):
 			failed++
@@ -70,12 +122,12 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 			return fmt.Errorf("audit of %s: %w", w, err)
 		}
 	}
-	if err := writeClients(audit.DefaultDir, stdout); err != nil {
+	if err := writeClients(parent, stdout); err != nil {
 		return err
 	}
 	if failed > 0 {
 		return fmt.Errorf("%w: %d of %d audits failed a rule (see %s)", audit.ErrFailed, failed, len(workers),
-			filepath.Join(audit.DefaultDir, audit.ClientsMarkdown))
+			filepath.Join(parent, audit.ClientsMarkdown))
 	}
 	return nil
 }

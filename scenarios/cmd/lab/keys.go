@@ -139,7 +139,7 @@ var keys = []key{
 		allowed: fmt.Sprintf("a duration %s..%s, e.g. 75s, 2m, or whole seconds", bench.MinKeepaliveTimeout, bench.MaxKeepaliveTimeout),
 		show:    fixed("<the profile's, 75s for alimtalk>"),
 		set:     func(c *scale.Config, v string) (err error) { c.KeepaliveTimeout, err = parseKeepalive(v); return }},
-	{name: "PROFILE", in: cmdRun | cmdScale, help: "vendor profile directory (stubs, TLS policy, timeouts, host)", allowed: "a directory path",
+	{name: "PROFILE", in: cmdRun | cmdScale, help: "vendor profile directory (stubs, TLS policy, timeouts, host)", allowed: "a profile name (alimtalk, sms: vendormock/profiles/<name>) or a directory path",
 		show: func(c *scale.Config) string { return c.Profile },
 		set: func(c *scale.Config, v string) error {
 			if strings.TrimSpace(v) == "" {
