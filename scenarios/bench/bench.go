@@ -223,6 +223,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	logf(w, "records, ledgers and published lists of this run (for the reconcile command): %s", workDir)
 	fmt.Fprintln(w)
+	if err := report.NoteOthers(out, rs, w); err != nil {
+		return err
+	}
 	if err := report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk)); err != nil {
 		return err
 	}

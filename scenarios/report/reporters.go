@@ -452,6 +452,32 @@ func Report(out string, w io.Writer, opts ...ReportOption) error {
 	return WriteReport(out, rs, w, opts...)
 }
 
+// NoteOthers tells w which bench files in out are not rs's own (an
+// earlier run's into the same OUT), as Report does: a run's own report
+// covers only its results. Nothing is said when there are none. Errors:
+// the folder's listing.
+func NoteOthers(out string, rs []results.Result, w io.Writer) error {
+	files, err := filepath.Glob(filepath.Join(out, "bench-*.json"))
+	if err != nil {
+		return fmt.Errorf("list bench files: %w", err)
+	}
+	own := map[string]bool{}
+	for _, r := range rs {
+		own[results.ResultFile(r)] = true
+	}
+	var others []string
+	for _, f := range files {
+		if name := filepath.Base(f); !own[name] {
+			others = append(others, name)
+		}
+	}
+	if len(others) > 0 {
+		fmt.Fprintf(w, "left out %d bench file(s) of other runs in %s (not this run's; this run is reported): %s\n\n",
+			len(others), out, strings.Join(others, ", "))
+	}
+	return nil
+}
+
 // dash returns s, or "-" when it is empty.
 func dash(s string) string {
 	if s == "" {

@@ -381,3 +381,30 @@ func TestCPULabel(t *testing.T) {
 		t.Errorf("cpuLabel(0.334) = %q; want 0.33", got)
 	}
 }
+
+// A run into an OUT that holds an earlier run's bench file names that file
+// at its end, as `report` does (the fresh-user trial found the run silent
+// while docs/running.md said it names them); a folder of its own files
+// only says nothing.
+func TestNoteOthers(t *testing.T) {
+	dir := t.TempDir()
+	old := results.Result{Mode: "per-request", RTTMS: 3, Count: 10}
+	cur := results.Result{Mode: "pooled", RTTMS: 3, Count: 10}
+	for _, r := range []results.Result{old, cur} {
+		if err := results.WriteResult(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	if err := NoteOthers(dir, []results.Result{cur}, &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "left out 1 bench file(s)") || !strings.Contains(b.String(), results.ResultFile(old)) ||
+		strings.Contains(b.String(), results.ResultFile(cur)) {
+		t.Errorf("NoteOthers said %q; want it to name %s only", b.String(), results.ResultFile(old))
+	}
+	b.Reset()
+	if err := NoteOthers(dir, []results.Result{old, cur}, &b); err != nil || b.String() != "" {
+		t.Errorf("with every file its own: %q, %v; want nothing said", b.String(), err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -30,6 +31,15 @@ import (
 // bulk is BULK for the summary's projection (0: the default). Errors: a
 // folder with none of these files, or what a reporter returns.
 func runReport(dir string, bulk int, w io.Writer) error {
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		what := "does not exist"
+		if err == nil {
+			what = "is a file, not a folder"
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			what = "cannot be read (" + err.Error() + ")"
+		}
+		return fmt.Errorf("%w: %s %s: name a folder a run wrote (results, results/runs/latest, results/matrix, results/scale, results/audit...)", errUsage, dir, what)
+	}
 	has := func(pattern string) bool {
 		m, _ := filepath.Glob(filepath.Join(dir, pattern))
 		return len(m) > 0
