@@ -226,12 +226,12 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	if err := report.NoteOthers(out, rs, w); err != nil {
 		return err
 	}
-	if err := report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk)); err != nil {
-		return err
-	}
 	results.SortResults(rs)
 	v := results.NewVerdict(Judge(rs, cfg.Thresholds), cfg.Provenance)
 	if err := results.WriteVerdict(out, v); err != nil {
+		return err
+	}
+	if err := report.WriteReport(out, rs, w, report.WithBulk(cfg.Bulk), report.WithVerdict(&v)); err != nil {
 		return err
 	}
 	// Delivery first, thresholds last: the last line names a threshold

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -303,6 +304,7 @@ func NewMarkdownReporter(rs []results.Result, opts ...ReportOption) Reporter {
 		var b strings.Builder
 		b.WriteString(summaryTitle(rs))
 		b.WriteString(provenanceHeader(rs))
+		b.WriteString(verdictLine(o.verdict))
 		if len(rs) > 0 {
 			fmt.Fprintf(&b, "%s measured sends after %s warm-up sends per run, vendor delay %s ms, worker on 1 CPU.\n\n",
 				countLabel(rs), rangeLabel(rs, func(r results.Result) int { return r.Warmup }),
@@ -449,7 +451,25 @@ func Report(out string, w io.Writer, opts ...ReportOption) error {
 		fmt.Fprintf(w, "left out %d bench file(s) of other runs in %s (not this run's; run id %s is reported): %s\n\n",
 			len(skipped), out, rs[0].Provenance.RunID, strings.Join(skipped, ", "))
 	}
+	if v := runVerdict(out, rs); v != nil {
+		opts = append(opts, WithVerdict(v))
+	}
 	return WriteReport(out, rs, w, opts...)
+}
+
+// runVerdict reads OUT/verdict.json when it is the verdict of rs's run
+// (the same provenance run id), else nil: a stale verdict is never shown
+// beside another run's figures.
+func runVerdict(out string, rs []results.Result) *results.Verdict {
+	b, err := os.ReadFile(filepath.Join(out, results.VerdictFile))
+	if err != nil || len(rs) == 0 || rs[0].Provenance == nil {
+		return nil
+	}
+	var v results.Verdict
+	if json.Unmarshal(b, &v) != nil || v.Provenance == nil || v.Provenance.RunID != rs[0].Provenance.RunID {
+		return nil
+	}
+	return &v
 }
 
 // NoteOthers tells w which bench files in out are not rs's own (an

@@ -16,7 +16,46 @@ import (
 type ReportOption func(*reportOptions)
 
 type reportOptions struct {
-	bulk int
+	bulk    int
+	verdict *results.Verdict
+}
+
+// WithVerdict puts v, the run's verdict (OUT/verdict.json), in the
+// summary, below its header: pass or fail, and each failed check. nil
+// leaves it out.
+func WithVerdict(v *results.Verdict) ReportOption {
+	return func(o *reportOptions) { o.verdict = v }
+}
+
+// verdictLine is the summary's verdict: "Verdict: **pass** (N checks...)"
+// or "Verdict: **FAIL**" and one line per failed check; "" for nil.
+func verdictLine(v *results.Verdict) string {
+	if v == nil {
+		return ""
+	}
+	if v.Pass {
+		return fmt.Sprintf("Verdict: **pass**: all %d checks passed (delivery: 0 lost and 0 duplicated in every run; thresholds when given); `verdict.json` lists them.\n\n", len(v.Checks))
+	}
+	var b strings.Builder
+	failed := 0
+	for _, c := range v.Checks {
+		if !c.Pass {
+			failed++
+		}
+	}
+	fmt.Fprintf(&b, "Verdict: **FAIL**: %d of %d checks failed (`verdict.json`):\n\n", failed, len(v.Checks))
+	for _, c := range v.Checks {
+		if c.Pass {
+			continue
+		}
+		fmt.Fprintf(&b, "- %s, %s: %g %s, limit %g", c.Name, c.Run, c.Value, c.Unit, c.Limit)
+		if c.Detail != "" {
+			fmt.Fprintf(&b, " (%s)", c.Detail)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	return b.String()
 }
 
 // WithBulk sets how many messages the bulk projection is for (BULK;

@@ -408,3 +408,53 @@ func TestNoteOthers(t *testing.T) {
 		t.Errorf("with every file its own: %q, %v; want nothing said", b.String(), err)
 	}
 }
+
+// A failed run's summary says so (the fresh-user trial: a crossed
+// THRESHOLD_P99_MS exited 1 and only verdict.json said why); `report`
+// keeps it, and never shows a verdict of another run beside these figures.
+func TestSummaryShowsTheRunsVerdict(t *testing.T) {
+	r := results.Result{Mode: "pooled", RTTMS: 3, Count: 10, Warmup: 1,
+		Provenance: &results.Provenance{RunID: "20261203T050000Z-aaaaaaa", Date: "2026-12-03T05:00:00Z"}}
+	failed := results.NewVerdict([]results.Check{
+		{Name: "delivery", Run: "pooled at 3 ms", Value: 0, Limit: 0, Unit: "messages", Pass: true},
+		{Name: "THRESHOLD_P99_MS", Run: "pooled at 3 ms", Value: 28.5, Limit: 5, Unit: "ms", Pass: false},
+	}, r.Provenance)
+	for _, tt := range []struct {
+		name  string
+		runID string
+		want  []string
+		not   []string
+	}{
+		{"this run's verdict", r.Provenance.RunID, []string{"Verdict: **FAIL**: 1 of 2 checks failed", "- THRESHOLD_P99_MS, pooled at 3 ms: 28.5 ms, limit 5"}, nil},
+		{"another run's verdict", "20261203T040000Z-bbbbbbb", nil, []string{"Verdict:"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := results.WriteResult(dir, r); err != nil {
+				t.Fatal(err)
+			}
+			v := failed
+			v.Provenance = &results.Provenance{RunID: tt.runID}
+			if err := results.WriteVerdict(dir, v); err != nil {
+				t.Fatal(err)
+			}
+			if err := Report(dir, io.Discard); err != nil {
+				t.Fatal(err)
+			}
+			md, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(string(md), w) {
+					t.Errorf("summary lacks %q:\n%s", w, md)
+				}
+			}
+			for _, n := range tt.not {
+				if strings.Contains(string(md), n) {
+					t.Errorf("summary shows %q:\n%s", n, md)
+				}
+			}
+		})
+	}
+}
