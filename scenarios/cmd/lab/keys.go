@@ -407,6 +407,16 @@ func nearestKey(name string, names []string) string {
 	return best
 }
 
+// nearestCommand is the one command of runShCommands close to word (as
+// nearestKey judges it), or "".
+func nearestCommand(word string) string {
+	var upper []string
+	for _, c := range strings.Split(runShCommands, ", ") {
+		upper = append(upper, strings.ToUpper(c))
+	}
+	return strings.ToLower(nearestKey(word, upper))
+}
+
 // editDistance is the Levenshtein distance of a and b (bytes).
 func editDistance(a, b string) int {
 	prev := make([]int, len(b)+1)
@@ -450,6 +460,9 @@ func parseWords(cmd command, cfg *scale.Config, args []string, getenv func(strin
 			if cmd&cmdRun != 0 && !strings.ContainsAny(a, " /.") {
 				// ./run.sh's first word: a command it does not have.
 				msg = "not a command of ./run.sh (" + runShCommands + ") nor a KEY=VALUE word; keys: " + known
+				if near := nearestCommand(a); near != "" {
+					msg = "not a command of ./run.sh; did you mean " + near + "? commands: " + runShCommands + "; keys: " + known
+				}
 			}
 			return nil, &UsageError{Value: a, Source: "argument", Msg: msg}
 		}

@@ -33,6 +33,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"a key in lower case gets a suggestion", []string{"check", "rtts=3"}, nil, 2, "", "did you mean RTTS?"},
 		{"a far-off key gets none", []string{"check", "FOO=1"}, nil, 2, "", "unknown key; known keys"},
 		{"a misspelled command names the commands", []string{"check", "stats"}, nil, 2, "", "not a command of ./run.sh (audit, audit-clients, matrix, scale"},
+		{"a misspelled command gets its nearest", []string{"check", "reprot"}, nil, 2, "", "did you mean report? commands: audit, audit-clients"},
 		{"check bad env", []string{"check"}, map[string]string{"RTTS": "-3"}, 2, "", "environment"},
 		{"run with a bad argument starts nothing", []string{"run", "RTTS=-3"}, nil, 2, "", "nothing was started"},
 		{"no subcommand", nil, nil, 2, "", "subcommand"},
