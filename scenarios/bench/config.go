@@ -215,5 +215,6 @@ func DefaultConfig() Config {
 		Concurrency:   DefaultConcurrency,
 		HTTPVersion:   DefaultHTTPVersion,
 		Active:        DefaultActive,
+		RatePace:      RatePaceShare,
 	}
 }
