@@ -95,8 +95,15 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv f
 	}, stdout)
 }
 
+// stopSignals end a run as Ctrl-C does: the lab stops, removes what it
+// made, and results/runs/latest names the run's folder when it wrote a
+// file. SIGPIPE is one of them: `./run.sh | head` closes the lab's
+// standard output, and Go's default for a broken stdout is to die at once
+// (exit 141), before the run's own folder was named latest.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
+
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
