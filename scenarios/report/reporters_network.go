@@ -34,7 +34,7 @@ func verdictLine(v *results.Verdict) string {
 		return ""
 	}
 	if v.Pass {
-		return fmt.Sprintf("Verdict: **pass**: all %d checks passed (delivery: 0 lost and 0 duplicated in every run; thresholds when given); `verdict.json` lists them.\n\n", len(v.Checks))
+		return fmt.Sprintf("Verdict: **pass**: %s (delivery: 0 lost and 0 duplicated in every run; thresholds when given); `verdict.json` lists them.\n\n", v.ChecksPassed())
 	}
 	var b strings.Builder
 	failed := 0

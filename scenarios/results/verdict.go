@@ -70,3 +70,12 @@ func WriteVerdict(dir string, v Verdict) error {
 	}
 	return nil
 }
+
+// ChecksPassed says how many checks a passed verdict holds: "the 1 check
+// passed" or "all N checks passed".
+func (v Verdict) ChecksPassed() string {
+	if len(v.Checks) == 1 {
+		return "the 1 check passed"
+	}
+	return fmt.Sprintf("all %d checks passed", len(v.Checks))
+}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -136,6 +137,9 @@ func finishRun(w io.Writer, perRun bool, out, runID string, runErr error) error 
 	if runErr == nil {
 		defer func() {
 			if _, err := os.Stat(out); err == nil {
+				if v := passedVerdict(out, runID); v != "" {
+					fmt.Fprintln(w, v)
+				}
 				fmt.Fprintf(w, "results of this run: %s/\n", out)
 			}
 		}()
@@ -162,4 +166,22 @@ func finishRun(w io.Writer, perRun bool, out, runID string, runErr error) error 
 // go, so the run's last lines stay its verdict.
 func announceRunDir(w io.Writer, out string) {
 	fmt.Fprintf(w, "results of this run: %s/ (%s links to it when the run has written a file)\n", out, filepath.Join(outdir.RunsDir, outdir.Latest))
+}
+
+// passedVerdict is the one-line verdict of a passed bench run, from
+// out/verdict.json when it is run runID's and says pass ("" otherwise: a
+// failed run's error is its last line, and other commands write no
+// verdict.json). It comes after the containers' teardown lines, so the
+// verdict is on screen when the run ends.
+func passedVerdict(out, runID string) string {
+	b, err := os.ReadFile(filepath.Join(out, results.VerdictFile))
+	if err != nil {
+		return ""
+	}
+	var v results.Verdict
+	if json.Unmarshal(b, &v) != nil || !v.Pass || v.Provenance == nil || v.Provenance.RunID != runID {
+		return ""
+	}
+	return fmt.Sprintf("verdict: pass: %s (0 lost and 0 duplicated in every run; thresholds when given), %s",
+		v.ChecksPassed(), filepath.Join(out, results.VerdictFile))
 }

@@ -104,6 +104,25 @@ func TestFinishRunLatest(t *testing.T) {
 	if want := "results of this run: " + good + "/\n"; said.String() != want {
 		t.Errorf("last line %q; want %q", said.String(), want)
 	}
+	// With this run's passing verdict, the verdict comes just before;
+	// another run's verdict is not shown.
+	for _, tt := range []struct{ id, want string }{
+		{goodID, "verdict: pass: the 1 check passed"},
+		{"20261130T000000Z-zzzzzzz", ""},
+	} {
+		v := results.NewVerdict([]results.Check{{Name: "delivery", Pass: true}}, &results.Provenance{RunID: tt.id})
+		if err := results.WriteVerdict(good, v); err != nil {
+			t.Fatal(err)
+		}
+		said.Reset()
+		if err := finishRun(&said, true, good, goodID, nil); err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSuffix(said.String(), "\n"), "\n")
+		if tt.want == "" && len(lines) != 1 || tt.want != "" && (len(lines) != 2 || !strings.HasPrefix(lines[0], tt.want)) {
+			t.Errorf("verdict of run %s: said %q; want %q first", tt.id, said.String(), tt.want)
+		}
+	}
 	failed, failedID := outdir.NewRunDir("20261201T110000Z-aaaaaaa")
 	if err := outdir.Claim(failed, failedID); err != nil {
 		t.Fatal(err)
