@@ -46,6 +46,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"audit-clients refuses WORKER", []string{"audit-clients-check", "WORKER=go"}, nil, 2, "", "allowed: no WORKER"},
 		{"audit-clients refuses an OUT the lab did not make", []string{"audit-clients", "OUT=."}, nil, 2, "", "name a new folder"},
 		{"audit-clients takes a new OUT", []string{"audit-clients-check", "OUT=no-such-folder/x"}, nil, 0, "", ""},
+		{"audit-clients refreshes the committed audits", []string{"audit-clients-check", "OUT=../../../results/audit"}, nil, 0, "", ""},
 		{"audit-clients checks the audit's keys", []string{"audit-clients-check", "PROFILE=alimtalk", "COUNT=20"}, nil, 0, "", ""},
 		{"audit-clients takes FIXED", []string{"audit-clients-check", "PROFILE=alimtalk", "FIXED=1"}, nil, 0, "", ""},
 		{"FIXED is 0 or 1", []string{"audit-clients-check", "FIXED=2"}, nil, 2, "", "FIXED"},
