@@ -35,7 +35,35 @@ func Report(dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
+	ps, left := NewestRun(ps)
+	if len(left) > 0 {
+		fmt.Fprintf(w, "left out %d point file(s) of other runs in %s (not the newest run's, %s): %s\n\n",
+			len(left), dir, ps[0].Provenance.RunID, strings.Join(left, ", "))
+	}
 	return WriteReport(dir, ps, w)
+}
+
+// NewestRun keeps the points of the newest run among ps (the latest
+// Provenance.Date; points without provenance count as older than any with
+// it), as the bench's report does, and returns the file names of the
+// others (PointFile): a scale run into a folder an earlier one used never
+// mixes the two in one summary.
+func NewestRun(ps []Point) (kept []Point, left []string) {
+	newest := ""
+	var newestDate string
+	for _, p := range ps {
+		if p.Provenance != nil && (newest == "" || p.Provenance.Date > newestDate) {
+			newest, newestDate = p.Provenance.RunID, p.Provenance.Date
+		}
+	}
+	for _, p := range ps {
+		if newest == "" || p.Provenance != nil && p.Provenance.RunID == newest {
+			kept = append(kept, p)
+		} else {
+			left = append(left, PointFile(p.Name))
+		}
+	}
+	return kept, left
 }
 
 // sortPoints orders points as the plan runs them: series (grid, case,

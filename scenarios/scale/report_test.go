@@ -152,3 +152,36 @@ func TestReportOneConcurrencyOne(t *testing.T) {
 		t.Fatalf("sends chart: %v, %d bytes", err, len(svg))
 	}
 }
+
+// A scale run into a folder an earlier one used: Report summarizes the
+// newest run's points only and names the others (a fresh-user trial mixed
+// results/scale-memory's soak point into results/scale's summary).
+func TestReportNeverMixesTwoRuns(t *testing.T) {
+	dir := t.TempDir()
+	old := &results.Provenance{RunID: "20261201T100000Z-aaaaaaa", Date: "2026-12-01T10:00:00Z"}
+	cur := &results.Provenance{RunID: "20261202T100000Z-bbbbbbb", Date: "2026-12-02T10:00:00Z"}
+	ps := fixturePoints()
+	for i := range ps {
+		ps[i].Provenance = cur
+		if ps[i].Series == SeriesSoak {
+			ps[i].Provenance = old
+		}
+		if err := WritePoint(dir, ps[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out bytes.Buffer
+	if err := Report(dir, &out); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(md), "soak-worker-w1-c128-150ms") {
+		t.Errorf("the summary shows the older run's soak point:\n%s", md)
+	}
+	if !strings.Contains(out.String(), "left out 1 point file(s)") || !strings.Contains(out.String(), PointFile("soak-worker-w1-c128-150ms")) {
+		t.Errorf("Report did not name the point it left out: %q", out.String())
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // clientsHelp follows auditHelp in `lab help`.
@@ -50,10 +51,47 @@ func parseClientsArgs(args []string, getenv func(string) string) (bench.Config, 
 		// (a folder it empties) does not apply to it.
 		args = withoutKey(args, "OUT")
 		cfg, err := auditArgs(args, withoutEnv(getenv, "OUT"))
+		if err != nil {
+			return cfg, err
+		}
 		cfg.Out = value
-		return cfg, err
+		// Each client's folder is emptied when its turn comes: a file of
+		// yours in one would stop the command after the audits before it.
+		if err := checkClientFolders(cfg); err != nil {
+			return cfg, &UsageError{Key: "OUT", Value: value, Source: source, Msg: err.Error()}
+		}
+		return cfg, nil
 	}
 	return auditArgs(args, getenv)
+}
+
+// clientWorkers lists the workers audit-clients audits, in order.
+func clientWorkers(cfg bench.Config) []string {
+	workers := audit.ThirdPartyClients
+	if cfg.AuditFixed {
+		workers = append(slices.Clone(workers), audit.FixedClients()...)
+	}
+	return workers
+}
+
+// checkClientFolders checks, before anything starts, that every folder
+// cfg.Out/<client>-<profile> the audits will empty holds only what an
+// audit writes (outdir.CheckFresh with audit.Outputs).
+func checkClientFolders(cfg bench.Config) error {
+	pdir, err := bench.ResolveProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	profile, err := vendormock.LoadProfile(pdir)
+	if err != nil {
+		return err
+	}
+	for _, w := range clientWorkers(cfg) {
+		if err := outdir.CheckFresh(filepath.Join(cfg.Out, audit.Folder(w, profile.Name)), audit.Outputs); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // withoutKey returns args without the words KEY=...
@@ -106,10 +144,7 @@ func runClients(ctx context.Context, args []string, getenv func(string) string, 
 // auditClients is runClients' work, into parent.
 func auditClients(ctx context.Context, cfg bench.Config, parent string, stdout io.Writer) error {
 	failed := 0
-	workers := audit.ThirdPartyClients
-	if cfg.AuditFixed {
-		workers = append(slices.Clone(workers), audit.FixedClients()...)
-	}
+	workers := clientWorkers(cfg)
 	for i, w := range workers {
 		fmt.Fprintf(stdout, "[audit-clients] %d/%d: %s\n", i+1, len(workers), w)
 		c := cfg

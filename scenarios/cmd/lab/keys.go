@@ -460,7 +460,9 @@ func parseWords(cmd command, cfg *scale.Config, args []string, getenv func(strin
 			if cmd&cmdRun != 0 && !strings.ContainsAny(a, " /.") {
 				// ./run.sh's first word: a command it does not have.
 				msg = "not a command of ./run.sh (" + runShCommands + ") nor a KEY=VALUE word; keys: " + known
-				if near := nearestCommand(a); near != "" {
+				if near := nearestCommand(a); near == a {
+					msg = "the command goes first: ./run.sh " + a + " KEY=VALUE...; commands: " + runShCommands
+				} else if near != "" {
 					msg = "not a command of ./run.sh; did you mean " + near + "? commands: " + runShCommands + "; keys: " + known
 				}
 			}

@@ -179,7 +179,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err != nil {
 			return err
 		}
-		return runReport(rest[0], cfg.Bulk, stdout)
+		// `report OUT=dir` reads as `report dir`: the help writes OUT.
+		return runReport(strings.TrimPrefix(rest[0], "OUT="), cfg.Bulk, stdout)
 	case "matrix":
 		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
 			return matrixUsage(stdout)

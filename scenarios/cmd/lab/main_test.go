@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 )
 
 func noEnv(string) string { return "" }
@@ -34,6 +36,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"a far-off key gets none", []string{"check", "FOO=1"}, nil, 2, "", "unknown key; known keys"},
 		{"a misspelled command names the commands", []string{"check", "stats"}, nil, 2, "", "not a command of ./run.sh (audit, audit-clients, matrix, scale"},
 		{"a misspelled command gets its nearest", []string{"check", "reprot"}, nil, 2, "", "did you mean report? commands: audit, audit-clients"},
+		{"a command after a key says the command goes first", []string{"check", "COUNT=5", "audit"}, nil, 2, "", "the command goes first: ./run.sh audit KEY=VALUE"},
 		{"check bad env", []string{"check"}, map[string]string{"RTTS": "-3"}, 2, "", "environment"},
 		{"run with a bad argument starts nothing", []string{"run", "RTTS=-3"}, nil, 2, "", "nothing was started"},
 		{"no subcommand", nil, nil, 2, "", "subcommand"},
@@ -105,6 +108,9 @@ func TestExitCodeInterrupted(t *testing.T) {
 
 func TestReportFromFixtures(t *testing.T) {
 	out := t.TempDir()
+	if err := outdir.Claim(out, "fixture"); err != nil { // report writes only into a folder the lab made
+		t.Fatal(err)
+	}
 	fixtures, err := filepath.Glob("../../../testdata/scenarios/results/bench-*.json")
 	if err != nil || len(fixtures) != 4 {
 		t.Fatalf("fixtures: %v %v", fixtures, err)

@@ -117,3 +117,37 @@ func TestAuditCheckOUT(t *testing.T) {
 		t.Errorf("audit-check SCENARIO=broker-cut: exit %d, want 2", code)
 	}
 }
+
+// audit-clients empties each client's folder when its turn comes; a file of
+// one's own in one of them (here the last client's) is refused before
+// anything starts, not after six audits (found by a fresh-user trial),
+// and nothing changes.
+func TestAuditClientsChecksEveryClientFolder(t *testing.T) {
+	parent := t.TempDir()
+	if err := outdir.Claim(parent, "r0"); err != nil {
+		t.Fatal(err)
+	}
+	last := filepath.Join(parent, "node-got-alimtalk")
+	if err := outdir.Claim(last, "r1"); err != nil {
+		t.Fatal(err)
+	}
+	note := filepath.Join(last, "note.txt")
+	if err := os.WriteFile(note, []byte("mine\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"audit-clients-check", "OUT=" + parent}, noEnv, &stdout), &stderr); code != 2 ||
+		!strings.Contains(stderr.String(), "note.txt") {
+		t.Errorf("audit-clients-check OUT=<parent with a note in node-got's folder>: exit %d, stderr %q; want 2 naming note.txt", code, stderr.String())
+	}
+	if b, err := os.ReadFile(note); err != nil || string(b) != "mine\n" {
+		t.Errorf("note.txt is %q, %v; want it untouched", b, err)
+	}
+	if err := os.Remove(note); err != nil {
+		t.Fatal(err)
+	}
+	stderr.Reset()
+	if code := exitCode(run(context.Background(), []string{"audit-clients-check", "OUT=" + parent}, noEnv, &stdout), &stderr); code != 0 {
+		t.Errorf("without the note: exit %d, stderr %q; want 0", code, stderr.String())
+	}
+}

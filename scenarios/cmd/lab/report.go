@@ -11,6 +11,7 @@ import (
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/scenarios/scale"
@@ -43,6 +44,15 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	has := func(pattern string) bool {
 		m, _ := filepath.Glob(filepath.Join(dir, pattern))
 		return len(m) > 0
+	}
+	// The report rewrites summary.md, charts/ and the pages in dir: only in
+	// a folder the lab made (docs/running.md#output-folders).
+	renderable := false
+	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
+		renderable = renderable || has(p)
+	}
+	if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); renderable && err != nil {
+		return fmt.Errorf("%w: %s carries no %s marker, so the lab did not make it: report rewrites summary.md, charts/ and the pages of a folder a run wrote, never files of yours; name a folder a run wrote (results, results/runs/latest, results/scale...)", errUsage, dir, outdir.Marker)
 	}
 	faultPages, err := renderFaultPages(dir, w)
 	if err != nil {

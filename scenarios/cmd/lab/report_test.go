@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
 
@@ -52,6 +53,9 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 // it left out.
 func TestReportNeverMixesTwoRuns(t *testing.T) {
 	dir := t.TempDir()
+	if err := outdir.Claim(dir, "r0"); err != nil {
+		t.Fatal(err)
+	}
 	first := results.Result{Mode: "per-request", RTTMS: 3, Count: 10, Warmup: 1, TLSMax: "1.2",
 		Provenance: &results.Provenance{RunID: "20261201T100000Z-aaaaaaa", Date: "2026-12-01T10:00:00Z", Command: []string{"run", "MODES=per-request"}}}
 	second := results.Result{Mode: "pooled", RTTMS: 3, Count: 10, Warmup: 1,
@@ -78,5 +82,45 @@ func TestReportNeverMixesTwoRuns(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), results.ResultFile(first)) {
 		t.Errorf("report did not say it left out %s: %q", results.ResultFile(first), stdout.String())
+	}
+}
+
+// report rewrites summary.md and charts/ only in a folder the lab made: a
+// folder of one's own that holds a bench file beside one's own summary.md
+// and chart is refused, and nothing in it changes (found by a fresh-user
+// trial: both were replaced). `report OUT=dir` reads as `report dir`.
+func TestReportRefusesAFolderTheLabDidNotMake(t *testing.T) {
+	dir := t.TempDir()
+	r := results.Result{Mode: "pooled", RTTMS: 3, Count: 10, Warmup: 1,
+		Provenance: &results.Provenance{RunID: "20261201T110000Z-bbbbbbb", Date: "2026-12-01T11:00:00Z"}}
+	if err := results.WriteResult(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	mine := map[string]string{"summary.md": "# my notes\n", "charts/latency-p50.svg": "<svg/>"}
+	for rel, c := range mine {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, arg := range []string{dir, "OUT=" + dir} {
+		var stdout, stderr bytes.Buffer
+		if code := exitCode(run(context.Background(), []string{"report", arg}, noEnv, &stdout), &stderr); code != 2 || !strings.Contains(stderr.String(), "no "+outdir.Marker) {
+			t.Errorf("report %s: exit %d, stderr %q; want 2 naming the missing marker", arg, code, stderr.String())
+		}
+	}
+	for rel, want := range mine {
+		if got, err := os.ReadFile(filepath.Join(dir, rel)); err != nil || string(got) != want {
+			t.Errorf("%s is %q, %v; want it untouched", rel, got, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, outdir.Marker), []byte("a run's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"report", "OUT=" + dir}, noEnv, &stdout), &stderr); code != 0 {
+		t.Errorf("report OUT=<marked folder>: exit %d, stderr %q; want 0", code, stderr.String())
 	}
 }

@@ -27,6 +27,13 @@ const Marker = ".notifier-lab-out"
 // and carries no Marker, so the lab did not make it.
 var ErrNotOurs = errors.New("not a folder the lab made")
 
+// notOurs is a refusal that matches ErrNotOurs without saying "not a
+// folder the lab made" (the folder may be the lab's, its files not all).
+type notOurs string
+
+func (e notOurs) Error() string        { return string(e) }
+func (e notOurs) Is(target error) bool { return target == ErrNotOurs }
+
 // Check returns nil when dir may be used as a run's output folder: it does
 // not exist yet, it is an empty folder, or it carries Marker. Otherwise an
 // error wrapping ErrNotOurs (or the file system's error) that names dir and
@@ -174,8 +181,8 @@ func CheckFresh(dir string, own Owned) error {
 		if len(foreign) > 3 {
 			names += ", ..."
 		}
-		return fmt.Errorf("OUT %s holds files this command does not write (%s): %w; it empties its folder "+
-			"and deletes only its own files: name a new folder, or move those files out", dir, names, ErrNotOurs)
+		return notOurs(fmt.Sprintf("OUT %s holds files this command does not write (%s); it empties its folder "+
+			"and deletes only its own files: name a new folder, or move those files out", dir, names))
 	}
 	return nil
 }
