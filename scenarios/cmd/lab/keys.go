@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -507,7 +508,43 @@ func parseWords(cmd command, cfg *scale.Config, args []string, getenv func(strin
 		}
 		sources[k.name] = source
 	}
+	if src, ok := sources["OUT"]; ok {
+		if err := checkOutKind(cfg.Out, foreignKinds[cmd]); err != nil {
+			return nil, &UsageError{Key: "OUT", Value: cfg.Out, Source: src, Msg: err.Error()}
+		}
+	}
 	return sources, nil
+}
+
+// resultKind is one command's result files, by which a folder is known
+// as that command's.
+type resultKind struct{ pattern, command string }
+
+var (
+	benchKind  = resultKind{"bench-*.json", "bench (./run.sh)"}
+	scaleKind  = resultKind{"point-*.json", "scale"}
+	matrixKind = resultKind{"cell-*.json", "matrix"}
+	auditKind  = resultKind{"audit.json", "audit"}
+)
+
+// foreignKinds are, per command, the other commands' results it refuses
+// to write beside: its summary would replace theirs, or a report would
+// read the folder as theirs (a fresh-user trial's bench into a copy of
+// results/scale replaced its summary).
+var foreignKinds = map[command][]resultKind{
+	cmdRun:    {scaleKind, matrixKind},
+	cmdMatrix: {benchKind, scaleKind, auditKind},
+	cmdScale:  {benchKind, matrixKind, auditKind},
+}
+
+// checkOutKind refuses dir when it holds any of kinds' result files.
+func checkOutKind(dir string, kinds []resultKind) error {
+	for _, k := range kinds {
+		if m, _ := filepath.Glob(filepath.Join(dir, k.pattern)); len(m) > 0 {
+			return fmt.Errorf("OUT %s holds another command's results (%s: a %s run's); this command would write its own summary and charts beside them: name a new folder", dir, filepath.Base(m[0]), k.command)
+		}
+	}
+	return nil
 }
 
 // writeKeys writes cmd's keys for usage: name=default, what it means,

@@ -102,7 +102,7 @@ func TestAuditCheckOUT(t *testing.T) {
 		for _, cmd := range []string{"audit-check", "audit"} {
 			var stdout, stderr bytes.Buffer
 			if code := exitCode(run(context.Background(), []string{cmd, "OUT=" + dir}, noEnv, &stdout), &stderr); code != 2 ||
-				!strings.Contains(stderr.String(), "does not write") {
+				!strings.Contains(stderr.String(), "does not write") && !strings.Contains(stderr.String(), "another command's results") {
 				t.Errorf("%s OUT=<%s>: exit %d, stderr %q; want 2 naming the files it does not write", cmd, name, code, stderr.String())
 			}
 		}
@@ -149,5 +149,46 @@ func TestAuditClientsChecksEveryClientFolder(t *testing.T) {
 	stderr.Reset()
 	if code := exitCode(run(context.Background(), []string{"audit-clients-check", "OUT=" + parent}, noEnv, &stdout), &stderr); code != 0 {
 		t.Errorf("without the note: exit %d, stderr %q; want 0", code, stderr.String())
+	}
+}
+
+// A command refuses a folder that holds another command's results, where
+// its summary and charts would replace theirs (a fresh-user trial: a bench
+// into a copy of results/scale replaced its summary; scale OUT=results
+// would replace the committed bench summary), before anything starts and
+// without touching them; a folder of its own kind is taken.
+func TestOUTOfAnotherCommandIsRefused(t *testing.T) {
+	folder := func(files ...string) string {
+		dir := t.TempDir()
+		if err := outdir.Claim(dir, "r0"); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range append(files, "summary.md") {
+			if err := os.WriteFile(filepath.Join(dir, f), []byte("theirs\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return dir
+	}
+	scaleRun, benchRun, matrixRun := folder("point-grid-worker-w1-c1-18ms.json"), folder("bench-pooled-3ms.json"), folder("cell-https-pooled-c1.json")
+	for _, tt := range []struct {
+		cmd, out string
+		want     int
+	}{
+		{"check", scaleRun, 2}, {"check", matrixRun, 2}, {"check", benchRun, 0},
+		{"scale-check", benchRun, 2}, {"scale-check", matrixRun, 2}, {"scale-check", scaleRun, 0},
+		{"matrix-check", benchRun, 2}, {"matrix-check", scaleRun, 2}, {"matrix-check", matrixRun, 0},
+		{"audit-clients-check", benchRun, 2}, {"audit-clients-check", scaleRun, 2},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := exitCode(run(context.Background(), []string{tt.cmd, "OUT=" + tt.out}, noEnv, &stdout), &stderr)
+		if code != tt.want || tt.want == 2 && !strings.Contains(stderr.String(), "another command's results") {
+			t.Errorf("%s OUT=%s: exit %d, stderr %q; want %d", tt.cmd, tt.out, code, stderr.String(), tt.want)
+		}
+	}
+	for _, dir := range []string{scaleRun, benchRun, matrixRun} {
+		if b, err := os.ReadFile(filepath.Join(dir, "summary.md")); err != nil || string(b) != "theirs\n" {
+			t.Errorf("%s/summary.md is %q, %v; want it untouched", dir, b, err)
+		}
 	}
 }
