@@ -72,6 +72,18 @@ func Folder(worker, profile string) string {
 	return bench.WorkerMode(worker) + "-" + profile
 }
 
+// LoadProfile loads the vendor profile a PROFILE value names (a name such
+// as "sms" or a directory, bench.ResolveProfile) and returns it with its
+// directory. Errors: no such profile, or the profile's own.
+func LoadProfile(name string) (*vendormock.Profile, string, error) {
+	pdir, err := bench.ResolveProfile(name)
+	if err != nil {
+		return nil, "", err
+	}
+	profile, err := vendormock.LoadProfile(pdir)
+	return profile, pdir, err
+}
+
 // Run runs the battery and writes the report: the bench at the RTTs of
 // Config (two by default), the audit's idle race at the profile's
 // keep-alive timeout, and the applicable fault scenarios; then audit.md,
@@ -81,11 +93,7 @@ func Folder(worker, profile string) string {
 func Run(ctx context.Context, o Options, w io.Writer) error {
 	cfg := o.Config
 	cfg.Images = o.Images // the bench runs on the audit's images
-	pdir, err := bench.ResolveProfile(cfg.Profile)
-	if err != nil {
-		return err
-	}
-	profile, err := vendormock.LoadProfile(pdir)
+	profile, pdir, err := LoadProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
-	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
 // clientsHelp follows auditHelp in `lab help`.
@@ -81,11 +80,7 @@ func clientWorkers(cfg bench.Config) []string {
 // cfg.Out/<client>-<profile> the audits will empty holds only what an
 // audit writes (outdir.CheckFresh with audit.Outputs).
 func checkClientFolders(cfg bench.Config) error {
-	pdir, err := bench.ResolveProfile(cfg.Profile)
-	if err != nil {
-		return err
-	}
-	profile, err := vendormock.LoadProfile(pdir)
+	profile, _, err := audit.LoadProfile(cfg.Profile)
 	if err != nil {
 		return err
 	}

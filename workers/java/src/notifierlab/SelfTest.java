@@ -19,6 +19,26 @@ public final class SelfTest {
     private static final List<String> failures = new ArrayList<>();
     private static int checks;
 
+    /** A handler's configuration for the checks: queue "q", 5 attempts. */
+    private static Config handlerConfig() {
+        Config cfg = new Config();
+        cfg.queue = "q";
+        cfg.workerID = "t";
+        cfg.maxAttempts = 5;
+        return cfg;
+    }
+
+    /** A sender that answers SENT and adds each refkey to sent. */
+    private static Handler.Sender recordingSender(List<String> sent) {
+        return msg -> {
+            sent.add((String) msg.get("refkey"));
+            SendResult r = new SendResult();
+            r.outcome = Classify.SENT;
+            r.code = "1000";
+            return r;
+        };
+    }
+
     private static void check(String name, Object got, Object want) {
         checks++;
         if (!String.valueOf(got).equals(String.valueOf(want))) failures.add(name + ": got " + got + ", want " + want);
@@ -95,17 +115,8 @@ public final class SelfTest {
             Instant[] readings = {Instant.parse("2026-11-30T11:49:59.998Z"), Instant.parse("2026-11-30T11:49:59.998Z").plusMillis(beginMs)};
             int[] reads = {0};
             List<String> sent = new ArrayList<>();
-            Config cfg = new Config();
-            cfg.queue = "q";
-            cfg.workerID = "t";
-            cfg.maxAttempts = 5;
-            Handler.Sender sender = msg -> {
-                sent.add((String) msg.get("refkey"));
-                SendResult r = new SendResult();
-                r.outcome = Classify.SENT;
-                r.code = "1000";
-                return r;
-            };
+            Config cfg = handlerConfig();
+            Handler.Sender sender = recordingSender(sent);
             byte[] ad = "{\"refkey\":\"ad-1\",\"category\":\"ad\",\"recipient\":\"+821000005678\",\"template_code\":\"t\",\"text\":\"x\",\"created_at\":\"2026-11-30T20:00:00+09:00\"}".getBytes();
             try (Ledger l = new Ledger(dir.resolve("window-" + beginMs + ".jsonl"))) {
                 Handler hd = new Handler(cfg, l, w, sender, () -> readings[Math.min(reads[0]++, 1)]);
@@ -126,17 +137,8 @@ public final class SelfTest {
         // UNKNOWN without a call, and its record says no_call.
         {
             List<String> sent = new ArrayList<>();
-            Config cfg = new Config();
-            cfg.queue = "q";
-            cfg.workerID = "t";
-            cfg.maxAttempts = 5;
-            Handler.Sender sender = msg -> {
-                sent.add((String) msg.get("refkey"));
-                SendResult r = new SendResult();
-                r.outcome = Classify.SENT;
-                r.code = "1000";
-                return r;
-            };
+            Config cfg = handlerConfig();
+            Handler.Sender sender = recordingSender(sent);
             byte[] info = "{\"refkey\":\"k-1\",\"category\":\"info\",\"recipient\":\"+821000005678\",\"template_code\":\"t\",\"text\":\"x\"}".getBytes();
             try (Ledger l = new Ledger(dir.resolve("nocall.jsonl"))) {
                 l.begin("k-1", Ledger.hashOf(info)); // an attempt that never finished

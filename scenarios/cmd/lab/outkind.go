@@ -1,0 +1,37 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+)
+
+// resultKind is one command's result files, by which a folder is known
+// as that command's.
+type resultKind struct{ pattern, command string }
+
+var (
+	benchKind  = resultKind{"bench-*.json", "bench (./run.sh)"}
+	scaleKind  = resultKind{"point-*.json", "scale"}
+	matrixKind = resultKind{"cell-*.json", "matrix"}
+	auditKind  = resultKind{"audit.json", "audit"}
+)
+
+// foreignKinds are, per command, the other commands' results it refuses
+// to write beside: its summary would replace theirs, or a report would
+// read the folder as theirs (a fresh-user trial's bench into a copy of
+// results/scale replaced its summary).
+var foreignKinds = map[command][]resultKind{
+	cmdRun:    {scaleKind, matrixKind},
+	cmdMatrix: {benchKind, scaleKind, auditKind},
+	cmdScale:  {benchKind, matrixKind, auditKind},
+}
+
+// checkOutKind refuses dir when it holds any of kinds' result files.
+func checkOutKind(dir string, kinds []resultKind) error {
+	for _, k := range kinds {
+		if m, _ := filepath.Glob(filepath.Join(dir, k.pattern)); len(m) > 0 {
+			return fmt.Errorf("OUT %s holds another command's results (%s: a %s run's); this command would write its own summary and charts beside them: name a new folder", dir, filepath.Base(m[0]), k.command)
+		}
+	}
+	return nil
+}
