@@ -28,6 +28,7 @@ type Mem struct {
 }
 
 var _ ledger.Store = (*Mem)(nil)
+var _ ledger.WriteChecker = (*Mem)(nil)
 
 // NewMem returns an empty Mem.
 func NewMem() *Mem { return &Mem{m: map[string]ledger.Entry{}} }
@@ -188,6 +189,10 @@ func (l *Mem) Ping(context.Context) error {
 	l.mu.Unlock()
 	return nil
 }
+
+// CheckWrite answers nil until Close (ledger.WriteChecker): the map takes
+// every write.
+func (l *Mem) CheckWrite(ctx context.Context) error { return l.Ping(ctx) }
 
 // Close marks the ledger closed. Closing twice returns nil.
 func (l *Mem) Close() error {
