@@ -13,6 +13,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/records"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // ErrLedgerDeadline is wrapped (with context.DeadlineExceeded) by a ledger
@@ -77,8 +78,8 @@ func (h *Handler) withLedgerDeadline(ctx context.Context, op string, call func(c
 	}
 }
 
-// gate is the last look before the request, after Begin: it refuses the
-// send (refused=true, d settled) when
+// gate is the handler's last look before Send, after Begin: it refuses
+// the send (refused=true, d settled) when
 //
 //   - d's broker session is lost (its generation retired): the attempt is
 //     closed NOT_SENT and d is left to the broker, which requeues it;
@@ -91,7 +92,8 @@ func (h *Handler) withLedgerDeadline(ctx context.Context, op string, call func(c
 //
 // Nothing was sent in each case, so NOT_SENT is the honest outcome
 // (docs/deployment.md, Fencing). err wraps ErrLedger when the ledger could
-// not record it.
+// not record it. The window is read once more inside Send, right before
+// each message POST (windowCheck), since the token call comes in between.
 func (h *Handler) gate(ctx context.Context, d amqp.Delivery, n message.Notification, rec *records.Record, began time.Time, entry ledger.Entry,
 	finish func(outcome.Outcome, string) func() error) (refused bool, err error) {
 	if !deliveryLive(d) {
@@ -107,15 +109,7 @@ func (h *Handler) gate(ctx context.Context, d amqp.Delivery, n message.Notificat
 	}
 	now := h.c.Clock.Now()
 	if n.Category == message.Ad && !h.c.Window.Allowed(now) {
-		next := h.c.Window.NextOpen(now)
-		rec.Clock, rec.HeldUntil = now, next // the reading that held it
-		reason := "not sent: the send window closed before the request; opens at " + next.Format(time.RFC3339)
-		rec.Error = reason
-		return true, h.route(ctx, d, rec, route{
-			outcome: outcome.OutsideSendWindow, queue: h.c.Names.Held, reason: reason,
-			expiration: queues.Expiration(next.Sub(now)),
-			finish:     finish(outcome.NotSent, reason), finishOnRequeue: true,
-		})
+		return true, h.holdClosed(ctx, d, rec, now, "not sent: the send window closed before the request", finish)
 	}
 	if age := now.Sub(began); age > h.c.SendFence {
 		reason := fmt.Sprintf("not sent: the request would start %s after its Begin, past the send fence %s", age, h.c.SendFence)
@@ -125,4 +119,58 @@ func (h *Handler) gate(ctx context.Context, d amqp.Delivery, n message.Notificat
 		return true, h.routeNotSent(ctx, d, rec, attempts, reason, 0, finish(outcome.NotSent, reason))
 	}
 	return false, nil
+}
+
+// windowClosedError is the error of windowCheck's refusal: the send window
+// was closed at the reading at, right before a message POST.
+type windowClosedError struct{ at time.Time }
+
+func (e windowClosedError) Error() string {
+	return "the send window closed at " + e.at.Format(time.RFC3339)
+}
+
+// windowCheck returns ctx carrying, for an ad, the check the vendor client
+// runs right before each message POST (vendorapi.WithBeforePost): the
+// token call (up to a response timeout) and, after a 401, the token
+// refetch come between gate and the POST, and an ad must not be POSTed
+// once the window closed. Other categories get ctx as it is.
+func (h *Handler) windowCheck(ctx context.Context, n message.Notification) context.Context {
+	if n.Category != message.Ad {
+		return ctx
+	}
+	return vendorapi.WithBeforePost(ctx, func() error {
+		if now := h.c.Clock.Now(); !h.c.Window.Allowed(now) {
+			return windowClosedError{at: now}
+		}
+		return nil
+	})
+}
+
+// heldInSend reports whether serr is Send's refusal of a POST by
+// windowCheck, and the clock reading that refused it.
+func heldInSend(serr error) (at time.Time, held bool) {
+	if !errors.Is(serr, vendorapi.ErrRefusedBeforePost) || vendorapi.ClassOf(serr) != outcome.NotSent {
+		return time.Time{}, false
+	}
+	wc, ok := errors.AsType[windowClosedError](serr)
+	return wc.at, ok
+}
+
+// holdClosed routes d, an ad refused by the window at the reading now
+// after its Begin, to the held queue as OUTSIDE_SEND_WINDOW until the
+// window's next opening, and closes its attempt NOT_SENT (also when the
+// copy fails and d is requeued), so the held copy is sent once the window
+// opens. why starts the reason. It returns an error wrapping ErrLedger
+// only when the ledger write failed.
+func (h *Handler) holdClosed(ctx context.Context, d amqp.Delivery, rec *records.Record, now time.Time, why string,
+	finish func(outcome.Outcome, string) func() error) error {
+	next := h.c.Window.NextOpen(now)
+	rec.Clock, rec.HeldUntil = now, next // the reading that held it
+	reason := why + "; opens at " + next.Format(time.RFC3339)
+	rec.Error = reason
+	return h.route(ctx, d, rec, route{
+		outcome: outcome.OutsideSendWindow, queue: h.c.Names.Held, reason: reason,
+		expiration: queues.Expiration(next.Sub(now)),
+		finish:     finish(outcome.NotSent, reason), finishOnRequeue: true,
+	})
 }

@@ -17,8 +17,11 @@
 //	     |                 --Unresolved------------------> unknown queue + ack (ledger untouched)
 //	     |                 --Conflict (other body)-------> dead queue, INVALID REFKEY_CONFLICT + ack
 //	     |                 --Proceed
+//	     |    gate: session lost / window / fence ----> requeue / held queue / retry queue, ledger NOT_SENT
 //	     v
-//	 Sender (vendorapi.Client): SENT ---------------------> ledger SENT + ack
+//	 Sender (vendorapi.Client), for an ad the window read again right before each message POST
+//	                         window closed ------------> held queue + ack, ledger NOT_SENT
+//	                         SENT ---------------------> ledger SENT + ack
 //	                         REJECTED -----------------> failed queue + ack
 //	                         NOT_SENT -----------------> retry queue (attempt+1, expiration = retry
 //	                                                     delay or Retry-After, bounded) or dead queue + ack

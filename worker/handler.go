@@ -34,6 +34,12 @@ type Publisher interface {
 
 // Sender sends one notification to the vendor. *vendorapi.Client satisfies it.
 // A nil error means SENT; otherwise the class comes from vendorapi.ClassOf.
+// For an ad, ctx carries the send window's check (vendorapi.WithBeforePost):
+// a Sender that makes its own calls before the message POST (a token call)
+// should run it right before that POST and, when it refuses, return a
+// NotSent error wrapping vendorapi.ErrRefusedBeforePost and the check's
+// error, as *vendorapi.Client does; the handler then holds the ad. A Sender
+// that ignores it is judged by the handler's look before Send alone.
 type Sender interface {
 	Send(ctx context.Context, n message.Notification) (vendorapi.Result, error)
 	Close() error
@@ -278,13 +284,15 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 		return rec, fmt.Errorf("begin ledger entry %q: %w: unknown decision %d", n.RefKey, ErrLedger, decision)
 	}
 
-	// The last look before the request: the session, the window and the
-	// fence are read again now that Begin (however slow) is done.
+	// The last look before Send: the session, the window and the fence
+	// are read again now that Begin (however slow) is done. The window is
+	// read once more inside Send, right before each message POST
+	// (windowCheck): the token call may come first.
 	if refused, ferr := h.gate(ctx, d, n, &rec, now, entry, finish); refused {
 		return rec, ferr
 	}
 	cpu0 := ProcessCPUMS()
-	res, serr := h.c.Sender.Send(ctx, n)
+	res, serr := h.c.Sender.Send(h.windowCheck(ctx, n), n)
 	if cpu0 >= 0 {
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}
@@ -293,6 +301,12 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 		release()
 	}
 	setTrace(&rec, res.Trace)
+	if at, held := heldInSend(serr); held {
+		// The vendor client refused the POST (the first, or the resend
+		// after a 401, whose first POST was refused unprocessed) at this
+		// reading: nothing of it was processed, NOT_SENT is true.
+		return rec, h.holdClosed(ctx, d, &rec, at, "not sent: the send window closed inside the vendor call, before the request", finish)
+	}
 	class := vendorapi.ClassOf(serr)
 	var se *vendorapi.SendError
 	var retryAfter time.Duration
