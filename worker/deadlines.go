@@ -45,10 +45,20 @@ func (h *Handler) beginLedger(ctx context.Context, refkey, bodyHash string, now 
 
 // finishLedger is Ledger.Finish bounded by LedgerTimeout (as beginLedger).
 // attempt is the Begin's Entry.Attempts this Finish closes (ledger.Store).
+// A Finish the ledger refuses as stale (*ledger.StaleAttemptError: a
+// delivery report or an operator settled the entry while this attempt was
+// under way) is the ledger's answer, not a failure: it is logged
+// (staleFinish) and nil is returned, so the delivery is routed and acked
+// as usual and the session goes on.
 func (h *Handler) finishLedger(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string) error {
-	return h.withLedgerDeadline(ctx, "finish", func(lctx context.Context) error {
+	err := h.withLedgerDeadline(ctx, "finish", func(lctx context.Context) error {
 		return h.c.Ledger.Finish(lctx, refkey, bodyHash, attempt, state, detail, h.c.Clock.Now())
 	})
+	if se, ok := errors.AsType[*ledger.StaleAttemptError](err); ok {
+		h.staleFinish(se)
+		return nil
+	}
+	return err
 }
 
 // withLedgerDeadline runs call with a ctx bounded by LedgerTimeout and

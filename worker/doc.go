@@ -36,7 +36,10 @@
 // request goes out; when it cannot be written the message is nacked with
 // requeue, the session is closed and the worker consumes again once the
 // ledger answers (Handle's error wraps ErrLedger; the consume loop waits
-// instead of exiting, docs/deployment.md, Deadlines).
+// instead of exiting, docs/deployment.md, Deadlines). An outcome the ledger
+// refuses because a delivery report or an operator settled the entry first
+// (ledger.ErrStaleAttempt) is the ledger's answer, not a failure: it is
+// logged, the settlement is kept, and the delivery is routed and acked.
 //
 // # Concurrency
 //

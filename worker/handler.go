@@ -22,7 +22,8 @@ import (
 
 // ErrLedger is wrapped by Handle's error when the ledger could not be
 // written. Before a send it means the message was NOT sent and was nacked
-// with requeue; the worker must stop.
+// with requeue; the worker must stop. A Finish refused as stale
+// (ledger.ErrStaleAttempt) is not one: the ledger answered.
 var ErrLedger = errors.New("ledger write failed")
 
 // Publisher re-publishes a message to a queue (default exchange, routing key
@@ -181,7 +182,9 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 //
 // The error is nil except when the worker must stop: it wraps ErrLedger
 // (the ledger could not be written). When the ledger failed before a send,
-// nothing was sent and d was nacked with requeue.
+// nothing was sent and d was nacked with requeue. A Finish the ledger
+// refuses as stale (the entry was settled meanwhile) is no error: it is
+// logged and d is routed and acked as usual (finishLedger, staleFinish).
 func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
 	return h.handle(ctx, d, nil, nil)
 }
