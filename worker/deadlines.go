@@ -103,7 +103,7 @@ func (h *Handler) withLedgerDeadline(ctx context.Context, op string, call func(c
 // Nothing was sent in each case, so NOT_SENT is the honest outcome
 // (docs/deployment.md, Fencing). err wraps ErrLedger when the ledger could
 // not record it. The window is read once more inside Send, right before
-// each message POST (windowCheck), since the token call comes in between.
+// each message POST (postCheck), since the token call comes in between.
 func (h *Handler) gate(ctx context.Context, d amqp.Delivery, n message.Notification, rec *records.Record, began time.Time, entry ledger.Entry,
 	finish func(outcome.Outcome, string) func() error) (refused bool, err error) {
 	if !deliveryLive(d) {
@@ -131,7 +131,7 @@ func (h *Handler) gate(ctx context.Context, d amqp.Delivery, n message.Notificat
 	return false, nil
 }
 
-// windowClosedError is the error of windowCheck's refusal: the send window
+// windowClosedError is the error of postCheck's refusal of an ad: the send window
 // was closed at the reading at, right before a message POST.
 type windowClosedError struct{ at time.Time }
 
@@ -139,17 +139,33 @@ func (e windowClosedError) Error() string {
 	return "the send window closed at " + e.at.Format(time.RFC3339)
 }
 
-// windowCheck returns ctx carrying, for an ad, the check the vendor client
-// runs right before each message POST (vendorapi.WithBeforePost): the
-// token call (up to a response timeout) and, after a 401, the token
-// refetch come between gate and the POST, and an ad must not be POSTed
-// once the window closed. Other categories get ctx as it is.
-func (h *Handler) windowCheck(ctx context.Context, n message.Notification) context.Context {
-	if n.Category != message.Ad {
-		return ctx
-	}
+// postFenceError is the error of postCheck's refusal by the fence: the
+// POST would start age after the clock reading before Begin, past limit.
+type postFenceError struct{ age, limit time.Duration }
+
+func (e postFenceError) Error() string {
+	return fmt.Sprintf("the request would start %s after its Begin, past the POST fence %s (the worker was frozen inside the vendor call)", e.age, e.limit)
+}
+
+// postCheck returns ctx carrying the check the vendor client runs right
+// before each message POST (vendorapi.WithBeforePost). The token call (up
+// to a response timeout) and, after a 401, the token refetch come between
+// gate and the POST, so gate's look is repeated there:
+//   - every message: more than PostFence since began (the reading before
+//     Begin) refuses the POST (postFenceError; Send's NOT_SENT is routed to
+//     the retry queue like any NOT_SENT). A worker frozen inside the vendor
+//     call past it may find its attempt settled by a report or the horizon
+//     (an ATTEMPTING entry is settled once older than the worst-case send
+//     time, which exceeds PostFence), and a copy sent;
+//   - an ad: a closed send window refuses it (windowClosedError; held).
+func (h *Handler) postCheck(ctx context.Context, n message.Notification, began time.Time) context.Context {
+	ad := n.Category == message.Ad
 	return vendorapi.WithBeforePost(ctx, func() error {
-		if now := h.c.Clock.Now(); !h.c.Window.Allowed(now) {
+		now := h.c.Clock.Now()
+		if age := now.Sub(began); age > h.c.PostFence {
+			return postFenceError{age: age, limit: h.c.PostFence}
+		}
+		if ad && !h.c.Window.Allowed(now) {
 			return windowClosedError{at: now}
 		}
 		return nil
@@ -157,7 +173,7 @@ func (h *Handler) windowCheck(ctx context.Context, n message.Notification) conte
 }
 
 // heldInSend reports whether serr is Send's refusal of a POST by
-// windowCheck, and the clock reading that refused it.
+// postCheck's window check, and the clock reading that refused it.
 func heldInSend(serr error) (at time.Time, held bool) {
 	if !errors.Is(serr, vendorapi.ErrRefusedBeforePost) || vendorapi.ClassOf(serr) != outcome.NotSent {
 		return time.Time{}, false

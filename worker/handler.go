@@ -98,6 +98,16 @@ type HandlerConfig struct {
 	// before Begin and the start of the send; past it the send is refused
 	// NOT_SENT. 0 = DefaultSendFence (docs/deployment.md, Fencing).
 	SendFence time.Duration
+	// PostFence is the longest, by Clock, between the clock reading taken
+	// before Begin and any message POST of the attempt, checked inside the
+	// vendor call right before each POST (the token call and a 401's
+	// refetch come between SendFence's check and the POST). Past it the
+	// POST is refused NOT_SENT: the worker was frozen inside the vendor
+	// call, and a delivery report's or the horizon's settlement of the
+	// attempt may already have sent a copy. 0 = SendFence + 3 x
+	// DefaultResponseTimeout; run sets SendFence + 3 x the response timeout
+	// (docs/deployment.md, Fencing).
+	PostFence time.Duration
 	// RetryDelay is how long a NOT_SENT message waits in the retry queue
 	// (its per-message expiration) when the vendor sent no Retry-After;
 	// 0 = DefaultRetryDelay. RetryMaxDelay bounds a Retry-After; 0 =
@@ -149,6 +159,9 @@ func NewHandler(c HandlerConfig) *Handler {
 	}
 	if c.SendFence <= 0 {
 		c.SendFence = DefaultSendFence
+	}
+	if c.PostFence <= 0 {
+		c.PostFence = c.SendFence + 3*DefaultResponseTimeout
 	}
 	if c.RetryDelay <= 0 {
 		c.RetryDelay = DefaultRetryDelay
@@ -290,12 +303,12 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 	// The last look before Send: the session, the window and the fence
 	// are read again now that Begin (however slow) is done. The window is
 	// read once more inside Send, right before each message POST
-	// (windowCheck): the token call may come first.
+	// (postCheck): the token call may come first.
 	if refused, ferr := h.gate(ctx, d, n, &rec, now, entry, finish); refused {
 		return rec, ferr
 	}
 	cpu0 := ProcessCPUMS()
-	res, serr := h.c.Sender.Send(h.windowCheck(ctx, n), n)
+	res, serr := h.c.Sender.Send(h.postCheck(ctx, n, now), n)
 	if cpu0 >= 0 {
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}

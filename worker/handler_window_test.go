@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -253,6 +254,55 @@ func TestWindowRecheckedInsideSend(t *testing.T) {
 			rec2, err := r.h.Handle(context.Background(), delivery(ack, 2, r.pub.pubs[0].p.Body, r.pub.pubs[0].p.Headers))
 			if err != nil || rec2.Outcome != outcome.Sent || v.messages.Load() != tc.wantPosts+1 {
 				t.Errorf("morning: outcome %q err %v POSTs %d, want SENT with one more POST", rec2.Outcome, err, v.messages.Load())
+			}
+		})
+	}
+}
+
+// A worker frozen inside the vendor call (here: during the token call) past
+// PostFence does not POST: a report or the horizon may have settled its
+// attempt meanwhile (the sweep settles an ATTEMPTING entry once it is older
+// than the worst-case send time) and a copy been sent. The message is
+// NOT_SENT (nothing of it was processed) and goes to the retry queue.
+// gate's SendFence alone did not see it: its check is before the call.
+func TestPostFenceInsideSend(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		frozen    time.Duration // how far the clock moves during the token call
+		sent      bool
+		wantPosts int64
+	}{
+		{"frozen past the POST fence", 36 * time.Second, false, 0},
+		{"slow token call inside the fence (control)", 30 * time.Second, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := seoulAt(12, 0, 0)
+			r := newRig(t, nil, start)
+			clk := &stepClock{t: start}
+			r.h.c.Clock = clk
+			r.h.c.PostFence = 35 * time.Second
+			v := &callVendor{onToken: func(int64) { clk.set(start.Add(tc.frozen)) }}
+			r.h.c.Sender = startCallVendor(t, v)
+			ack := &fakeAcker{}
+			rec, err := r.h.Handle(context.Background(), delivery(ack, 1, body(t, "r-frozen", message.Info), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.messages.Load(); got != tc.wantPosts {
+				t.Errorf("vendor saw %d message POSTs; want %d", got, tc.wantPosts)
+			}
+			if tc.sent {
+				if rec.Outcome != outcome.Sent {
+					t.Errorf("outcome %q error %q; want SENT", rec.Outcome, rec.Error)
+				}
+				return
+			}
+			if rec.Outcome != outcome.NotSent || rec.Queue != names.Retry || r.state(t, "r-frozen") != outcome.NotSent {
+				t.Errorf("outcome %q queue %q ledger %q error %q; want NOT_SENT to the retry queue",
+					rec.Outcome, rec.Queue, r.state(t, "r-frozen"), rec.Error)
+			}
+			if !strings.Contains(rec.Error, "POST fence") {
+				t.Errorf("error %q does not name the POST fence", rec.Error)
 			}
 		})
 	}
