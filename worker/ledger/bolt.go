@@ -116,9 +116,14 @@ func (l *Ledger) Ping(ctx context.Context) error {
 }
 
 // Begin decides in one synced bbolt write transaction (see Store.Begin),
-// which under GroupCommit it may share with a Finish.
-// Errors: ErrEmptyRefKey, ErrClosed, a corrupt value, or a failed commit
-// (then nothing was written and the worker must not send).
+// which under GroupCommit it may share with a Finish. A Begin whose ctx
+// ended before it got bbolt's writer lock (it waited behind a Prune
+// chunk, a slow commit) decides and writes nothing: its caller gave up on
+// it and sent nothing, so a late ATTEMPTING would make the message's
+// redelivery a false UNKNOWN.
+// Errors: ErrEmptyRefKey, ErrClosed, ctx.Err() (wrapped), a corrupt value,
+// or a failed commit (then nothing was written and the worker must not
+// send).
 func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
 	if refkey == "" {
 		return 0, Entry{}, fmt.Errorf("begin attempt: %w", ErrEmptyRefKey)
@@ -128,6 +133,13 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 		entry Entry
 	)
 	err := l.updateGrouped(func(b *bolt.Bucket) error {
+		// Checked under the writer lock, so nothing is written once the
+		// caller gave up. Under GroupCommit this error takes the call out
+		// of its batch: bbolt rolls the batch back, commits the others
+		// without it, and runs this one alone, where it fails again.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gave up before the write: %w", err)
+		}
 		e, found, err := get(b, refkey)
 		if err != nil {
 			return err
@@ -166,9 +178,14 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 }
 
 // Finish records state as the outcome of attempt in one synced write
-// transaction (under GroupCommit possibly shared with a Begin) that first checks the entry (CheckAttempt; see
-// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, *StaleAttemptError
-// (ErrStaleAttempt), ErrClosed, a failed commit.
+// transaction (under GroupCommit possibly shared with a Begin) that first
+// checks the entry (CheckAttempt; see Store.Finish). Unlike Begin it
+// writes even after its ctx ended: the outcome happened, and CheckAttempt
+// lands it only on its own attempt, so a late SENT still turns a
+// redelivery into a DUPLICATE instead of an UNKNOWN, and a late NOT_SENT
+// (nothing left the worker) lets the copy be sent. Errors:
+// ErrEmptyRefKey, ErrBadState, *StaleAttemptError (ErrStaleAttempt),
+// ErrClosed, a failed commit.
 func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
 	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
@@ -202,7 +219,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt in
 	return nil
 }
 
-// Resolve records an operator's verdict (see Store.Resolve). Errors:
+// Resolve records an operator's verdict (see Store.Resolve), even after
+// its ctx ended: a verdict or a vendor's report written late is still
+// true (CheckSettle checks the entry under the writer lock). Errors:
 // ErrNotFound, ErrBadState, ErrAttemptTooRecent, ErrClosed, a failed
 // commit.
 func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error {
