@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -37,6 +36,9 @@ type Ledger struct {
 	// begun: the value each open attempt's Begin wrote (Finish's decode
 	// saved while the file still holds it).
 	begun begunCache
+	// beforePruneChunk, when set (tests only), runs in Prune before each
+	// chunk's write transaction.
+	beforePruneChunk func()
 }
 
 var _ Store = (*Ledger)(nil)
@@ -257,39 +259,6 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 	return nil
 }
 
-// Prune deletes the entries CanPrune allows (see Store.Prune) in one synced
-// write transaction and returns how many it deleted.
-func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
-	n := 0
-	err := l.update(func(b *bolt.Bucket) error {
-		var old [][]byte
-		err := b.ForEach(func(k, v []byte) error {
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode entry %q: %w", k, err)
-			}
-			if CanPrune(e, cutoff) {
-				old = append(old, bytes.Clone(k))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range old {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		n = len(old)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("prune ledger: %w", err)
-	}
-	return n, nil
-}
-
 // Get returns the entry for refkey and whether it exists. Errors: ErrClosed,
 // a corrupt value.
 func (l *Ledger) Get(ctx context.Context, refkey string) (Entry, bool, error) {
@@ -336,9 +305,9 @@ func (l *Ledger) All() ([]Entry, error) {
 	out := []Entry{}
 	err := l.view(func(b *bolt.Bucket) error {
 		return b.ForEach(func(k, v []byte) error {
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode entry %q: %w", k, err)
+			e, err := decodeEntry(k, v)
+			if err != nil {
+				return err
 			}
 			out = append(out, e)
 			return nil

@@ -42,3 +42,7 @@ func (l *Ledger) PutForTest(es ...Entry) error {
 		return nil
 	})
 }
+
+// BeforePruneChunkForTest makes Prune call f before each chunk's write
+// transaction (f may pause Prune there; set it before Prune starts).
+func (l *Ledger) BeforePruneChunkForTest(f func()) { l.beforePruneChunk = f }

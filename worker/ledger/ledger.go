@@ -237,7 +237,9 @@ type Store interface {
 	// Prune deletes the entries CanPrune(e, cutoff) allows (older than
 	// cutoff, in a Prunable state, never resolved) and returns how many it
 	// deleted. ATTEMPTING, UNKNOWN, REJECTED and resolved entries are never
-	// pruned.
+	// pruned. A store may commit in parts (the bbolt file: PruneChunk
+	// entries per transaction); one that stops part way (ctx ended, a
+	// failed commit) returns the count it deleted with its error.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// Ping answers nil while the store can be read (for /healthz).
 	Ping(ctx context.Context) error
