@@ -21,10 +21,12 @@ import (
 var ErrLedgerDeadline = errors.New("ledger did not answer in time")
 
 // beginLedger is Ledger.Begin bounded by LedgerTimeout. The ledger gets a
-// ctx with that deadline (pgx honours it); a store that ignores its ctx is
-// abandoned at the deadline all the same. A Begin given up on decided
-// nothing for the worker: it does not send. It may still have committed its
-// Attempting row, so a redelivery can become UNKNOWN: never a second send
+// ctx with that deadline; a store that ignores its ctx is abandoned at the
+// deadline all the same. A Begin given up on decided nothing for the
+// worker: it does not send. The bbolt file then writes nothing once it
+// gets its writer lock; a commit already under way at the deadline (bbolt)
+// or a statement that reached PostgreSQL may still land its Attempting
+// row, so a redelivery can become UNKNOWN: never a second send
 // (docs/deployment.md, Deadlines).
 func (h *Handler) beginLedger(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
 	type result struct {

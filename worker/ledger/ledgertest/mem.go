@@ -49,8 +49,10 @@ func (l *Mem) lock() error {
 	return nil
 }
 
-// Begin decides with ledger.Decide (see ledger.Store.Begin).
-func (l *Mem) Begin(_ context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
+// Begin decides with ledger.Decide (see ledger.Store.Begin). Like the
+// bbolt file, it decides and writes nothing once ctx has ended (an error
+// wrapping ctx.Err()).
+func (l *Mem) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
 	if refkey == "" {
 		return 0, ledger.Entry{}, fmt.Errorf("begin attempt: %w", ledger.ErrEmptyRefKey)
 	}
@@ -60,6 +62,9 @@ func (l *Mem) Begin(_ context.Context, refkey, bodyHash string, now time.Time) (
 	defer l.mu.Unlock()
 	if l.BeginErr != nil {
 		return 0, ledger.Entry{}, l.BeginErr
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, ledger.Entry{}, fmt.Errorf("begin attempt %s: gave up before the write: %w", refkey, err)
 	}
 	e, ok := l.m[refkey]
 	if ok {
