@@ -118,8 +118,8 @@ func (l *Ledger) runFault(ctx context.Context, op string, call func(context.Cont
 // Begin is the store's Begin behind the armed fault.
 func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
 	var (
-		dec ledger.Decision
-		e   ledger.Entry
+		dec   ledger.Decision
+		e     ledger.Entry
 		wrote bool
 	)
 	if l.loseBegin {

@@ -72,9 +72,9 @@ type Vendor struct {
 	fault, tokenFault, pullFault string
 	d, tokenD                    time.Duration
 	// hooks set by the scheduler
-	crash   func(point string)            // "send-before", "send-after"
-	midSend func()                        // a mid-send event (channel close)
-	doubt   func(refkey, why string)      // the send left refkey in doubt
+	crash   func(point string)                // "send-before", "send-after"
+	midSend func()                            // a mid-send event (channel close)
+	doubt   func(refkey, why string)          // the send left refkey in doubt
 	push    func(body []byte, sig string) int // POST a report to the worker; its status
 	note    func(format string, args ...any)  // a line for the trace
 	// Faults counts the faults that fired, by kind.
