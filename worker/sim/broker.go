@@ -321,23 +321,28 @@ func (b *Broker) settle(tag uint64, ack, requeue bool) {
 		if q.limit > 0 {
 			m.returns++
 			if m.returns > q.limit {
-				b.deadLetter(q, m)
+				b.deadLetter(q, m, "delivery_limit")
 				return
 			}
 		}
 		q.msgs = append([]*bmsg{m}, q.msgs...)
 		return
 	}
-	b.deadLetter(q, m)
+	b.deadLetter(q, m, "rejected")
 }
 
+// HeaderDeathReason is the reason of a message's last dead-lettering
+// ("expired", "rejected", "delivery_limit"), as RabbitMQ 3.13+ sets it.
+const HeaderDeathReason = "x-last-death-reason"
+
 // deadLetter moves m from q to q's dead-letter target (nowhere when q
-// has none), its expiration removed.
-func (b *Broker) deadLetter(q *queue, m *bmsg) {
+// has none), its expiration removed, the reason in HeaderDeathReason.
+func (b *Broker) deadLetter(q *queue, m *bmsg, reason string) {
 	if q.dlx == "" {
 		return
 	}
 	m.p.Expiration, m.expiresAt, m.redelivered, m.returns = "", time.Time{}, false, 0
+	m.p.Headers[HeaderDeathReason] = reason
 	b.enqueue("broker", b.queues[q.dlx], m)
 }
 
@@ -349,7 +354,7 @@ func (b *Broker) Expire() {
 		for len(q.msgs) > 0 && !q.msgs[0].expiresAt.IsZero() && !q.msgs[0].expiresAt.After(now) {
 			m := q.msgs[0]
 			q.msgs = q.msgs[1:]
-			b.deadLetter(q, m)
+			b.deadLetter(q, m, "expired")
 		}
 	}
 }
@@ -371,6 +376,8 @@ func (b *Broker) NextExpiry() (time.Time, bool) {
 type Copy struct {
 	Queue, Message, Outcome, Code string
 	Attempt                       int
+	// DeathReason is HeaderDeathReason ("" never dead-lettered).
+	DeathReason string
 }
 
 // Copies returns every ready message of every queue, in queue order.
@@ -380,7 +387,7 @@ func (b *Broker) Copies() []Copy {
 		for _, m := range b.queues[name].msgs {
 			out = append(out, Copy{Queue: name, Message: headerString(m.p.Headers, HeaderMessage),
 				Outcome: headerString(m.p.Headers, queues.HeaderOutcome), Code: headerString(m.p.Headers, queues.HeaderCode),
-				Attempt: queues.Attempt(m.p.Headers)})
+				Attempt: queues.Attempt(m.p.Headers), DeathReason: headerString(m.p.Headers, HeaderDeathReason)})
 		}
 	}
 	return out

@@ -183,23 +183,30 @@ func CheckQuiescent(v View) []Violation {
 	for _, id := range sortedKeys(v.Messages) {
 		m := v.Messages[id]
 		copies := places[id]
-		// Two kinds of copy sit beside a message's place: one in the
-		// unknown queue of a refkey in doubt (a duplicate that came while
-		// an outcome was unrecorded), and one dead-lettered with its
-		// attempts exhausted (copies of one message share the refkey's
-		// attempts; a copy routed while the original was requeued, after
-		// a crash or a lost channel, or a producer's duplicate, can run
-		// out while another copy is sent). Neither breaks never twice or
-		// never lost; each is the place only when there is no other.
+		t := v.Truth[m.RefKey]
+		processed := t != nil && slices.ContainsFunc(t.Processed, func(p Processing) bool { return p.BodyHash == m.identity() })
+		// Some copies sit beside a message's place: one in the unknown
+		// queue of a refkey in doubt (a duplicate that came while an
+		// outcome was unrecorded); one dead-lettered with its attempts
+		// exhausted (copies of one message share the refkey's attempts:
+		// a copy routed while the original was requeued, after a crash or
+		// a lost channel, or a producer's duplicate, can run out while
+		// another copy is sent); one of a sent message dead-lettered over
+		// the quorum delivery limit (its original redelivered after the
+		// send). None breaks never twice or never lost; each is the place
+		// only when there is no other.
 		doubt := len(v.Doubt[m.RefKey]) > 0
 		exhausted := func(c Copy) bool { return c.Outcome == string(outcome.NotSent) && c.Attempt >= v.MaxAttempts }
+		residue := func(c Copy) bool {
+			return c.Queue == v.Names.Dead && (exhausted(c) || processed && c.DeathReason == "delivery_limit")
+		}
 		var qs []string
 		inUnknown, inDead := false, false
 		for _, c := range copies {
 			switch {
 			case doubt && c.Queue == v.Names.Unknown:
 				inUnknown = true
-			case c.Queue == v.Names.Dead && exhausted(c):
+			case residue(c):
 				inDead = true
 			case !slices.Contains(qs, c.Queue):
 				qs = append(qs, c.Queue)
@@ -212,8 +219,6 @@ func CheckQuiescent(v View) []Violation {
 		case inDead:
 			qs = []string{v.Names.Dead}
 		}
-		t := v.Truth[m.RefKey]
-		processed := t != nil && slices.ContainsFunc(t.Processed, func(p Processing) bool { return p.BodyHash == m.identity() })
 		switch {
 		case len(qs) > 1:
 			bad(InvOnePlace, "message %s has copies in %s", id, strings.Join(qs, " and "))
@@ -228,8 +233,10 @@ func CheckQuiescent(v View) []Violation {
 		case qs[0] == v.Names.Main || qs[0] == v.Names.Retry || qs[0] == v.Names.Held:
 			bad(InvOnePlace, "message %s still waits in %s at quiescence", id, qs[0])
 		case qs[0] == v.Names.Dead:
-			if processed && slices.ContainsFunc(copies, func(c Copy) bool { return c.Queue == v.Names.Dead && !exhausted(c) }) {
-				bad(InvOnePlace, "message %s dead-lettered, but the vendor processed it", id)
+			if processed {
+				if slices.ContainsFunc(copies, func(c Copy) bool { return c.Queue == v.Names.Dead && !residue(c) }) {
+					bad(InvOnePlace, "message %s dead-lettered, but the vendor processed it", id)
+				}
 				break
 			}
 			for _, c := range copies {

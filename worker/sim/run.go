@@ -25,6 +25,9 @@ type Options struct {
 	// Dir is where the bbolt ledgers' temporary folders go ("" = the
 	// system's temporary folder).
 	Dir string
+	// Ledger, when "bbolt" or "mem", runs every schedule on that ledger;
+	// "" lets each seed choose (one in 16 on bbolt).
+	Ledger string
 	// Plant plants a defect in the worker (negative controls).
 	Plant Plant
 }
@@ -34,9 +37,9 @@ type Plant struct {
 	// ReplaySends wraps the Sender so that an UNKNOWN send is sent again,
 	// as a transport that replays a POST.
 	ReplaySends bool
-	// LoseBeginOnCrash uses the bbolt ledger and, at each crash, puts its
-	// file back as it was before the last Begin: a disk that lost a
-	// committed write.
+	// LoseBeginOnCrash, on a bbolt ledger (it needs a file: use it with
+	// Options.Ledger "bbolt"), puts the file back at each crash as it was
+	// before the last Begin: a disk that lost a committed write.
 	LoseBeginOnCrash bool
 }
 

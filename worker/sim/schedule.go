@@ -224,7 +224,11 @@ func Generate(seed uint64) Schedule {
 	}
 	if c.Reports() {
 		c.Complete = r.IntN(3) != 0
-		c.Delayed = r.IntN(3) == 0
+		// A vendor whose reports can come after its horizon answers
+		// interim meanwhile; the worker learns it by pull (and by an
+		// interim push): without a pull a late report would break the
+		// complete promise, which no worker can survive.
+		c.Delayed = c.Pull && r.IntN(3) == 0
 		c.Horizon = []time.Duration{10 * time.Minute, 30 * time.Minute}[r.IntN(2)]
 		c.ReportDelay = time.Duration(1+r.IntN(60)) * time.Second
 	}

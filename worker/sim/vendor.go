@@ -39,8 +39,9 @@ type Truth struct {
 	// FinalAt is when its final report is ready (zero: not processed, or
 	// an incomplete vendor that never reports it).
 	FinalAt time.Time
-	// pushed: the worker accepted the pushed final report.
-	pushed bool
+	// pushed: the worker accepted the pushed final report; interim: it
+	// accepted the interim one.
+	pushed, interim bool
 }
 
 // Processing is one send the vendor processed.

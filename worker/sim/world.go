@@ -53,6 +53,12 @@ type world struct {
 type crashSignal struct{ point string }
 
 func newWorld(s Schedule, opt Options) (*world, error) {
+	switch opt.Ledger {
+	case "bbolt":
+		s.Config.Bolt = true
+	case "mem":
+		s.Config.Bolt = false
+	}
 	c := s.Config
 	w := &world{s: s, opt: opt, clock: NewClock(c.Start), doubt: map[string][]string{},
 		msgs: map[string]Message{}, faults: map[string]int{}}
@@ -70,7 +76,7 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	w.vendor.push = w.pushReport
 	w.vendor.note = w.note
 	w.ledger = &Ledger{clock: w.clock, doubt: w.addDoubt, Faults: map[string]int{}}
-	if c.Bolt || opt.Plant.LoseBeginOnCrash {
+	if c.Bolt {
 		dir, err := os.MkdirTemp(opt.Dir, "sim-ledger-")
 		if err != nil {
 			return nil, fmt.Errorf("simulate seed %d: %w", s.Seed, err)
