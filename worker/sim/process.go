@@ -95,6 +95,9 @@ func (w *world) pushReport(body []byte, sig string) int {
 	rec := httptest.NewRecorder()
 	w.proc.push.ServeHTTP(rec, req)
 	w.note("report push %s -> %d %s", body, rec.Code, bytes.TrimSpace(rec.Body.Bytes()))
+	if bytes.Contains(rec.Body.Bytes(), []byte(`"settled"`)) {
+		w.outcomes["settled by push"]++
+	}
 	return rec.Code
 }
 

@@ -49,6 +49,9 @@ type Result struct {
 	Steps  int
 	Checks int
 	Faults map[string]int
+	// Outcomes counts the handler's outcomes ("" a requeue) and the
+	// settlements of reports (pull, push, horizon).
+	Outcomes map[string]int
 	// Violation is the first invariant broken (nil: none).
 	Violation *Violation
 	Trace     Trace
@@ -73,7 +76,8 @@ func RunSchedule(s Schedule, opt Options) Result {
 		return r
 	}
 	defer w.close()
-	w.note("config %s", s.Config)
+	w.trace.begin(-1, "config "+w.s.Config.String())
+	w.trace.end()
 	for _, e := range s.Events {
 		w.exec(e)
 		if w.violation != nil || w.fatal != nil {
@@ -86,7 +90,13 @@ func RunSchedule(s Schedule, opt Options) Result {
 
 func (w *world) result(r Result) Result {
 	r.Steps, r.Checks, r.Violation, r.Trace, r.Err = w.steps, w.checks, w.violation, w.trace, w.fatal
-	r.Faults = map[string]int{}
+	r.Faults, r.Outcomes = map[string]int{}, map[string]int{}
+	for k, n := range w.outcomes {
+		if k == "" {
+			k = "requeued"
+		}
+		r.Outcomes[k] += n
+	}
 	for k, n := range w.faults {
 		r.Faults[k] += n
 	}
@@ -194,7 +204,7 @@ func (f Failure) String() string {
 // Summary is what Run did.
 type Summary struct {
 	Schedules, Steps, Checks int
-	Faults                   map[string]int
+	Faults, Outcomes         map[string]int
 	Failures                 []Failure
 	// Errors are schedules the simulator could not run.
 	Errors []error
@@ -204,7 +214,7 @@ type Summary struct {
 // seed is shrunk (unless opt.NoShrink). The error is ctx's when it ended
 // the run early.
 func Run(ctx context.Context, opt Options) (Summary, error) {
-	sum := Summary{Faults: map[string]int{}}
+	sum := Summary{Faults: map[string]int{}, Outcomes: map[string]int{}}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -230,6 +240,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 				sum.Checks += r.Checks
 				for k, n := range r.Faults {
 					sum.Faults[k] += n
+				}
+				for k, n := range r.Outcomes {
+					sum.Outcomes[k] += n
 				}
 				if r.Err != nil {
 					sum.Errors = append(sum.Errors, fmt.Errorf("seed %d: %w", seed, r.Err))

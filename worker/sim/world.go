@@ -38,6 +38,7 @@ type world struct {
 	doubt        map[string][]string
 	msgs         map[string]Message
 	faults       map[string]int
+	outcomes     map[string]int
 	trace        Trace
 	step         int
 	steps        int
@@ -61,7 +62,7 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	}
 	c := s.Config
 	w := &world{s: s, opt: opt, clock: NewClock(c.Start), doubt: map[string][]string{},
-		msgs: map[string]Message{}, faults: map[string]int{}}
+		msgs: map[string]Message{}, faults: map[string]int{}, outcomes: map[string]int{}}
 	w.topo = queues.DefaultTopology(queues.DefaultMain)
 	w.topo.MaxAttempts = c.MaxAttempts
 	if c.Quorum {
@@ -298,6 +299,7 @@ func (w *world) deliver() {
 		return
 	}
 	rec, err := p.handler.Handle(context.Background(), d)
+	w.outcomes[string(rec.Outcome)]++
 	to := rec.Queue
 	if to == "" {
 		to = "acked"
@@ -337,6 +339,8 @@ func (w *world) sweep() {
 		defer w.vendor.DisarmPull()
 	}
 	st, err := w.proc.sweeper.Sweep(context.Background(), w.clock.Now())
+	w.outcomes["settled by pull"] += st.Settled
+	w.outcomes["settled by horizon"] += st.NotSent
 	w.note("sweep: %+v err=%v", st, err)
 }
 
