@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"reflect"
 	"testing"
 )
@@ -50,5 +51,28 @@ func TestSeedsDiffer(t *testing.T) {
 			t.Errorf("seeds %d and %d have the same trace", other, seed)
 		}
 		seen[h] = seed
+	}
+}
+
+// TestRunIsDeterministicAcrossWorkers: the summary of a seed range does
+// not depend on how many schedules run side by side.
+func TestRunIsDeterministicAcrossWorkers(t *testing.T) {
+	run := func(workers int) Summary {
+		s, err := Run(context.Background(), Options{Seeds: 150, FirstSeed: 1000, Workers: workers, NoShrink: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range s.Failures {
+			s.Failures[i].Trace = "" // compared by seed and violation
+		}
+		return s
+	}
+	a, b := run(1), run(3)
+	if a.Steps != b.Steps || a.Checks != b.Checks || !reflect.DeepEqual(a.Faults, b.Faults) ||
+		!reflect.DeepEqual(a.Outcomes, b.Outcomes) || !reflect.DeepEqual(a.Failures, b.Failures) {
+		t.Errorf("1 worker: %d steps, %d failures; 3 workers: %d steps, %d failures", a.Steps, len(a.Failures), b.Steps, len(b.Failures))
+	}
+	if a.Steps < 150*10 {
+		t.Errorf("150 seeds made %d steps; the comparison says little", a.Steps)
 	}
 }
