@@ -42,7 +42,7 @@ func TestLedgerFaults(t *testing.T) {
 		{"slow", "begin", true, false, false, false, time.Second, false},
 		{"pause", "", true, false, false, false, time.Second, false},
 		{"past-deadline", "begin", true, true, true, true, DeadlineModel, false}, // Mem ignores its ctx and writes
-		{"error", "finish", true, false, false, false, 0, false},                // armed for another op
+		{"error", "finish", true, false, false, false, 0, false},                 // armed for another op
 	}
 	for _, c := range cases {
 		t.Run(c.fault+"/"+c.op, func(t *testing.T) {
