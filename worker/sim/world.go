@@ -49,10 +49,6 @@ type world struct {
 	fatal        error
 }
 
-// crashSignal unwinds the worker's code from a crash point to the
-// scheduler (guard), as the process's death would stop it there.
-type crashSignal struct{ point string }
-
 func newWorld(s Schedule, opt Options) (*world, error) {
 	switch opt.Ledger {
 	case "bbolt":
@@ -116,67 +112,6 @@ func (w *world) note(format string, args ...any) { w.trace.note(fmt.Sprintf(form
 func (w *world) addDoubt(refkey, why string) {
 	w.doubt[refkey] = append(w.doubt[refkey], why)
 	w.note("in doubt: %s: %s", refkey, why)
-}
-
-func (w *world) crashPoint(p string) {
-	if w.crashAt == p {
-		w.crashAt = ""
-		panic(crashSignal{p})
-	}
-}
-
-func (w *world) midSend() {
-	if w.closeMidSend && w.proc.ch != nil {
-		w.closeMidSend = false
-		w.faults["close-mid-send"]++
-		w.note("the consume channel closes mid-send")
-		w.proc.ch.Close()
-	}
-}
-
-// guard runs worker code; a crash point reached inside it crashes the
-// process.
-func (w *world) guard(f func()) {
-	defer func() {
-		if r := recover(); r != nil {
-			c, ok := r.(crashSignal)
-			if !ok {
-				panic(r)
-			}
-			w.crash(c.point)
-		}
-	}()
-	f()
-}
-
-// crash kills the worker process and starts a new one: the broker
-// requeues its unacked deliveries, every ATTEMPTING entry is in doubt,
-// the ledger file is closed and opened again.
-func (w *world) crash(point string) {
-	w.faults["crash-"+point]++
-	w.note("CRASH (%s): the worker process dies and restarts", point)
-	if w.proc.ch != nil {
-		w.proc.ch.Close()
-	}
-	if w.drainCh != nil {
-		w.drainCh.Close()
-		w.drainCh = nil
-	}
-	if es, err := w.ledger.Inner().List(context.Background(), ledger.Attempting, 0); err == nil {
-		for _, e := range es {
-			w.addDoubt(e.RefKey, "the worker crashed during its attempt")
-		}
-	}
-	if err := w.ledger.Crash(); err != nil {
-		w.fatal = err
-		return
-	}
-	p, err := w.newProcess()
-	if err != nil {
-		w.fatal = err
-		return
-	}
-	w.proc = p
 }
 
 // message returns the Message and body of a Publish event.
