@@ -82,4 +82,3 @@ func (w *world) crash(point string) {
 	}
 	w.proc = p
 }
-
