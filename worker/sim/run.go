@@ -22,6 +22,10 @@ type Options struct {
 	Progress func(done, failed int)
 	// NoShrink reports failing seeds without shrinking them.
 	NoShrink bool
+	// ShrinkPerInvariant is how many failing seeds of each invariant Run
+	// shrinks, the lowest seeds first (0 = 3); the others keep their
+	// whole schedule and no trace (replay them by seed).
+	ShrinkPerInvariant int
 	// Dir is where the bbolt ledgers' temporary folders go ("" = the
 	// system's temporary folder).
 	Dir string
@@ -185,8 +189,9 @@ type Failure struct {
 	Seed      uint64
 	Violation Violation
 	// Events is the number of events of the seed's schedule; Shrunk the
-	// smallest schedule found that still breaks the same invariant, and
-	// Trace that schedule's trace.
+	// smallest schedule found that still breaks the same invariant (the
+	// whole schedule when it was not shrunk), and Trace that schedule's
+	// trace ("" when it was not shrunk: replay the seed).
 	Events int
 	Shrunk Schedule
 	Trace  string
@@ -197,6 +202,9 @@ func (f Failure) String() string {
 	s := fmt.Sprintf("seed %d: %s\nshrunk schedule (%d of %d events), %s:\n", f.Seed, f.Violation, len(f.Shrunk.Events), f.Events, f.Shrunk.Config)
 	for i, e := range f.Shrunk.Events {
 		s += fmt.Sprintf("  %2d %s\n", i, e)
+	}
+	if f.Trace == "" {
+		return s + "(not shrunk; no trace kept: replay the seed)\n"
 	}
 	return s + "trace of the shrunk schedule:\n" + f.Trace + "\n"
 }
@@ -229,10 +237,7 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 				r := RunSchedule(s, opt)
 				var f *Failure
 				if r.Violation != nil {
-					f = &Failure{Seed: seed, Violation: *r.Violation, Events: len(s.Events), Shrunk: s, Trace: r.Trace.String()}
-					if !opt.NoShrink {
-						f.Shrunk, f.Trace = Shrink(s, opt, r.Violation.Invariant)
-					}
+					f = &Failure{Seed: seed, Violation: *r.Violation, Events: len(s.Events), Shrunk: s}
 				}
 				mu.Lock()
 				sum.Schedules++
@@ -271,7 +276,37 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 	close(seeds)
 	wg.Wait()
 	sortFailures(sum.Failures)
+	if !opt.NoShrink {
+		shrinkFirst(sum.Failures, opt, workers)
+	}
 	return sum, err
+}
+
+// shrinkFirst shrinks the ShrinkPerInvariant lowest failing seeds of each
+// invariant (fs sorted by seed), side by side, and keeps their traces.
+func shrinkFirst(fs []Failure, opt Options, workers int) {
+	per := opt.ShrinkPerInvariant
+	if per <= 0 {
+		per = 3
+	}
+	taken := map[string]int{}
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range jobs {
+				fs[i].Shrunk, fs[i].Trace = Shrink(fs[i].Shrunk, opt, fs[i].Violation.Invariant)
+			}
+		})
+	}
+	for i := range fs {
+		if inv := fs[i].Violation.Invariant; taken[inv] < per {
+			taken[inv]++
+			jobs <- i
+		}
+	}
+	close(jobs)
+	wg.Wait()
 }
 
 func sortFailures(fs []Failure) {

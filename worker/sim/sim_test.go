@@ -50,6 +50,8 @@ func TestSimulate(t *testing.T) {
 	t.Logf("%d schedules, %d steps, %d invariant checks, %d failing seeds", sum.Schedules, sum.Steps, sum.Checks, len(sum.Failures))
 	known := map[string][]uint64{}
 	for _, f := range sum.Failures {
+		r := RunSchedule(f.Shrunk, Options{}) // Run keeps no trace of an unshrunk failure
+		f.Trace = r.Trace.String()
 		c := classify(f)
 		if slices.Contains(knownOnThisBranch, c) {
 			known[c] = append(known[c], f.Seed)

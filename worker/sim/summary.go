@@ -34,9 +34,21 @@ func (s Summary) WriteMarkdown(w io.Writer, firstSeed uint64) error {
 	table("Faults that fired", s.Faults)
 	table("Outcomes and settlements", s.Outcomes)
 	if len(s.Failures) > 0 {
-		fmt.Fprintf(&b, "\n## Failing seeds\n")
+		by := map[string][]uint64{}
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "\n### seed %d: %s\n\n```\n%s```\n", f.Seed, f.Violation.Invariant, f.String())
+			by[f.Violation.Invariant] = append(by[f.Violation.Invariant], f.Seed)
+		}
+		fmt.Fprintf(&b, "\n## Failing seeds by invariant\n\n| invariant | seeds | lowest |\n|---|---|---|\n")
+		for _, inv := range Invariants {
+			if seeds := by[inv]; len(seeds) > 0 {
+				fmt.Fprintf(&b, "| %s | %d | %s |\n", inv, len(seeds), strings.Trim(fmt.Sprint(seeds[:min(10, len(seeds))]), "[]"))
+			}
+		}
+		fmt.Fprintf(&b, "\n## Shrunk failures\n")
+		for _, f := range s.Failures {
+			if f.Trace != "" {
+				fmt.Fprintf(&b, "\n### seed %d: %s\n\n```\n%s```\n", f.Seed, f.Violation.Invariant, f.String())
+			}
 		}
 	}
 	for _, err := range s.Errors {
