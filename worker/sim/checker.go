@@ -193,12 +193,17 @@ func CheckQuiescent(v View) []Violation {
 		// a lost channel, or a producer's duplicate, can run out while
 		// another copy is sent); one of a sent message dead-lettered over
 		// the quorum delivery limit (its original redelivered after the
-		// send). None breaks never twice or never lost; each is the place
-		// only when there is no other.
+		// send), or of one whose copy waits in the unknown queue (its
+		// original was requeued after the copy was routed, by crashes or
+		// lost sessions, until the limit dead-lettered it: the copy in
+		// doubt is the message's place and is settled like any UNKNOWN).
+		// None breaks never twice or never lost; each is the place only
+		// when there is no other.
 		doubt := len(v.Doubt[m.RefKey]) > 0
 		exhausted := func(c Copy) bool { return c.Outcome == string(outcome.NotSent) && c.Attempt >= v.MaxAttempts }
+		waitsInUnknown := doubt && slices.ContainsFunc(copies, func(c Copy) bool { return c.Queue == v.Names.Unknown })
 		residue := func(c Copy) bool {
-			return c.Queue == v.Names.Dead && (exhausted(c) || processed && c.DeathReason == "delivery_limit")
+			return c.Queue == v.Names.Dead && (exhausted(c) || (processed || waitsInUnknown) && c.DeathReason == "delivery_limit")
 		}
 		var qs []string
 		inUnknown, inDead := false, false

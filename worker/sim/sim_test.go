@@ -18,15 +18,7 @@ const simSeeds = 10_000
 // branches, and one class it found beyond them. TestSimulate tolerates
 // their seeds and lists them; any other failure fails it. When a fix is
 // merged, delete its name here: its seeds must then pass.
-var knownOnThisBranch = []string{
-	DefectAttemptingNeverSwept,
-	DefectHorizonAfterPullFail,
-	DefectHorizonAfterInterim,
-	DefectBoltBeginDeadline,
-	DefectWindowAfterToken,
-	DefectStaleFinish,
-	DefectDeliveryLimit,
-}
+var knownOnThisBranch = []string{}
 
 // TestSimulate runs the fixed seed set and fails on any failing seed that
 // is not a known defect of this branch (printed shrunk, with its trace).

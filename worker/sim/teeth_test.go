@@ -1,50 +1,67 @@
 package sim
 
-import "testing"
+import (
+	"context"
+	"os"
+	"testing"
+)
 
-// defectSeeds is the proof of teeth on THIS BRANCH, which does not have
-// issue 27's fixes: each row is a seed of TestSimulate's fixed set whose
-// schedule breaks the invariant named, and whose shrunk schedule
-// classify names as the defect. The rows pass today because the defects
-// are here. When a fix is merged, its rows must turn: the lead keeps
-// them as checks against the defect put back (a patch under testdata, or
-// a mutant), and the seed itself must then pass. The last two rows are a
-// defect beyond the issue's list (DefectDeliveryLimit).
+// defectSeeds is the proof of teeth against issue 27's defects. Each
+// defect is fixed in the worker; testdata/sim-defects/<patch>.patch puts
+// it back. Each row is a seed of TestSimulate's fixed set whose schedule
+// broke the invariant named while the defect was in the code, and whose
+// shrunk schedule classify names as the defect.
+//
+// Without SIM_DEFECT the rows' seeds must pass (the defects stay fixed).
+// `./run.sh simulate TEETH=1` applies each patch to a copy of the tree and
+// runs TestTeethDefectPutBack there with SIM_DEFECT=<patch>: the patch's
+// rows must then fail again, shrink, replay the same trace twice, and
+// the whole fixed seed set must find the defect.
 var defectSeeds = []struct {
+	patch     string // testdata/sim-defects/<patch>.patch
 	defect    string
 	seed      uint64
 	invariant string
 }{
-	{DefectAttemptingNeverSwept, 1, InvSettled},
-	{DefectAttemptingNeverSwept, 2, InvSettled},
-	{DefectHorizonAfterPullFail, 291, InvLedgerAgrees},
-	{DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
-	{DefectHorizonAfterInterim, 49, InvLedgerAgrees},
-	{DefectHorizonAfterInterim, 688, InvLedgerAgrees},
-	{DefectBoltBeginDeadline, 68, InvLedgerAgrees},
-	{DefectBoltBeginDeadline, 73, InvLedgerAgrees},
-	{DefectWindowAfterToken, 65, InvSendWindow},
-	{DefectWindowAfterToken, 662, InvSendWindow},
-	{DefectStaleFinish, 77, InvLedgerStopNeedsFault},
-	{DefectStaleFinish, 272, InvLedgerStopNeedsFault},
-	{DefectDeliveryLimit, 3238, InvOnePlace},
-	{DefectDeliveryLimit, 5403, InvOnePlace},
+	{"attempting-never-swept", DefectAttemptingNeverSwept, 1, InvSettled},
+	{"attempting-never-swept", DefectAttemptingNeverSwept, 2, InvSettled},
+	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 291, InvLedgerAgrees},
+	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
+	{"horizon-after-interim", DefectHorizonAfterInterim, 49, InvLedgerAgrees},
+	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
+	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 68, InvLedgerAgrees},
+	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 73, InvLedgerAgrees},
+	{"window-not-rechecked-in-send", DefectWindowAfterToken, 65, InvSendWindow},
+	{"window-not-rechecked-in-send", DefectWindowAfterToken, 662, InvSendWindow},
+	{"stale-finish-is-ledger-failure", DefectStaleFinish, 77, InvLedgerStopNeedsFault},
+	{"stale-finish-is-ledger-failure", DefectStaleFinish, 272, InvLedgerStopNeedsFault},
 }
 
-// TestTeethDefectsOnThisBranch: each defect's seeds break their invariant
-// (the simulator finds the defect), shrink to a few events that still
-// show it, and the shrunk schedule replays the same trace twice.
-func TestTeethDefectsOnThisBranch(t *testing.T) {
+// TestTeethDefectPutBack: without SIM_DEFECT every row's seed passes; with
+// SIM_DEFECT=<patch> (the tree carries that patch) the patch's rows break
+// their invariant, shrink to a few events classify names as the defect,
+// the shrunk schedule replays the same trace twice, and Run over the CI's
+// fixed seed set finds the defect.
+func TestTeethDefectPutBack(t *testing.T) {
+	putBack := os.Getenv("SIM_DEFECT")
+	if putBack != "" && defectInvariant(putBack) == "" {
+		t.Fatalf("SIM_DEFECT=%q names no row of defectSeeds", putBack)
+	}
 	for _, c := range defectSeeds {
-		t.Run(c.defect, func(t *testing.T) {
+		t.Run(c.patch, func(t *testing.T) {
 			if c.seed >= simSeeds {
 				t.Fatalf("seed %d is outside TestSimulate's set (0 to %d)", c.seed, simSeeds-1)
 			}
 			s := Generate(c.seed)
 			r := RunSchedule(s, Options{})
+			if c.patch != putBack {
+				if r.Violation != nil {
+					t.Fatalf("seed %d (found %q when it was in the code): %v", c.seed, c.defect, r.Violation)
+				}
+				return
+			}
 			if r.Violation == nil || r.Violation.Invariant != c.invariant {
-				t.Fatalf("seed %d: violation %v; want %s (the defect %q is fixed? then this row must move to a defect-put-back check)",
-					c.seed, r.Violation, c.invariant, c.defect)
+				t.Fatalf("seed %d with %q put back: violation %v; want %s", c.seed, c.defect, r.Violation, c.invariant)
 			}
 			sh, tr := Shrink(s, Options{}, c.invariant)
 			f := Failure{Seed: c.seed, Violation: *r.Violation, Events: len(s.Events), Shrunk: sh, Trace: tr}
@@ -58,9 +75,40 @@ func TestTeethDefectsOnThisBranch(t *testing.T) {
 			if a.Hash() != b.Hash() || a.Violation == nil || a.Violation.Invariant != c.invariant {
 				t.Errorf("seed %d: the shrunk schedule does not replay: %v / %v", c.seed, a.Violation, b.Violation)
 			}
-			t.Logf("seed %d, %s, shrunk to %d of %d events", c.seed, r.Violation, len(sh.Events), len(s.Events))
+			w1, w2 := RunSchedule(s, Options{}), RunSchedule(s, Options{})
+			if w1.Hash() != w2.Hash() {
+				t.Errorf("seed %d: two runs of the whole schedule gave two traces", c.seed)
+			}
+			t.Logf("seed %d, %s, shrunk to %d of %d events, trace %x twice", c.seed, r.Violation, len(sh.Events), len(s.Events), w1.Hash())
 		})
 	}
+	if putBack == "" {
+		return
+	}
+	sum, err := Run(context.Background(), Options{Seeds: simSeeds, NoShrink: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range sum.Failures {
+		if f.Violation.Invariant == defectInvariant(putBack) {
+			found++
+		}
+	}
+	if found == 0 {
+		t.Errorf("with %s put back, none of the %d fixed seeds broke %s", putBack, simSeeds, defectInvariant(putBack))
+	}
+	t.Logf("with %s put back, %d of the %d fixed seeds broke %s", putBack, found, simSeeds, defectInvariant(putBack))
+}
+
+// defectInvariant is the invariant defectSeeds expects of patch.
+func defectInvariant(patch string) string {
+	for _, r := range defectSeeds {
+		if r.patch == patch {
+			return r.invariant
+		}
+	}
+	return ""
 }
 
 // TestTeethPlantedDefects: the simulator catches the negative controls
