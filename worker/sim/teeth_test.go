@@ -31,9 +31,9 @@ var defectSeeds = []struct {
 	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
 	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 68, InvLedgerAgrees},
 	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 73, InvLedgerAgrees},
-	{"window-not-rechecked-in-send", DefectWindowAfterToken, 65, InvSendWindow},
-	{"window-not-rechecked-in-send", DefectWindowAfterToken, 662, InvSendWindow},
-	{"stale-finish-is-ledger-failure", DefectStaleFinish, 77, InvLedgerStopNeedsFault},
+	{"window-not-rechecked-in-send", DefectWindowAfterToken, 2569, InvSendWindow},
+	{"window-not-rechecked-in-send", DefectWindowAfterToken, 4330, InvSendWindow},
+	{"stale-finish-is-ledger-failure", DefectStaleFinish, 412, InvLedgerStopNeedsFault},
 	{"stale-finish-is-ledger-failure", DefectStaleFinish, 272, InvLedgerStopNeedsFault},
 }
 
@@ -54,7 +54,10 @@ func TestTeethDefectPutBack(t *testing.T) {
 			}
 			s := Generate(c.seed)
 			r := RunSchedule(s, Options{})
-			if c.patch != putBack {
+			switch {
+			case putBack != "" && c.patch != putBack:
+				return // another defect's seed: the one put back may show there too
+			case c.patch != putBack:
 				if r.Violation != nil {
 					t.Fatalf("seed %d (found %q when it was in the code): %v", c.seed, c.defect, r.Violation)
 				}
