@@ -5,11 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"os"
 	"strings"
 
 	"github.com/containerd/errdefs"
 	"github.com/testcontainers/testcontainers-go"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // ErrImagesMissing is returned (wrapped) when image names are not set or an
@@ -178,4 +181,13 @@ func EnsureTestcontainersEnv() {
 			os.Setenv(k, v)
 		}
 	}
+}
+
+// LogTestcontainersTo sends testcontainers-go's own log lines (container
+// started, stopped, terminated: emoji and container ids) to w instead of
+// standard error, where they fell between the lab's progress lines. A
+// command calls it at its edge, like EnsureTestcontainersEnv; errors still
+// come back as Go errors and are reported by the lab.
+func LogTestcontainersTo(w io.Writer) {
+	tclog.SetDefault(log.New(w, "", log.LstdFlags))
 }

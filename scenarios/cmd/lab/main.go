@@ -104,6 +104,7 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
+	quietTestcontainers(os.Getenv)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
 	stop()
 	os.Exit(exitCode(err, os.Stderr))
