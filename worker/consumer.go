@@ -10,6 +10,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
@@ -349,26 +350,44 @@ func (c *consumer) loop(ctx context.Context) error {
 	}
 }
 
-// waitLedger waits until the handler's ledger answers Ping (each try
-// bounded by LedgerTimeout, tries spaced by bo), or ctx is done (false).
-// A ledger without Ping is waited for one backoff delay.
+// waitLedger waits until the handler's ledger takes a write again
+// (ledgerCheck: CheckWrite, else Ping; each try bounded by LedgerTimeout),
+// or ctx is done (false). It always backs off first, one delay of bo
+// before every try, the first one included: a ledger that answers at once
+// but fails the next Begin (a read passes, a write does not) would
+// otherwise have the loop take and requeue the queue's head message in a
+// tight cycle, and each requeue costs a quorum queue one delivery of its
+// delivery limit (issue 27). A ledger with neither check is waited for
+// one delay.
 func (c *consumer) waitLedger(ctx context.Context, bo interface{ NextBackOff() time.Duration }) bool {
-	p, ok := c.handler.c.Ledger.(Pinger)
+	check := ledgerCheck(c.handler.c.Ledger)
 	for tries := 1; ; tries++ {
-		if !ok {
-			return sleep(ctx, bo.NextBackOff(), nil)
-		}
-		pctx, cancel := context.WithTimeout(ctx, c.cfg.LedgerTimeout)
-		err := p.Ping(pctx)
-		cancel()
-		if err == nil {
-			c.log.Info("ledger answers again; reconnecting", "tries", tries)
-			return true
-		}
 		d := bo.NextBackOff()
-		c.log.Warn("ledger still does not answer", "error", Redact(err.Error(), ""), "tries", tries, "delay", d.String())
 		if !sleep(ctx, d, nil) {
 			return false
 		}
+		if check == nil {
+			return true
+		}
+		pctx, cancel := context.WithTimeout(ctx, c.cfg.LedgerTimeout)
+		err := check(pctx)
+		cancel()
+		if err == nil {
+			c.log.Info("ledger takes writes again; reconnecting", "tries", tries)
+			return true
+		}
+		c.log.Warn("ledger still does not take a write", "error", Redact(err.Error(), ""), "tries", tries)
 	}
+}
+
+// ledgerCheck returns how to ask l whether it takes writes: its
+// CheckWrite (ledger.WriteChecker), else its Ping (Pinger), else nil.
+func ledgerCheck(l any) func(context.Context) error {
+	if w, ok := l.(ledger.WriteChecker); ok {
+		return w.CheckWrite
+	}
+	if p, ok := l.(Pinger); ok {
+		return p.Ping
+	}
+	return nil
 }

@@ -217,3 +217,62 @@ func TestSendFence(t *testing.T) {
 		})
 	}
 }
+
+// lateLedger is a real ledger whose Begin starts only once the test closes
+// release, whatever its ctx says: a Begin queued behind bbolt's writer
+// lock (a long Prune, a slow commit) past the handler's deadline. done
+// gets each inner Begin's error when it returns.
+type lateLedger struct {
+	ledgerGetter
+	release chan struct{}
+	done    chan error
+}
+
+func (l lateLedger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
+	<-l.release
+	d, e, err := l.ledgerGetter.Begin(ctx, refkey, bodyHash, now)
+	l.done <- err
+	return d, e, err
+}
+
+// TestLedgerBeginPastDeadlineLeavesNoAttempt: a Begin that reaches the
+// bbolt file only after the handler gave up on it (LedgerTimeout 50 ms)
+// writes nothing. The delivery is requeued unsent, the file has no
+// ATTEMPTING entry for its refkey, and the redelivery is sent once
+// instead of going to the unknown queue as a false UNKNOWN.
+func TestLedgerBeginPastDeadlineLeavesNoAttempt(t *testing.T) {
+	const refkey = "r-late-begin"
+	led := openLedger(t)
+	r := newRig(t, led, inWindow)
+	late := lateLedger{ledgerGetter: led, release: make(chan struct{}), done: make(chan error, 1)}
+	r.h.c.Ledger, r.h.c.LedgerTimeout = late, 50*time.Millisecond
+	b := body(t, refkey, message.Info)
+	ack := &fakeAcker{}
+	rec, err := r.h.Handle(context.Background(), delivery(ack, 1, b, nil))
+	if !errors.Is(err, ErrLedgerDeadline) || r.send.calls() != 0 {
+		t.Fatalf("Handle = %v, sends %d; want ErrLedgerDeadline and no send", err, r.send.calls())
+	}
+	if acks, nacks := ack.counts(); acks != 0 || nacks != 1 || !ack.requeues[0] || !rec.Requeued {
+		t.Errorf("acks %d nacks %d requeues %v requeued %v, want one nack with requeue", acks, nacks, ack.requeues, rec.Requeued)
+	}
+	close(late.release) // the writer lock is free: the abandoned Begin runs now
+	if berr := <-late.done; !errors.Is(berr, context.DeadlineExceeded) {
+		t.Errorf("the abandoned Begin returned %v; want it refused with its deadline", berr)
+	}
+	if got := r.state(t, refkey); got != "" {
+		t.Errorf("ledger %q after the abandoned Begin; want no entry (nothing left the worker)", got)
+	}
+
+	ack2 := &fakeAcker{}
+	d := delivery(ack2, 2, b, nil)
+	d.Redelivered = true
+	rec2, err := r.h.Handle(context.Background(), d)
+	<-late.done
+	if err != nil || rec2.Outcome != outcome.Sent || rec2.Queue != "" || r.send.calls() != 1 {
+		t.Errorf("redelivery: outcome %q queue %q err %v sends %d; want SENT once, not routed to %s",
+			rec2.Outcome, rec2.Queue, err, r.send.calls(), names.Unknown)
+	}
+	if got := r.state(t, refkey); got != outcome.Sent {
+		t.Errorf("ledger %q after the redelivery; want %q", got, outcome.Sent)
+	}
+}

@@ -17,8 +17,11 @@
 //	     |                 --Unresolved------------------> unknown queue + ack (ledger untouched)
 //	     |                 --Conflict (other body)-------> dead queue, INVALID REFKEY_CONFLICT + ack
 //	     |                 --Proceed
+//	     |    gate: session lost / window / fence ----> requeue / held queue / retry queue, ledger NOT_SENT
 //	     v
-//	 Sender (vendorapi.Client): SENT ---------------------> ledger SENT + ack
+//	 Sender (vendorapi.Client), for an ad the window read again right before each message POST
+//	                         window closed ------------> held queue + ack, ledger NOT_SENT
+//	                         SENT ---------------------> ledger SENT + ack
 //	                         REJECTED -----------------> failed queue + ack
 //	                         NOT_SENT -----------------> retry queue (attempt+1, expiration = retry
 //	                                                     delay or Retry-After, bounded) or dead queue + ack
@@ -33,7 +36,10 @@
 // request goes out; when it cannot be written the message is nacked with
 // requeue, the session is closed and the worker consumes again once the
 // ledger answers (Handle's error wraps ErrLedger; the consume loop waits
-// instead of exiting, docs/deployment.md, Deadlines).
+// instead of exiting, docs/deployment.md, Deadlines). An outcome the ledger
+// refuses because a delivery report or an operator settled the entry first
+// (ledger.ErrStaleAttempt) is the ledger's answer, not a failure: it is
+// logged, the settlement is kept, and the delivery is routed and acked.
 //
 // # Concurrency
 //

@@ -22,7 +22,8 @@ import (
 
 // ErrLedger is wrapped by Handle's error when the ledger could not be
 // written. Before a send it means the message was NOT sent and was nacked
-// with requeue; the worker must stop.
+// with requeue; the worker must stop. A Finish refused as stale
+// (ledger.ErrStaleAttempt) is not one: the ledger answered.
 var ErrLedger = errors.New("ledger write failed")
 
 // Publisher re-publishes a message to a queue (default exchange, routing key
@@ -34,6 +35,12 @@ type Publisher interface {
 
 // Sender sends one notification to the vendor. *vendorapi.Client satisfies it.
 // A nil error means SENT; otherwise the class comes from vendorapi.ClassOf.
+// For an ad, ctx carries the send window's check (vendorapi.WithBeforePost):
+// a Sender that makes its own calls before the message POST (a token call)
+// should run it right before that POST and, when it refuses, return a
+// NotSent error wrapping vendorapi.ErrRefusedBeforePost and the check's
+// error, as *vendorapi.Client does; the handler then holds the ad. A Sender
+// that ignores it is judged by the handler's look before Send alone.
 type Sender interface {
 	Send(ctx context.Context, n message.Notification) (vendorapi.Result, error)
 	Close() error
@@ -91,6 +98,16 @@ type HandlerConfig struct {
 	// before Begin and the start of the send; past it the send is refused
 	// NOT_SENT. 0 = DefaultSendFence (docs/deployment.md, Fencing).
 	SendFence time.Duration
+	// PostFence is the longest, by Clock, between the clock reading taken
+	// before Begin and any message POST of the attempt, checked inside the
+	// vendor call right before each POST (the token call and a 401's
+	// refetch come between SendFence's check and the POST). Past it the
+	// POST is refused NOT_SENT: the worker was frozen inside the vendor
+	// call, and a delivery report's or the horizon's settlement of the
+	// attempt may already have sent a copy. 0 = SendFence + 3 x
+	// DefaultResponseTimeout; run sets SendFence + 3 x the response timeout
+	// (docs/deployment.md, Fencing).
+	PostFence time.Duration
 	// RetryDelay is how long a NOT_SENT message waits in the retry queue
 	// (its per-message expiration) when the vendor sent no Retry-After;
 	// 0 = DefaultRetryDelay. RetryMaxDelay bounds a Retry-After; 0 =
@@ -143,6 +160,9 @@ func NewHandler(c HandlerConfig) *Handler {
 	if c.SendFence <= 0 {
 		c.SendFence = DefaultSendFence
 	}
+	if c.PostFence <= 0 {
+		c.PostFence = c.SendFence + 3*DefaultResponseTimeout
+	}
 	if c.RetryDelay <= 0 {
 		c.RetryDelay = DefaultRetryDelay
 	}
@@ -175,7 +195,9 @@ func (h *Handler) WithPublisher(p Publisher) *Handler {
 //
 // The error is nil except when the worker must stop: it wraps ErrLedger
 // (the ledger could not be written). When the ledger failed before a send,
-// nothing was sent and d was nacked with requeue.
+// nothing was sent and d was nacked with requeue. A Finish the ledger
+// refuses as stale (the entry was settled meanwhile) is no error: it is
+// logged and d is routed and acked as usual (finishLedger, staleFinish).
 func (h *Handler) Handle(ctx context.Context, d amqp.Delivery) (rec records.Record, err error) {
 	return h.handle(ctx, d, nil, nil)
 }
@@ -278,13 +300,15 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 		return rec, fmt.Errorf("begin ledger entry %q: %w: unknown decision %d", n.RefKey, ErrLedger, decision)
 	}
 
-	// The last look before the request: the session, the window and the
-	// fence are read again now that Begin (however slow) is done.
+	// The last look before Send: the session, the window and the fence
+	// are read again now that Begin (however slow) is done. The window is
+	// read once more inside Send, right before each message POST
+	// (postCheck): the token call may come first.
 	if refused, ferr := h.gate(ctx, d, n, &rec, now, entry, finish); refused {
 		return rec, ferr
 	}
 	cpu0 := ProcessCPUMS()
-	res, serr := h.c.Sender.Send(ctx, n)
+	res, serr := h.c.Sender.Send(h.postCheck(ctx, n, now), n)
 	if cpu0 >= 0 {
 		rec.SendCPUMS = ProcessCPUMS() - cpu0
 	}
@@ -293,6 +317,12 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 		release()
 	}
 	setTrace(&rec, res.Trace)
+	if at, held := heldInSend(serr); held {
+		// The vendor client refused the POST (the first, or the resend
+		// after a 401, whose first POST was refused unprocessed) at this
+		// reading: nothing of it was processed, NOT_SENT is true.
+		return rec, h.holdClosed(ctx, d, &rec, at, "not sent: the send window closed inside the vendor call, before the request", finish)
+	}
 	class := vendorapi.ClassOf(serr)
 	var se *vendorapi.SendError
 	var retryAfter time.Duration

@@ -3,11 +3,16 @@ package worker
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
 // seoulAt is 2026-11-30 h:m:s in Asia/Seoul.
@@ -123,6 +128,181 @@ func TestWindowRecheckedBeforeSend(t *testing.T) {
 			rec2, err := r.h.Handle(context.Background(), delivery(ack, 2, r.pub.pubs[0].p.Body, r.pub.pubs[0].p.Headers))
 			if err != nil || rec2.Outcome != outcome.Sent || r.send.calls() != 1 {
 				t.Errorf("morning: outcome %q err %v sends %d, want SENT once", rec2.Outcome, err, r.send.calls())
+			}
+		})
+	}
+}
+
+// callVendor is a plain-HTTP vendor for a real vendorapi.Client: onToken
+// and onMessage run with each call's number (from 1) before it answers;
+// onMessage returning a status other than 0 answers that status instead
+// of success.
+type callVendor struct {
+	srv              *httptest.Server
+	tokens, messages atomic.Int64
+	onToken          func(n int64)
+	onMessage        func(n int64) int
+}
+
+func startCallVendor(t *testing.T, v *callVendor) *vendorapi.Client {
+	t.Helper()
+	v.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case vendorapi.TokenPath:
+			n := v.tokens.Add(1)
+			if v.onToken != nil {
+				v.onToken(n)
+			}
+			fmt.Fprintf(w, `{"accesstoken":"tok-%d","type":"Bearer","expired":%q}`, n, time.Now().Add(time.Hour).Format(time.RFC3339))
+		case vendorapi.MessagePath:
+			n := v.messages.Add(1)
+			if v.onMessage != nil {
+				if status := v.onMessage(n); status != 0 {
+					w.WriteHeader(status)
+					fmt.Fprintf(w, `{"code":"%d","description":"refused"}`, status)
+					return
+				}
+			}
+			fmt.Fprintf(w, `{"code":"1000","description":"success","messagekey":"mk-%d"}`, n)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(v.srv.Close)
+	c := vendorapi.NewClient(v.srv.URL, vendorapi.Credentials{ClientID: "lab", ClientSecret: "s"},
+		vendorapi.NewPooled(vendorapi.Config{ResponseTimeout: 5 * time.Second}))
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+// TestWindowRecheckedInsideSend: the window is open when the handler's
+// last look passes (20:49:59), but inside the vendor call the clock
+// crosses 20:50 before the message POST: during the token call, or during
+// the token refetch after a 401 on the first POST. The ad's POST is not
+// made (the vendor sees none, or only the one answered 401): it is held
+// until 08:00 as OUTSIDE_SEND_WINDOW, its attempt closed NOT_SENT, and the
+// held copy is sent once in the morning. An info message in the same
+// position is sent (the window is for ads), and an ad whose token call
+// ends before 20:50 is sent too.
+func TestWindowRecheckedInsideSend(t *testing.T) {
+	unauthorizedFirst := func(n int64) int {
+		if n == 1 {
+			return http.StatusUnauthorized
+		}
+		return 0
+	}
+	for _, tc := range []struct {
+		name       string
+		cat        message.Category
+		crossOn    int64             // the token call during which the clock moves
+		after      time.Time         // where it moves to
+		onMessage  func(n int64) int // nil: every POST succeeds
+		sent       bool
+		wantPosts  int64 // message POSTs the vendor saw
+		wantTokens int64
+	}{
+		{"ad, token call crosses 20:50", message.Ad, 1, seoulAt(20, 50, 1), nil, false, 0, 1},
+		{"ad, refetch after 401 crosses 20:50", message.Ad, 2, seoulAt(20, 50, 1), unauthorizedFirst, false, 1, 2},
+		{"ad, token call ends 20:49:59", message.Ad, 1, seoulAt(20, 49, 59), nil, true, 1, 1},
+		{"info, token call crosses 20:50", message.Info, 1, seoulAt(20, 50, 1), nil, true, 1, 1},
+		{"info, refetch after 401 crosses 20:50", message.Info, 2, seoulAt(20, 50, 1), unauthorizedFirst, true, 2, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, nil, seoulAt(20, 49, 59))
+			clk := &stepClock{t: seoulAt(20, 49, 59)}
+			r.h.c.Clock = clk
+			v := &callVendor{onMessage: tc.onMessage, onToken: func(n int64) {
+				if n == tc.crossOn {
+					clk.set(tc.after)
+				}
+			}}
+			r.h.c.Sender = startCallVendor(t, v)
+			ack := &fakeAcker{}
+			rec, err := r.h.Handle(context.Background(), delivery(ack, 1, body(t, "r-call", tc.cat), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if posts, tokens := v.messages.Load(), v.tokens.Load(); posts != tc.wantPosts || tokens != tc.wantTokens {
+				t.Errorf("vendor saw %d message POSTs and %d token calls, want %d and %d", posts, tokens, tc.wantPosts, tc.wantTokens)
+			}
+			if tc.sent {
+				if rec.Outcome != outcome.Sent || r.state(t, "r-call") != outcome.Sent {
+					t.Errorf("outcome %q ledger %q error %q, want SENT", rec.Outcome, r.state(t, "r-call"), rec.Error)
+				}
+				return
+			}
+			if rec.Outcome != outcome.OutsideSendWindow || rec.Queue != names.Held || len(r.pub.pubs) != 1 || r.pub.pubs[0].queue != names.Held {
+				t.Fatalf("outcome %q queue %q copies %d error %q, want held (POSTed at %s, after the window closed)",
+					rec.Outcome, rec.Queue, len(r.pub.pubs), rec.Error, tc.after.Format("15:04:05"))
+			}
+			nextMorning := time.Date(2026, 12, 1, 8, 0, 0, 0, seoul)
+			if !rec.HeldUntil.Equal(nextMorning) || !rec.Clock.Equal(tc.after) {
+				t.Errorf("held until %v by the reading %v, want %v by %v", rec.HeldUntil, rec.Clock, nextMorning, tc.after)
+			}
+			if want := fmt.Sprint(nextMorning.Sub(tc.after).Milliseconds()); r.pub.pubs[0].p.Expiration != want {
+				t.Errorf("expiration %q ms, want %s", r.pub.pubs[0].p.Expiration, want)
+			}
+			if acks, nacks := ack.counts(); acks != 1 || nacks != 0 {
+				t.Errorf("acks %d nacks %d, want 1 ack", acks, nacks)
+			}
+			if got := r.state(t, "r-call"); got != outcome.NotSent {
+				t.Errorf("ledger %q, want %q (no POST of it was processed)", got, outcome.NotSent)
+			}
+			// The held copy comes back at 08:00 and is sent once.
+			clk.set(nextMorning)
+			rec2, err := r.h.Handle(context.Background(), delivery(ack, 2, r.pub.pubs[0].p.Body, r.pub.pubs[0].p.Headers))
+			if err != nil || rec2.Outcome != outcome.Sent || v.messages.Load() != tc.wantPosts+1 {
+				t.Errorf("morning: outcome %q err %v POSTs %d, want SENT with one more POST", rec2.Outcome, err, v.messages.Load())
+			}
+		})
+	}
+}
+
+// A worker frozen inside the vendor call (here: during the token call) past
+// PostFence does not POST: a report or the horizon may have settled its
+// attempt meanwhile (the sweep settles an ATTEMPTING entry once it is older
+// than the worst-case send time) and a copy been sent. The message is
+// NOT_SENT (nothing of it was processed) and goes to the retry queue.
+// gate's SendFence alone did not see it: its check is before the call.
+func TestPostFenceInsideSend(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		frozen    time.Duration // how far the clock moves during the token call
+		sent      bool
+		wantPosts int64
+	}{
+		{"frozen past the POST fence", 36 * time.Second, false, 0},
+		{"slow token call inside the fence (control)", 30 * time.Second, true, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := seoulAt(12, 0, 0)
+			r := newRig(t, nil, start)
+			clk := &stepClock{t: start}
+			r.h.c.Clock = clk
+			r.h.c.PostFence = 35 * time.Second
+			v := &callVendor{onToken: func(int64) { clk.set(start.Add(tc.frozen)) }}
+			r.h.c.Sender = startCallVendor(t, v)
+			ack := &fakeAcker{}
+			rec, err := r.h.Handle(context.Background(), delivery(ack, 1, body(t, "r-frozen", message.Info), nil))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := v.messages.Load(); got != tc.wantPosts {
+				t.Errorf("vendor saw %d message POSTs; want %d", got, tc.wantPosts)
+			}
+			if tc.sent {
+				if rec.Outcome != outcome.Sent {
+					t.Errorf("outcome %q error %q; want SENT", rec.Outcome, rec.Error)
+				}
+				return
+			}
+			if rec.Outcome != outcome.NotSent || rec.Queue != names.Retry || r.state(t, "r-frozen") != outcome.NotSent {
+				t.Errorf("outcome %q queue %q ledger %q error %q; want NOT_SENT to the retry queue",
+					rec.Outcome, rec.Queue, r.state(t, "r-frozen"), rec.Error)
+			}
+			if !strings.Contains(rec.Error, "POST fence") {
+				t.Errorf("error %q does not name the POST fence", rec.Error)
 			}
 		})
 	}

@@ -119,13 +119,39 @@ func (m *Metrics) ledgerOp(o func(*Metrics) prometheus.Observer, start time.Time
 func beginOp(m *Metrics) prometheus.Observer  { return m.ledgerBegin }
 func finishOp(m *Metrics) prometheus.Observer { return m.ledgerFinish }
 
-// timedLedger measures every Begin and Finish of the Ledger it wraps.
+// timedLedger measures every Begin and Finish of the Ledger it wraps. It
+// keeps the optional abilities of what it wraps (Pinger,
+// ledger.WriteChecker), which the consume loop and /healthz find by type
+// assertion: an embedded Ledger interface would hide them, and the loop
+// would then take messages again while the ledger still failed (issue 27:
+// each message taken and requeued unsent burns one quorum delivery).
 type timedLedger struct {
 	Ledger
 	m *Metrics
 }
 
-var _ Ledger = timedLedger{}
+var (
+	_ Ledger              = timedLedger{}
+	_ Pinger              = timedLedger{}
+	_ ledger.WriteChecker = timedLedger{}
+)
+
+// Ping is the wrapped ledger's Ping; nil when it has none.
+func (l timedLedger) Ping(ctx context.Context) error {
+	if p, ok := l.Ledger.(Pinger); ok {
+		return p.Ping(ctx)
+	}
+	return nil
+}
+
+// CheckWrite is the wrapped ledger's CheckWrite, else its Ping, else nil
+// (ledgerCheck).
+func (l timedLedger) CheckWrite(ctx context.Context) error {
+	if check := ledgerCheck(l.Ledger); check != nil {
+		return check(ctx)
+	}
+	return nil
+}
 
 func (l timedLedger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
 	defer l.m.ledgerOp(beginOp, time.Now())

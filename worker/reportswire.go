@@ -118,9 +118,9 @@ func sweepEvery(ctx context.Context, sw *reports.Sweeper, drain *unknownDrain, d
 		if err != nil && ctx.Err() == nil {
 			log.Warn("report sweep stopped early; the next one starts over", "error", err.Error())
 		}
-		if st.Unknown > 0 {
-			log.Info("report sweep", "unknown", st.Unknown, "pulled", st.Pulled, "settled", st.Settled,
-				"not_sent", st.NotSent, "past_horizon", st.PastHorizon, "pull_errors", st.PullErrors)
+		if st.Unknown+st.Attempting > 0 {
+			log.Info("report sweep", "unknown", st.Unknown, "attempting", st.Attempting, "pulled", st.Pulled, "settled", st.Settled,
+				"not_found", st.NotFound, "not_sent", st.NotSent, "past_horizon", st.PastHorizon, "pull_errors", st.PullErrors)
 		}
 		drain.Drain(ctx)
 	}

@@ -33,7 +33,8 @@ type route struct {
 	attempt                      int
 	setAttempt                   bool
 	// finish records the outcome in the ledger after the re-publish was
-	// confirmed (before the ack). A failure stops the worker.
+	// confirmed (before the ack). A failure stops the worker; a refusal
+	// as stale does not (finishLedger).
 	finish func() error
 	// finishOnRequeue also runs finish when the re-publish failed.
 	finishOnRequeue bool
@@ -55,7 +56,9 @@ type route struct {
 // The ledger outcome of UNKNOWN and REJECTED is written only once the copy
 // was confirmed or given up on: if d is requeued the ledger keeps
 // Attempting and the redelivery goes to the unknown queue, never nowhere.
-// It returns an error wrapping ErrLedger only when the ledger write failed.
+// It returns an error wrapping ErrLedger only when the ledger write failed;
+// a Finish refused as stale is none (finishLedger): the copy stays where
+// the attempt's outcome sent it (staleFinish says why).
 func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *records.Record, r route) error {
 	rec.Outcome = r.outcome
 	rec.Queue = r.queue

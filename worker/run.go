@@ -91,6 +91,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 			PublishTimeout: cfg.PublishTimeout,
 			LedgerTimeout:  cfg.LedgerTimeout,
 			SendFence:      cfg.SendFence,
+			PostFence:      cfg.SendFence + 3*cfg.ResponseTimeout,
 			RetryDelay:     cfg.RetryDelay,
 			RetryMaxDelay:  cfg.RetryMaxDelay,
 			Replica:        cfg.WorkerID,

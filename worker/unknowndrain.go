@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -123,6 +124,12 @@ type unknownDrain struct {
 	store ledger.Store
 	log   *slog.Logger
 	dirty atomic.Bool
+	// node is the position in Config.AMQPURL of the broker node that
+	// answered the last dial: the next drain dials it first.
+	node atomic.Int64
+	// dial opens a broker connection; nil = amqp.DialConfig (tests
+	// replace it).
+	dial func(url string, c amqp.Config) (*amqp.Connection, error)
 }
 
 // Settled marks the queue for the next Drain.
@@ -147,14 +154,12 @@ func (u *unknownDrain) Drain(ctx context.Context) {
 	}
 }
 
+// drainOnce drains the unknown queue once on a connection of its own
+// (dialBroker).
 func (u *unknownDrain) drainOnce(ctx context.Context) (drainStats, error) {
-	url := AMQPURLs(u.cfg.AMQPURL)[0]
-	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName("notifier-worker-reports")
-	conn, err := amqp.DialConfig(url, amqp.Config{Heartbeat: u.cfg.Heartbeat, Locale: "en_US",
-		Dial: amqp.DefaultDial(u.cfg.DialTimeout), Properties: props})
+	conn, err := u.dialBroker(ctx)
 	if err != nil {
-		return drainStats{}, fmt.Errorf("dial broker %s: %w", RedactURL(url), err)
+		return drainStats{}, err
 	}
 	defer func() { _ = conn.CloseDeadline(time.Now().Add(2 * time.Second)) }()
 	ch, err := conn.Channel()
@@ -176,3 +181,63 @@ func (u *unknownDrain) drainOnce(ctx context.Context) (drainStats, error) {
 	}
 	return drainUnknown(ctx, ch, pub, u.store, names, q.Messages)
 }
+
+// dialBroker dials the broker nodes of Config.AMQPURL in turn, wrapping
+// around, from the one that answered last (the first at start) until one
+// answers, each dial bounded by Config.DialTimeout; no further node is
+// dialled once ctx is done. Errors: a *brokerDialError when no node
+// answered.
+func (u *unknownDrain) dialBroker(ctx context.Context) (*amqp.Connection, error) {
+	urls := AMQPURLs(u.cfg.AMQPURL)
+	if len(urls) == 0 {
+		return nil, fmt.Errorf("dial broker: no amqp url")
+	}
+	dial := u.dial
+	if dial == nil {
+		dial = amqp.DialConfig
+	}
+	props := amqp.NewConnectionProperties()
+	props.SetClientConnectionName("notifier-worker-reports")
+	cfg := amqp.Config{Heartbeat: u.cfg.Heartbeat, Locale: "en_US",
+		Dial: amqp.DefaultDial(u.cfg.DialTimeout), Properties: props}
+	start := int(u.node.Load()) % len(urls)
+	fail := &brokerDialError{}
+	for i := range urls {
+		if err := ctx.Err(); err != nil {
+			fail.urls, fail.errs = append(fail.urls, "(stopped)"), append(fail.errs, err)
+			break
+		}
+		k := (start + i) % len(urls)
+		conn, err := dial(urls[k], cfg)
+		if err == nil {
+			u.node.Store(int64(k))
+			return conn, nil
+		}
+		fail.urls, fail.errs = append(fail.urls, RedactURL(urls[k])), append(fail.errs, err)
+	}
+	return nil, fail
+}
+
+// brokerDialError is dialBroker's error: every broker URL it dialled
+// (password redacted) with its dial error, in the order tried. It wraps
+// each of them (errors.Is and As look into all).
+type brokerDialError struct {
+	urls []string
+	errs []error
+}
+
+// Error reads "dial broker, no node answered: URL1: err1; URL2: err2".
+func (e *brokerDialError) Error() string {
+	var b strings.Builder
+	b.WriteString("dial broker, no node answered: ")
+	for i, url := range e.urls {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(url + ": " + e.errs[i].Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns every dial error.
+func (e *brokerDialError) Unwrap() []error { return e.errs }

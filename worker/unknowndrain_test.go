@@ -2,7 +2,11 @@ package worker
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"net"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -110,5 +114,91 @@ func TestDrainUnknownKeepsTheMessageWhenACopyFails(t *testing.T) {
 	}
 	if len(a.acks) != 0 || !slices.Equal(a.requeues, []bool{true}) {
 		t.Errorf("acks %v requeues %v; want the original nacked with requeue, never acked", a.acks, a.requeues)
+	}
+}
+
+// brokerNodes is a fake dial of unknownDrain over three nodes: the first
+// a closed port on 127.0.0.1 (a real refused dial), the others refused by
+// the fake except up, whose dial succeeds. tried lists every URL dialled.
+type brokerNodes struct {
+	closed, second, third string
+	up                    string
+	tried                 []string
+}
+
+var errNodeDown = errors.New("node down")
+
+func newBrokerNodes(t *testing.T) *brokerNodes {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &brokerNodes{closed: "amqp://u:secret1@" + ln.Addr().String() + "/",
+		second: "amqp://u:secret2@rabbit-2:5672/%2F", third: "amqp://u:secret3@rabbit-3:5672/"}
+	if err := ln.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func (b *brokerNodes) drain() *unknownDrain {
+	return &unknownDrain{
+		cfg: Config{AMQPURL: b.closed + ", " + b.second + "," + b.third, DialTimeout: time.Second},
+		log: slog.New(slog.DiscardHandler),
+		dial: func(url string, c amqp.Config) (*amqp.Connection, error) {
+			b.tried = append(b.tried, url)
+			switch url {
+			case b.closed:
+				return amqp.DialConfig(url, c) // refused: nothing listens there
+			case b.up:
+				return &amqp.Connection{}, nil // never used: the tests only dial
+			}
+			return nil, errNodeDown
+		},
+	}
+}
+
+// TestUnknownDrainDialsEveryBroker: the drain dials the nodes of
+// Config.AMQPURL in turn until one answers, and when none does its error
+// names every URL tried, passwords redacted.
+func TestUnknownDrainDialsEveryBroker(t *testing.T) {
+	b := newBrokerNodes(t)
+	_, err := b.drain().drainOnce(context.Background())
+	if want := []string{b.closed, b.second, b.third}; !slices.Equal(b.tried, want) {
+		t.Fatalf("dialled %q; want every node in turn %q", b.tried, want)
+	}
+	if err == nil || !errors.Is(err, errNodeDown) {
+		t.Fatalf("drain error %v; want one wrapping every dial's error", err)
+	}
+	for _, url := range []string{b.closed, b.second, b.third} {
+		if !strings.Contains(err.Error(), RedactURL(url)) {
+			t.Errorf("drain error %q does not name %s", err, RedactURL(url))
+		}
+	}
+	if strings.Contains(err.Error(), "secret") {
+		t.Errorf("drain error prints a password: %q", err)
+	}
+}
+
+// TestUnknownDrainStartsAtTheNodeThatAnswered: after the third node
+// answered, the next drain dials it first, not the refused first node
+// again; a stopped worker dials no node at all (negative control).
+func TestUnknownDrainStartsAtTheNodeThatAnswered(t *testing.T) {
+	b := newBrokerNodes(t)
+	u := b.drain()
+	b.up = b.third
+	if _, err := u.dialBroker(context.Background()); err != nil || !slices.Equal(b.tried, []string{b.closed, b.second, b.third}) {
+		t.Fatalf("dial tried %q (%v); want the three nodes in turn, the third answering", b.tried, err)
+	}
+	b.tried = nil
+	if _, err := u.dialBroker(context.Background()); err != nil || !slices.Equal(b.tried, []string{b.third}) {
+		t.Errorf("next dial tried %q (%v); want the node that answered last, %q, first", b.tried, err, b.third)
+	}
+	b.tried = nil
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := u.dialBroker(ctx); !errors.Is(err, context.Canceled) || len(b.tried) != 0 {
+		t.Errorf("dial after stop tried %q (%v); want none and an error", b.tried, err)
 	}
 }

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -37,6 +36,9 @@ type Ledger struct {
 	// begun: the value each open attempt's Begin wrote (Finish's decode
 	// saved while the file still holds it).
 	begun begunCache
+	// beforePruneChunk, when set (tests only), runs in Prune before each
+	// chunk's write transaction.
+	beforePruneChunk func()
 }
 
 var _ Store = (*Ledger)(nil)
@@ -116,9 +118,14 @@ func (l *Ledger) Ping(ctx context.Context) error {
 }
 
 // Begin decides in one synced bbolt write transaction (see Store.Begin),
-// which under GroupCommit it may share with a Finish.
-// Errors: ErrEmptyRefKey, ErrClosed, a corrupt value, or a failed commit
-// (then nothing was written and the worker must not send).
+// which under GroupCommit it may share with a Finish. A Begin whose ctx
+// ended before it got bbolt's writer lock (it waited behind a Prune
+// chunk, a slow commit) decides and writes nothing: its caller gave up on
+// it and sent nothing, so a late ATTEMPTING would make the message's
+// redelivery a false UNKNOWN.
+// Errors: ErrEmptyRefKey, ErrClosed, ctx.Err() (wrapped), a corrupt value,
+// or a failed commit (then nothing was written and the worker must not
+// send).
 func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
 	if refkey == "" {
 		return 0, Entry{}, fmt.Errorf("begin attempt: %w", ErrEmptyRefKey)
@@ -128,6 +135,13 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 		entry Entry
 	)
 	err := l.updateGrouped(func(b *bolt.Bucket) error {
+		// Checked under the writer lock, so nothing is written once the
+		// caller gave up. Under GroupCommit this error takes the call out
+		// of its batch: bbolt rolls the batch back, commits the others
+		// without it, and runs this one alone, where it fails again.
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("gave up before the write: %w", err)
+		}
 		e, found, err := get(b, refkey)
 		if err != nil {
 			return err
@@ -166,9 +180,14 @@ func (l *Ledger) Begin(ctx context.Context, refkey, bodyHash string, now time.Ti
 }
 
 // Finish records state as the outcome of attempt in one synced write
-// transaction (under GroupCommit possibly shared with a Begin) that first checks the entry (CheckAttempt; see
-// Store.Finish). Errors: ErrEmptyRefKey, ErrBadState, *StaleAttemptError
-// (ErrStaleAttempt), ErrClosed, a failed commit.
+// transaction (under GroupCommit possibly shared with a Begin) that first
+// checks the entry (CheckAttempt; see Store.Finish). Unlike Begin it
+// writes even after its ctx ended: the outcome happened, and CheckAttempt
+// lands it only on its own attempt, so a late SENT still turns a
+// redelivery into a DUPLICATE instead of an UNKNOWN, and a late NOT_SENT
+// (nothing left the worker) lets the copy be sent. Errors:
+// ErrEmptyRefKey, ErrBadState, *StaleAttemptError (ErrStaleAttempt),
+// ErrClosed, a failed commit.
 func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
 	if err := CheckFinish(refkey, attempt, state); err != nil {
 		return err
@@ -202,7 +221,9 @@ func (l *Ledger) Finish(ctx context.Context, refkey, bodyHash string, attempt in
 	return nil
 }
 
-// Resolve records an operator's verdict (see Store.Resolve). Errors:
+// Resolve records an operator's verdict (see Store.Resolve), even after
+// its ctx ended: a verdict or a vendor's report written late is still
+// true (CheckSettle checks the entry under the writer lock). Errors:
 // ErrNotFound, ErrBadState, ErrAttemptTooRecent, ErrClosed, a failed
 // commit.
 func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r Resolution, minAge time.Duration) error {
@@ -236,39 +257,6 @@ func (l *Ledger) Resolve(ctx context.Context, refkey string, as outcome.Outcome,
 		return fmt.Errorf("resolve ledger entry: %w", err)
 	}
 	return nil
-}
-
-// Prune deletes the entries CanPrune allows (see Store.Prune) in one synced
-// write transaction and returns how many it deleted.
-func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (int, error) {
-	n := 0
-	err := l.update(func(b *bolt.Bucket) error {
-		var old [][]byte
-		err := b.ForEach(func(k, v []byte) error {
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode entry %q: %w", k, err)
-			}
-			if CanPrune(e, cutoff) {
-				old = append(old, bytes.Clone(k))
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		for _, k := range old {
-			if err := b.Delete(k); err != nil {
-				return err
-			}
-		}
-		n = len(old)
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("prune ledger: %w", err)
-	}
-	return n, nil
 }
 
 // Get returns the entry for refkey and whether it exists. Errors: ErrClosed,
@@ -317,9 +305,9 @@ func (l *Ledger) All() ([]Entry, error) {
 	out := []Entry{}
 	err := l.view(func(b *bolt.Bucket) error {
 		return b.ForEach(func(k, v []byte) error {
-			var e Entry
-			if err := json.Unmarshal(v, &e); err != nil {
-				return fmt.Errorf("decode entry %q: %w", k, err)
+			e, err := decodeEntry(k, v)
+			if err != nil {
+				return err
 			}
 			out = append(out, e)
 			return nil

@@ -196,7 +196,10 @@ type Store interface {
 	//   Attempting -> Unresolved;
 	//   any other (final) state -> Duplicate.
 	// Only Proceed writes. The Entry returned is the one in the store after
-	// the call.
+	// the call. A ctx that ended before the call decides and writes
+	// nothing (an error wrapping ctx.Err()); so does one that ends while
+	// the bbolt file waits for its writer lock. A PostgreSQL statement
+	// already sent may still commit after ctx ended.
 	Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error)
 	// Finish records state (one of Finishable) as the outcome of attempt,
 	// durably before it returns, only if the entry is still where that
@@ -234,7 +237,9 @@ type Store interface {
 	// Prune deletes the entries CanPrune(e, cutoff) allows (older than
 	// cutoff, in a Prunable state, never resolved) and returns how many it
 	// deleted. ATTEMPTING, UNKNOWN, REJECTED and resolved entries are never
-	// pruned.
+	// pruned. A store may commit in parts (the bbolt file: PruneChunk
+	// entries per transaction); one that stops part way (ctx ended, a
+	// failed commit) returns the count it deleted with its error.
 	Prune(ctx context.Context, cutoff time.Time) (int, error)
 	// Ping answers nil while the store can be read (for /healthz).
 	Ping(ctx context.Context) error

@@ -4,6 +4,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -253,5 +254,18 @@ func TestPostgresErrorsNameTheProblem(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "open postgres ledger") {
 		t.Errorf("error %v; want it to say what failed", err)
+	}
+}
+
+// TestPostgresCheckWrite: CheckWrite commits on a live server and says
+// ErrClosed after Close (the wait after a ledger failure relies on both).
+func TestPostgresCheckWrite(t *testing.T) {
+	s := openPostgres(t, freshSchema(t))
+	if err := s.CheckWrite(context.Background()); err != nil {
+		t.Fatalf("CheckWrite = %v; want nil", err)
+	}
+	_ = s.Close()
+	if err := s.CheckWrite(context.Background()); !errors.Is(err, ledger.ErrClosed) {
+		t.Errorf("CheckWrite after Close = %v; want ErrClosed", err)
 	}
 }

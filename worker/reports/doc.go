@@ -6,15 +6,18 @@
 //	                                      │
 //	Sweep: pull by refkey ──────────────> Resolver.Apply(report, source, now)
 //	                                      │ no ledger entry      -> kept in the Journal, logged, nothing trusted
-//	                                      │ interim result       -> nothing changes
 //	                                      │ entry already final  -> recorded, nothing changes
 //	                                      │ ATTEMPTING < MinAge  -> kept (its attempt may still be finishing)
 //	                                      │ UNKNOWN / ATTEMPTING -> ledger Resolve: delivered -> SENT,
+//	                                      │                         interim -> SENT (the vendor has it),
 //	                                      │                         failed -> REJECTED with the vendor code;
 //	                                      │                         Copies.Settled moves the waiting copy
-//	Sweep, after the horizon, UNKNOWN with no report:
+//	Sweep looks at every UNKNOWN entry and every ATTEMPTING one older than MinAge
+//	(a crash mid-send); after the horizon, one with no report:
+//	    pull endpoint: only when this Sweep's pull answered "no report"
+//	                   (a failed pull, an interim report or a Sweep cut short by ctx never)
 //	    profile complete: true  -> ledger Resolve NOT_SENT (source horizon), Copies.Settled: retried
-//	    profile complete: false -> stays UNKNOWN for an operator, logged once with the reason
+//	    profile complete: false -> stays in doubt for an operator, logged once with the reason
 //
 // Every settlement goes through ledger.Store.Resolve, so it is conditional
 // (only an UNKNOWN or ATTEMPTING entry is settled; a late or contradicting

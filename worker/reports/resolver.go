@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
@@ -27,7 +28,11 @@ const (
 	// NoEntry: the ledger does not know the refkey; the report is kept and
 	// logged, never trusted to create an entry.
 	NoEntry Verdict = "no_entry"
-	// Interim: the report's result is not final (an "unknown" value).
+	// Interim: the report's result is not final (an "unknown" value) and
+	// changed nothing: the entry was already final, or an attempt younger
+	// than MinAge. An interim report for an UNKNOWN (or old ATTEMPTING)
+	// entry settles it as SENT instead (Settled): the vendor has the
+	// message, so it must never be sent again.
 	Interim Verdict = "interim"
 	// InFlight: the entry is ATTEMPTING and younger than MinAge: its
 	// attempt may still write its own outcome. The report is kept; the
@@ -118,20 +123,32 @@ func (r *Resolver) decide(ctx context.Context, rep vendorapi.Report, source stri
 	case !found:
 		lg.Warn("report for a refkey the ledger does not know: kept, not trusted")
 		return NoEntry, "", nil
-	case rep.Kind == vendorapi.ReportPending:
-		return Interim, e.State, nil
 	case e.State != outcome.Unknown && e.State != ledger.Attempting:
+		if rep.Kind == vendorapi.ReportPending {
+			return Interim, e.State, nil
+		}
 		r.final(lg, e, rep)
 		return AlreadyFinal, e.State, nil
 	case e.State == ledger.Attempting && now.Sub(e.UpdatedAt) < r.MinAge:
 		lg.Info("report for an attempt that may still be finishing: kept, not applied", "attempting_since", e.UpdatedAt)
+		if rep.Kind == vendorapi.ReportPending {
+			return Interim, e.State, nil
+		}
 		return InFlight, e.State, nil
 	}
-	as := outcome.Sent
-	if rep.Kind == vendorapi.ReportFailed {
+	as, why := outcome.Sent, fmt.Sprintf("%s %s", r.Spec.ResultField, rep.Result)
+	switch rep.Kind {
+	case vendorapi.ReportFailed:
 		as = outcome.Rejected
+	case vendorapi.ReportPending:
+		// The vendor has the message and has not reported its result yet:
+		// it was accepted, so it is SENT (the outcome table's "vendor
+		// accepted it") and never NOT_SENT, whatever the horizon says
+		// later (issue 27: an interim answer fell through to the horizon
+		// rule and the message was sent again).
+		why = InterimWhyPrefix + why
 	}
-	res := ledger.Resolution{By: "vendor " + source, Why: fmt.Sprintf("%s %s", r.Spec.ResultField, rep.Result),
+	res := ledger.Resolution{By: "vendor " + source, Why: why,
 		At: now.UTC(), Source: source, Code: rep.Code}
 	err = r.Store.Resolve(ctx, rep.RefKey, as, res, r.MinAge)
 	switch {
@@ -159,11 +176,25 @@ func (r *Resolver) decide(ctx context.Context, rep vendorapi.Report, source stri
 	return Settled, as, nil
 }
 
+// InterimWhyPrefix starts the Resolution.Why of an entry an interim report
+// settled as SENT ("interim: status PENDING").
+const InterimWhyPrefix = "interim: "
+
+// settledByInterim reports whether e was settled SENT by an interim report.
+func settledByInterim(e ledger.Entry) bool {
+	return e.State == outcome.Sent && e.Resolution != nil && strings.HasPrefix(e.Resolution.Why, InterimWhyPrefix)
+}
+
 // final logs a report for an entry that is already final, louder when the
-// report contradicts it.
+// report contradicts it. A final result after an interim settlement is
+// the vendor's news about a message it had accepted, not a contradiction.
 func (r *Resolver) final(lg *slog.Logger, e ledger.Entry, rep vendorapi.Report) {
 	agrees := e.State == outcome.Sent && rep.Kind == vendorapi.ReportDelivered ||
 		e.State == outcome.Rejected && rep.Kind == vendorapi.ReportFailed
+	if !agrees && settledByInterim(e) {
+		lg.Info("final result of a message an interim report settled SENT: recorded, nothing changes", "code", rep.Code)
+		return
+	}
 	if agrees {
 		lg.Info("report for a final entry: recorded, nothing changes", "state", e.State)
 		return

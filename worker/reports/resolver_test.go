@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -187,12 +188,52 @@ func TestReportForAnUnknownRefkeyIsKeptNotTrusted(t *testing.T) {
 	}
 }
 
-func TestInterimReportChangesNothing(t *testing.T) {
+// An interim report says the vendor has the message: an UNKNOWN entry is
+// settled SENT (never re-sent), its copy acked away; a final result later
+// is recorded as news, not as a contradiction. For a final entry, or an
+// attempt that may still be finishing, it changes nothing.
+func TestInterimReportSettlesSent(t *testing.T) {
+	for _, source := range []string{ledger.SourcePull, ledger.SourceReport} {
+		t.Run(source, func(t *testing.T) {
+			f := newFixture(t, specJSON)
+			f.unknown(t, "k1")
+			f.apply(t, report("k1", "PENDING", ""), source, t0.Add(time.Minute), Settled)
+			e := f.get(t, "k1")
+			if e.State != outcome.Sent || e.Resolution == nil || e.Resolution.Source != source ||
+				!strings.HasPrefix(e.Resolution.Why, InterimWhyPrefix) {
+				t.Fatalf("entry = %+v (resolution %+v); want SENT by the interim report", e, e.Resolution)
+			}
+			if len(f.copies.calls) != 1 || f.copies.calls[0] != "k1=SENT" {
+				t.Errorf("copies moved = %v; want [k1=SENT]", f.copies.calls)
+			}
+			f.apply(t, report("k1", "FAILED", "3015"), ledger.SourceReport, t0.Add(2*time.Minute), AlreadyFinal)
+			if bytes.Contains(f.logs.Bytes(), []byte("report contradicts a final entry")) {
+				t.Errorf("the final result after an interim settlement was logged as a contradiction:\n%s", f.logs)
+			}
+		})
+	}
+}
+
+func TestInterimReportForAFinalOrYoungEntryChangesNothing(t *testing.T) {
 	f := newFixture(t, specJSON)
-	before := f.unknown(t, "k1")
-	f.apply(t, report("k1", "PENDING", ""), ledger.SourcePull, t0.Add(time.Minute), Interim)
-	if d := ledgertest.Diff(f.get(t, "k1"), before); d != "" {
-		t.Errorf("an interim report changed the entry: %s", d)
+	ctx := context.Background()
+	_, e, _ := f.store.Begin(ctx, "final", "", t0)
+	if err := f.store.Finish(ctx, "final", "", e.Attempts, outcome.Rejected, "3015", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.store.Begin(ctx, "young", "", t0); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]ledger.Entry{"final": f.get(t, "final"), "young": f.get(t, "young")}
+	f.apply(t, report("final", "PENDING", ""), ledger.SourceReport, t0.Add(time.Minute), Interim)
+	f.apply(t, report("young", "PENDING", ""), ledger.SourceReport, t0.Add(minAge-time.Second), Interim)
+	for k, b := range before {
+		if d := ledgertest.Diff(f.get(t, k), b); d != "" {
+			t.Errorf("%s: an interim report changed the entry: %s", k, d)
+		}
+	}
+	if len(f.copies.calls) != 0 {
+		t.Errorf("copies moved = %v; want none", f.copies.calls)
 	}
 }
 

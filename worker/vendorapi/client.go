@@ -208,6 +208,9 @@ func (c *Client) String() string {
 //   - NotSent: the client is closed; the token call failed; or the request
 //     provably never started to be written (dial, DNS, TLS handshake
 //     failure, canceled before writing).
+//   - NotSent also: the caller's WithBeforePost check refused a POST
+//     (ErrRefusedBeforePost, Reason ReasonGated; a POST answered 401 before
+//     it may have gone out, refused unprocessed).
 //   - NotSent also: a status or business code the StatusTable maps to
 //     NOT_SENT (by default 429 and 408: the vendor did not process it);
 //     SendError.RetryAfter holds the vendor's Retry-After when it sent one.
@@ -285,6 +288,11 @@ func (c *Client) post(ctx context.Context, tok string, body []byte, refkey strin
 		req.Header.Set(c.idemHeader, refkey)
 	}
 
+	// The caller's last look (WithBeforePost), as late as this package
+	// can refuse without a byte of the request written.
+	if serr := checkBeforePost(ctx); serr != nil {
+		return res, serr, false
+	}
 	resp, err := hc.Do(req)
 	if err != nil {
 		tr.finish()

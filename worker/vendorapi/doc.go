@@ -34,7 +34,9 @@
 // "expires_in": <seconds>}; either answer shape is accepted with either
 // authentication. The token is cached until DefaultTokenRefreshMargin
 // before it expires, and fetched again once on a 401 from a send (then the
-// send is retried once).
+// send is retried once). A caller's check (WithBeforePost) runs right
+// before each POST /v3/message, after any token call: the worker's send
+// window for ads, which a slow token call may cross.
 //
 // POST /v3/message carries Authorization: Bearer <token>, Content-Type:
 // application/json, the correlation header X-Refkey: <refkey> (nginx logs

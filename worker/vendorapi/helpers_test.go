@@ -173,7 +173,8 @@ func note(ref string) message.Notification {
 
 // fakeVendor is an httptest TLS server speaking the vendor API. onMessage
 // decides each POST /v3/message answer (n counts message calls from 1);
-// nil answers success.
+// nil answers success. onToken, when set, runs in each POST /v1/token
+// (n counts token calls from 1) before it is answered.
 type fakeVendor struct {
 	srv *httptest.Server
 
@@ -182,6 +183,7 @@ type fakeVendor struct {
 	tokenLifetime time.Duration
 	now           func() time.Time
 	onMessage     func(w http.ResponseWriter, r *http.Request, n int64)
+	onToken       func(n int64)
 
 	tokenCalls   atomic.Int64
 	messageCalls atomic.Int64
@@ -255,6 +257,9 @@ func (v *fakeVendor) serve(w http.ResponseWriter, r *http.Request) {
 		v.mu.Lock()
 		v.tokens = append(v.tokens, user+":"+pass)
 		v.mu.Unlock()
+		if v.onToken != nil {
+			v.onToken(n)
+		}
 		if v.tokenStatus != 0 && v.tokenStatus != http.StatusOK {
 			w.WriteHeader(v.tokenStatus)
 			return

@@ -31,6 +31,7 @@ const (
 	ReasonNone      Reason = ""          // no failure
 	ReasonRequest   Reason = "request"   // the request could not be built (bad base URL, bad header value)
 	ReasonClosed    Reason = "closed"    // the client or strategy was closed (ErrClientClosed)
+	ReasonGated     Reason = "gated"     // the caller's WithBeforePost check refused the POST (ErrRefusedBeforePost)
 	ReasonCanceled  Reason = "canceled"  // the caller's context was canceled
 	ReasonDNS       Reason = "dns"       // name resolution failed (*net.DNSError)
 	ReasonDial      Reason = "dial"      // TCP connect failed: refused, unreachable, dial timeout

@@ -14,6 +14,11 @@
 // Every instant is judged on the window zone's wall clock, whatever the
 // host's zone: 11:50 UTC is 20:50 in Seoul and is outside the window.
 //
+// The worker judges an ad when it takes it, again after its ledger Begin,
+// and again inside the vendor call right before each message POST (after a
+// token call, and before the resend after a 401), each on a fresh Clock
+// reading: the rule holds at the moment of the POST.
+//
 // Clocks: the worker reads time only through a Clock. System is the host
 // clock; StartedAt(start) reads start when created and advances with the
 // host's monotonic clock (the lab starts a bulk run at 20:49:50 to cross

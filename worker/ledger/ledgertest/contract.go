@@ -71,6 +71,30 @@ func Cases() []Case {
 			expectBegin(t, s, key, HashA, T0.Add(time.Minute), ledger.Unresolved, want)
 			expectGet(t, s, key, want)
 		}},
+		{"Begin with an ended context writes nothing", func(t *testing.T, s ledger.Store) {
+			// The worker gives up on a Begin at its deadline and does not
+			// send; an ATTEMPTING entry written after that would route the
+			// message's redelivery to the unknown queue as a false UNKNOWN.
+			cancelled, cancel := context.WithCancel(context.Background())
+			cancel()
+			expired, stop := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+			defer stop()
+			for _, c := range []struct {
+				ctx  context.Context
+				want error
+			}{{cancelled, context.Canceled}, {expired, context.DeadlineExceeded}} {
+				if d, e, err := s.Begin(c.ctx, key, HashA, T0); !errors.Is(err, c.want) {
+					t.Errorf("Begin with an ended context = %v, %+v, %v; want an error wrapping %v", d, e, err, c.want)
+				}
+			}
+			expectMissing(t, s, key)
+			// A resendable entry is left as it was: no attempt counted.
+			finish(t, s, key, HashA, begin(t, s, key, HashA, T0), outcome.NotSent, T0)
+			if _, _, err := s.Begin(expired, key, HashA, T0.Add(time.Minute)); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Begin of a NOT_SENT entry with an ended context = %v; want an error wrapping %v", err, context.DeadlineExceeded)
+			}
+			expectGet(t, s, key, ledger.Entry{RefKey: key, State: outcome.NotSent, Attempts: 1, Detail: "detail", BodyHash: HashA, CreatedAt: T0, UpdatedAt: T0})
+		}},
 		{"a resendable entry with another body is a conflict", func(t *testing.T, s ledger.Store) {
 			begin(t, s, key, HashA, T0)
 			finish(t, s, key, HashA, 1, outcome.NotSent, T0)

@@ -28,6 +28,7 @@ type Mem struct {
 }
 
 var _ ledger.Store = (*Mem)(nil)
+var _ ledger.WriteChecker = (*Mem)(nil)
 
 // NewMem returns an empty Mem.
 func NewMem() *Mem { return &Mem{m: map[string]ledger.Entry{}} }
@@ -48,8 +49,10 @@ func (l *Mem) lock() error {
 	return nil
 }
 
-// Begin decides with ledger.Decide (see ledger.Store.Begin).
-func (l *Mem) Begin(_ context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
+// Begin decides with ledger.Decide (see ledger.Store.Begin). Like the
+// bbolt file, it decides and writes nothing once ctx has ended (an error
+// wrapping ctx.Err()).
+func (l *Mem) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
 	if refkey == "" {
 		return 0, ledger.Entry{}, fmt.Errorf("begin attempt: %w", ledger.ErrEmptyRefKey)
 	}
@@ -59,6 +62,9 @@ func (l *Mem) Begin(_ context.Context, refkey, bodyHash string, now time.Time) (
 	defer l.mu.Unlock()
 	if l.BeginErr != nil {
 		return 0, ledger.Entry{}, l.BeginErr
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, ledger.Entry{}, fmt.Errorf("begin attempt %s: gave up before the write: %w", refkey, err)
 	}
 	e, ok := l.m[refkey]
 	if ok {
@@ -188,6 +194,10 @@ func (l *Mem) Ping(context.Context) error {
 	l.mu.Unlock()
 	return nil
 }
+
+// CheckWrite answers nil until Close (ledger.WriteChecker): the map takes
+// every write.
+func (l *Mem) CheckWrite(ctx context.Context) error { return l.Ping(ctx) }
 
 // Close marks the ledger closed. Closing twice returns nil.
 func (l *Mem) Close() error {

@@ -1,0 +1,8 @@
+//go:build !race
+
+package sim
+
+const (
+	raceEnabled = false
+	raceSeeds   = simSeeds
+)
