@@ -33,6 +33,7 @@ func (b *Bench) reconcileRun(ctx context.Context, topo queues.Topology, recordsP
 		AMQPURL:     b.stack.AMQPURL,
 		Main:        topo.Names.Main,
 		SendPath:    StackSendPath(b.stack),
+		MaxAttempts: topo.MaxAttempts,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("reconcile: %w", err)

@@ -374,6 +374,7 @@ func (l *lane) judge(ctx context.Context, all []vendormock.JournalEntry) (IdleRa
 	in, err := reconcile.Gather(ctx, reconcile.GatherOptions{
 		Published: l.pub.pub.Published(), RecordsPath: l.recs.Path(), LedgerPath: l.ledgerPath(),
 		AMQPURL: st.AMQPURL, Main: l.topo.Names.Main, SendPath: st.Profile.API.SendPath,
+		MaxAttempts: l.topo.MaxAttempts,
 	})
 	if err != nil {
 		return IdleRaceRow{}, fmt.Errorf("lane %s: reconcile: %w", l.name(), err)

@@ -50,6 +50,9 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 		AMQPURL:    s.r.Stack.AMQPURL,
 		Main:       s.topo.Names.Main,
 		SendPath:   s.r.Stack.Profile.API.SendPath,
+		// The scenario's client.max_attempts: a dead letter with
+		// attempts left is lost (dead-lettered unsent).
+		MaxAttempts: s.topo.MaxAttempts,
 	})
 	if err != nil {
 		return Verdict{}, fmt.Errorf("reconcile: %w", err)

@@ -23,6 +23,14 @@
 // journal counts how often a refkey reached the vendor; a 4xx answer means
 // the vendor refused it, so only other answers count towards a duplicate.
 //
+// A place in the dead-letter queue is the worker's decision only when it
+// is INVALID or a NOT_SENT whose attempts are exhausted (Input.MaxAttempts).
+// A valid refkey found only there, with attempts left and nothing saying a
+// send may have reached the vendor, was dead-lettered by the broker (a
+// quorum queue's delivery limit) and will never be sent: it is counted
+// lost, as "dead-lettered unsent" (Report.DeadLetteredUnsent,
+// docs/outcomes.md#dead-lettered-unsent).
+//
 // Gathering needs the worker stopped: the ledger is locked by a running
 // worker (bbolt), and a running consumer would take the messages the
 // reconciler puts back.

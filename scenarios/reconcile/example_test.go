@@ -38,7 +38,7 @@ func ExampleReconcile() {
 	// Output:
 	// reconcile      FAILED  (checks: places, route, journal)
 	// published      3       (3 refkeys, 0 invalid)
-	// lost           0       (published, found nowhere)
+	// lost           0       (published, found nowhere or dead-lettered unsent)
 	// duplicates     1       (refkeys that reached the vendor twice without a 4xx)
 	// suppressed     1       (DUPLICATE acks, not sent)
 	// journal sends  4       (POSTs to the send path the vendor received)

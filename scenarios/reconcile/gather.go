@@ -63,6 +63,9 @@ type GatherOptions struct {
 	RefKeyField string
 	// SendPath is the vendor's send path; "" = DefaultSendPath.
 	SendPath string
+	// MaxAttempts is the worker's MAX_ATTEMPTS (Input.MaxAttempts); 0 =
+	// queues.DefaultMaxAttempts.
+	MaxAttempts int
 	// HTTPClient calls WireMock; nil = a client with DefaultHTTPTimeout.
 	HTTPClient *http.Client
 }
@@ -83,8 +86,9 @@ type GatherOptions struct {
 //	report := reconcile.Reconcile(in)
 func Gather(ctx context.Context, o GatherOptions) (Input, error) {
 	in := Input{
-		Names:    queues.NamesFor(cmp.Or(o.Main, queues.DefaultMain)),
-		SendPath: o.SendPath,
+		Names:       queues.NamesFor(cmp.Or(o.Main, queues.DefaultMain)),
+		SendPath:    o.SendPath,
+		MaxAttempts: o.MaxAttempts,
 	}
 	fail := func(source string, err error) (Input, error) {
 		return Input{}, &GatherError{Source: source, Err: err}

@@ -42,15 +42,7 @@ type QueuedMessage struct {
 
 // Header returns the string value of header name, "" when absent or not a
 // string ([]byte values are converted).
-func (m QueuedMessage) Header(name string) string {
-	switch v := m.Headers[name].(type) {
-	case string:
-		return v
-	case []byte:
-		return string(v)
-	}
-	return ""
-}
+func (m QueuedMessage) Header(name string) string { return headerString(m.Headers[name]) }
 
 // JournalEntry is one request the vendor mock received, as in WireMock's
 // request journal (the ground truth for "what reached the vendor",
@@ -84,4 +76,8 @@ type Input struct {
 	Journal []JournalEntry
 	// SendPath is the send endpoint; "" means DefaultSendPath.
 	SendPath string
+	// MaxAttempts is the worker's MAX_ATTEMPTS: a NOT_SENT message is
+	// dead-lettered after that many send attempts; 0 means
+	// queues.DefaultMaxAttempts.
+	MaxAttempts int
 }

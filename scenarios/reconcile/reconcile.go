@@ -25,7 +25,9 @@ const PlaceSettled = "settled"
 
 // Rule names carried by Violation.Rule.
 const (
-	// RuleLost: a published message is acked nowhere and in no queue.
+	// RuleLost: a published message is acked nowhere and in no queue, or
+	// it is dead-lettered unsent (Report.DeadLetteredUnsent; its detail
+	// starts "dead-lettered unsent:").
 	RuleLost = "lost"
 	// RuleMultiplePlaces: a message ends in more places than it was
 	// published (acked and queued, or in two queues). Suppressed DUPLICATE
@@ -101,11 +103,21 @@ type Report struct {
 	// Suppressed counts deliveries the worker acked as DUPLICATE without
 	// sending (a redelivery or a re-publish of a refkey already handled).
 	Suppressed int `json:"suppressed"`
-	// Lost counts published refkeys (or invalid messages) found nowhere;
-	// LostIDs names them: the refkey, or "msgid:<id>" / "seq:<n>" for an
-	// invalid message without a refkey.
+	// Lost counts published refkeys (or invalid messages) found nowhere
+	// or dead-lettered unsent; LostIDs names them: the refkey, or
+	// "msgid:<id>" / "seq:<n>" for an invalid message without a refkey.
 	Lost    int      `json:"lost"`
 	LostIDs []string `json:"lost_ids"`
+	// DeadLetteredUnsent counts those of Lost that sit in the dead-letter
+	// queue without an INVALID outcome, with send attempts left and no
+	// send that may have reached the vendor: the broker dead-lettered them
+	// (a quorum queue's delivery limit) and nobody will send them
+	// (docs/outcomes.md#dead-lettered-unsent). DeadLetteredUnsentIDs names
+	// them. They count as LOST in ByOutcome and in no ByPlace. Reports
+	// written before the count existed lack both keys (read as 0: there,
+	// such a message was counted DEAD or NOT_SENT, not lost).
+	DeadLetteredUnsent    int      `json:"dead_lettered_unsent"`
+	DeadLetteredUnsentIDs []string `json:"dead_lettered_unsent_ids"`
 	// Duplicates counts refkeys that reached the vendor more than once
 	// without a 4xx answer; DuplicateRefKeys names them.
 	Duplicates       int      `json:"duplicates"`
@@ -136,7 +148,10 @@ type Report struct {
 //     yet handled, main) queue. A DUPLICATE ack is a suppressed copy of a
 //     refkey already handled and never counts as a place. A refkey
 //     published n times may end in up to n places. Invalid messages must be
-//     dead-lettered as INVALID with a reason.
+//     dead-lettered as INVALID with a reason. A valid refkey found only in
+//     the dead-letter queue, not INVALID, with fewer than in.MaxAttempts
+//     send attempts and nothing saying it reached the vendor is
+//     dead-lettered unsent: lost (Report.DeadLetteredUnsent).
 //   - journal: no refkey reached the vendor more than once without a 4xx
 //     answer; every SENT refkey has a 2xx in the journal; a refkey that
 //     never left the worker (NOT_SENT, OUTSIDE_SEND_WINDOW, INVALID) is not
@@ -149,15 +164,17 @@ type Report struct {
 // ran). Reconcile is pure: it reads nothing but in and never fails.
 func Reconcile(in Input) Report {
 	r := Report{
-		Checks:           []string{},
-		ByOutcome:        map[outcome.Outcome]int{},
-		ByPlace:          map[string]int{},
-		LostIDs:          []string{},
-		DuplicateRefKeys: []string{},
-		JournalSends:     -1,
-		Violations:       []Violation{},
+		Checks:                []string{},
+		ByOutcome:             map[outcome.Outcome]int{},
+		ByPlace:               map[string]int{},
+		LostIDs:               []string{},
+		DeadLetteredUnsentIDs: []string{},
+		DuplicateRefKeys:      []string{},
+		JournalSends:          -1,
+		Violations:            []Violation{},
 	}
 	sendPath := cmp.Or(in.SendPath, DefaultSendPath)
+	maxAttempts := cmp.Or(in.MaxAttempts, queues.DefaultMaxAttempts)
 	haveNames := in.Names != (queues.Names{})
 	roleOf := roles(in.Names)
 
@@ -287,7 +304,8 @@ func Reconcile(in Input) Report {
 			role := roleOf[q]
 			for _, m := range in.Queues[q] {
 				h := outcome.Outcome(m.Header(queues.HeaderOutcome))
-				p := place{where: q, role: role, outcome: placeOutcome(role, h), reason: m.Header(queues.HeaderReason)}
+				p := place{where: q, role: role, outcome: placeOutcome(role, h), reason: m.Header(queues.HeaderReason),
+					attempt: queues.Attempt(m.Headers), death: deathReason(m.Headers)}
 				if haveNames && h != "" && !headerAllowed(role, h) {
 					tail = append(tail, Violation{RefKey: m.RefKey, MessageID: m.MessageID, Rule: RuleRoute,
 						Detail: fmt.Sprintf("message with %s %s sits in %s", queues.HeaderOutcome, h, q)})
@@ -377,9 +395,20 @@ func Reconcile(in Input) Report {
 			case n > len(u.pubs):
 				v(RuleMultiplePlaces, "published %d time(s), found in %d places: %s", len(u.pubs), n, joinPlaces(u.places))
 			}
-			for _, p := range u.places {
-				r.ByOutcome[p.outcome]++
-				r.ByPlace[p.where]++
+			if why, unsent := u.deadUnsent(haveNames, maxAttempts, ledgerOf); unsent {
+				// In the dead-letter queue, but never sent nor given up on
+				// by the worker: lost, not a place.
+				r.Lost++
+				r.LostIDs = append(r.LostIDs, u.id)
+				r.DeadLetteredUnsent++
+				r.DeadLetteredUnsentIDs = append(r.DeadLetteredUnsentIDs, u.id)
+				r.ByOutcome[outcome.Lost]++
+				v(RuleLost, "dead-lettered unsent: %s; %s", why, u.trace(in.Journal != nil))
+			} else {
+				for _, p := range u.places {
+					r.ByOutcome[p.outcome]++
+					r.ByPlace[p.where]++
+				}
 			}
 			u.checkInvalid(v, haveNames)
 		}

@@ -368,6 +368,7 @@ func reconcileCases() []reconcileCase {
 			name: "NOT_SENT after the last attempt is dead-lettered",
 			in: func() Input {
 				in := without(clean(), "c")
+				in.MaxAttempts = 2 // the worker's MAX_ATTEMPTS: exhausted at 2
 				in.Records = append(in.Records, rec(3, "c", outcome.NotSent, "n.retry"), rec(4, "c", outcome.NotSent, "n.dead"))
 				in.Ledger = append(in.Ledger, entry("c", outcome.NotSent, 2))
 				in.Queues["n.dead"] = []QueuedMessage{queued("n.dead", "c", "m-c", outcome.NotSent, "attempts exhausted")}

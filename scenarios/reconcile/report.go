@@ -49,7 +49,11 @@ func (r Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(tw, "reconcile\t%s\t(checks: %s)\n", r.Verdict(), checks)
 	fmt.Fprintf(tw, "published\t%d\t(%d refkeys, %d invalid)\n", r.Published, r.RefKeys, r.PublishedInvalid)
-	fmt.Fprintf(tw, "lost\t%d\t(published, found nowhere)\n", r.Lost)
+	fmt.Fprintf(tw, "lost\t%d\t(published, found nowhere or dead-lettered unsent)\n", r.Lost)
+	if r.DeadLetteredUnsent > 0 {
+		fmt.Fprintf(tw, "dead-lettered unsent\t%d\t(of the lost: in the dead-letter queue with attempts left, never sent) %s\n",
+			r.DeadLetteredUnsent, joinIDs(r.DeadLetteredUnsentIDs, MaxTableViolations))
+	}
 	fmt.Fprintf(tw, "duplicates\t%d\t(refkeys that reached the vendor twice without a 4xx)\n", r.Duplicates)
 	fmt.Fprintf(tw, "suppressed\t%d\t(DUPLICATE acks, not sent)\n", r.Suppressed)
 	if r.JournalSends >= 0 {
@@ -136,5 +140,17 @@ func (r Report) Err() error {
 	case len(r.Checks) == 0:
 		return fmt.Errorf("%w: nothing checked (no input beyond the published list)", ErrInvariant)
 	}
-	return fmt.Errorf("%w: %d violation(s), %d lost, %d duplicate(s)", ErrInvariant, len(r.Violations), r.Lost, r.Duplicates)
+	lost := fmt.Sprintf("%d lost", r.Lost)
+	if r.DeadLetteredUnsent > 0 {
+		lost += fmt.Sprintf(" (%d dead-lettered unsent)", r.DeadLetteredUnsent)
+	}
+	return fmt.Errorf("%w: %d violation(s), %s, %d duplicate(s)", ErrInvariant, len(r.Violations), lost, r.Duplicates)
+}
+
+// joinIDs joins ids with ", ", at most n of them, then "and N more".
+func joinIDs(ids []string, n int) string {
+	if len(ids) <= n {
+		return strings.Join(ids, ", ")
+	}
+	return fmt.Sprintf("%s and %d more", strings.Join(ids[:n], ", "), len(ids)-n)
 }

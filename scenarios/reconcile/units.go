@@ -49,8 +49,10 @@ type place struct {
 	role    string // role of the queue in Names ("" when unknown)
 	outcome outcome.Outcome
 	reason  string
-	seq     int  // record seq for an acked place
-	byCount bool // matched to an invalid message by counting, not by id
+	seq     int    // record seq for an acked place
+	byCount bool   // matched to an invalid message by counting, not by id
+	attempt int    // queues.HeaderAttempt of a queued copy
+	death   string // the broker's dead-letter reason of a queued copy (deathReason), "" when none
 }
 
 func (p place) String() string {

@@ -88,9 +88,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.gather.WireMockURL, "wiremock", "", "WireMock base URL (admin API); empty skips the journal check")
 	fs.StringVar(&o.gather.SendPath, "send-path", reconcile.DefaultSendPath, "the vendor's send path in the journal")
 	fs.StringVar(&o.gather.RefKeyField, "refkey-field", reconcile.DefaultRefKeyField, "JSON field of the send body that carries the refkey")
+	fs.IntVar(&o.gather.MaxAttempts, "max-attempts", queues.DefaultMaxAttempts, "the worker's MAX_ATTEMPTS: a dead-lettered message with fewer send attempts and no send that reached the vendor is lost (dead-lettered unsent)")
 	fs.StringVar(&o.jsonPath, "json", "", "write the JSON report to this file")
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), `Usage: reconcile -published FILE [-records FILE] [-ledger FILE] [-amqp-url URL] [-queue MAIN] [-wiremock URL] [-json OUT.json]
+		fmt.Fprintf(fs.Output(), `Usage: reconcile -published FILE [-records FILE] [-ledger FILE] [-amqp-url URL] [-queue MAIN] [-wiremock URL] [-max-attempts N] [-json OUT.json]
 
 Checks per published refkey that it ended in exactly one place (acked SENT,
 failed, retry, unknown, held or dead-letter queue), reached the vendor at
@@ -115,6 +116,9 @@ Flags:
 	}
 	if o.gather.PublishedPath == "" {
 		return o, fmt.Errorf("%w: -published is required", errUsage)
+	}
+	if o.gather.MaxAttempts < 1 {
+		return o, fmt.Errorf("%w: -max-attempts %d: want 1 or more", errUsage, o.gather.MaxAttempts)
 	}
 	if strings.TrimSpace(o.gather.Main) == "" {
 		return o, fmt.Errorf("%w: -queue must not be empty", errUsage)

@@ -69,6 +69,7 @@ func TestExitCodes(t *testing.T) {
 		{name: "unknown flag", args: []string{"-nope"}, want: exitUsage, wantStderr: "-nope"},
 		{name: "positional argument", args: []string{"-published", "x", "extra"}, want: exitUsage, wantStderr: "unexpected arguments"},
 		{name: "empty queue name", args: []string{"-published", "x", "-queue", ""}, want: exitUsage, wantStderr: "-queue"},
+		{name: "max attempts 0", args: []string{"-published", "x", "-max-attempts", "0"}, want: exitUsage, wantStderr: "-max-attempts 0"},
 		{name: "published file missing", args: []string{"-published", filepath.Join(okDir, "nope")}, want: exitGather, wantStderr: "gather published"},
 		{name: "nothing checked", args: []string{"-published", filepath.Join(okDir, "published.jsonl")}, want: exitViolation, wantStdout: "NOTHING CHECKED"},
 		{
