@@ -13,6 +13,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 	"github.com/notifier-lab/notifier-lab/worker/reports"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
 // DefaultReportSweep is how often the worker sweeps UNKNOWN entries for
@@ -54,7 +55,12 @@ func (c Config) validateReports() error {
 // the journal. Errors: the spec does not parse, the secret file cannot be
 // read or is empty, the journal cannot be opened, the metrics cannot be
 // registered.
-func startReports(ctx context.Context, cfg Config, store ledger.Store, client *vendorapi.Client, m *Metrics, log *slog.Logger) (push http.Handler, stop func(), err error) {
+//
+// clock is the worker's clock (Config.ClockStart may shift it): the
+// ledger's entries are stamped by it, so the sweep's horizon and minimum
+// age and the push handler read it too, never the host's wall clock
+// beside it.
+func startReports(ctx context.Context, cfg Config, store ledger.Store, client *vendorapi.Client, clock window.Clock, m *Metrics, log *slog.Logger) (push http.Handler, stop func(), err error) {
 	spec, err := vendorapi.ParseReportSpec(cfg.VendorReports)
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: vendor reports: %w", ErrConfig, err)
@@ -94,9 +100,9 @@ func startReports(ctx context.Context, cfg Config, store ledger.Store, client *v
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	wg.Go(func() { sweepEvery(sctx, sw, drain, cfg.ReportSweep, res.Log) })
+	wg.Go(func() { sweepEvery(sctx, sw, drain, cfg.ReportSweep, clock, res.Log) })
 	if spec.Push != nil {
-		push = res.Handler(secret, nil)
+		push = res.Handler(secret, clock.Now)
 	}
 	log.Info("delivery reports on", "push", spec.Push != nil, "pull", spec.Pull != nil,
 		"horizon", spec.Horizon, "complete", spec.Complete, "sweep", cfg.ReportSweep.String())
@@ -105,7 +111,7 @@ func startReports(ctx context.Context, cfg Config, store ledger.Store, client *v
 
 // sweepEvery sweeps every d until ctx is done, logging each sweep that
 // found something, then drains the unknown queue of the copies settled.
-func sweepEvery(ctx context.Context, sw *reports.Sweeper, drain *unknownDrain, d time.Duration, log *slog.Logger) {
+func sweepEvery(ctx context.Context, sw *reports.Sweeper, drain *unknownDrain, d time.Duration, clock window.Clock, log *slog.Logger) {
 	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
@@ -114,7 +120,7 @@ func sweepEvery(ctx context.Context, sw *reports.Sweeper, drain *unknownDrain, d
 			return
 		case <-t.C:
 		}
-		st, err := sw.Sweep(ctx, time.Now())
+		st, err := sw.Sweep(ctx, clock.Now())
 		if err != nil && ctx.Err() == nil {
 			log.Warn("report sweep stopped early; the next one starts over", "error", err.Error())
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/ledger/ledgertest"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
 const pushSpec = `{"push":{"auth":"hmac-sha256","header":"X-Report-Signature"},"refkey_field":"refkey","result_field":"status",
@@ -60,7 +61,7 @@ func TestReportsOnTheOpsServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMetrics()
-	push, stop, err := startReports(ctx, cfg, store, nil, m, slog.New(slog.DiscardHandler))
+	push, stop, err := startReports(ctx, cfg, store, nil, window.System{}, m, slog.New(slog.DiscardHandler))
 	if err != nil || push == nil {
 		t.Fatalf("startReports = %v, %v; want a push handler", push, err)
 	}
@@ -117,9 +118,44 @@ func TestReportsOnTheOpsServer(t *testing.T) {
 }
 
 func TestNoReportsStartsNothing(t *testing.T) {
-	push, stop, err := startReports(context.Background(), validConfig().WithDefaults(), ledgertest.NewMem(), nil, NewMetrics(), slog.New(slog.DiscardHandler))
+	push, stop, err := startReports(context.Background(), validConfig().WithDefaults(), ledgertest.NewMem(), nil, window.System{}, NewMetrics(), slog.New(slog.DiscardHandler))
 	if err != nil || push != nil {
 		t.Fatalf("startReports = %v, %v; want nothing", push, err)
 	}
 	stop()
+}
+
+// TestReportSweepReadsTheWorkersClock: the ledger's entries are stamped by
+// the worker's clock (here started a year behind the host's, as
+// -clock-start does), so the sweep must judge the horizon by that clock.
+// Before, it read the host's wall clock: an UNKNOWN entry written just now
+// looked a year old, and a complete push-only vendor's horizon settled it
+// NOT_SENT at the first sweep (a second send of a message the vendor may
+// have).
+func TestReportSweepReadsTheWorkersClock(t *testing.T) {
+	dir := t.TempDir()
+	secretFile := filepath.Join(dir, "secret")
+	if err := os.WriteFile(secretFile, []byte("s3cret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := validConfig()
+	cfg.VendorReports, cfg.ReportSecretFile = pushSpec, secretFile
+	cfg.ReportSweep = 2 * time.Millisecond
+	cfg = cfg.WithDefaults()
+	clock := window.StartedAt(time.Now().AddDate(-1, 0, 0))
+	store := ledgertest.NewMem()
+	ctx := context.Background()
+	_, e, _ := store.Begin(ctx, "k1", "", clock.Now())
+	if err := store.Finish(ctx, "k1", "", e.Attempts, outcome.Unknown, "timeout", clock.Now()); err != nil {
+		t.Fatal(err)
+	}
+	_, stop, err := startReports(ctx, cfg, store, nil, clock, NewMetrics(), slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond) // a dozen sweeps
+	stop()
+	if e, _, _ := store.Get(ctx, "k1"); e.State != outcome.Unknown {
+		t.Errorf("entry = %s (resolution %+v); want UNKNOWN: by the worker's clock it is milliseconds old, inside the 10 min horizon", e.State, e.Resolution)
+	}
 }

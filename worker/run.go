@@ -109,7 +109,7 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	if cfg.UnsafeAllowTransportReplay {
 		log.Warn(UnsafeReplayWarning, "flag", "unsafe-allow-transport-replay")
 	}
-	push, stopReports, err := startReports(ctx, cfg, led, client, metrics, log)
+	push, stopReports, err := startReports(ctx, cfg, led, client, clock, metrics, log)
 	if err != nil {
 		return err
 	}
