@@ -19,6 +19,12 @@
 //	    profile complete: true  -> ledger Resolve NOT_SENT (source horizon), Copies.Settled: retried
 //	    profile complete: false -> stays in doubt for an operator, logged once with the reason
 //
+// A report Apply could not apply (the ledger or the journal failed; a push
+// is answered 503) is held in memory: the next Sweep applies it again, and
+// its refkey is never horizon-settled meanwhile (a report exists only for a
+// message the vendor accepted). A restart forgets it; the vendor's retry
+// of the push settles it then.
+//
 // Every settlement goes through ledger.Store.Resolve, so it is conditional
 // (only an UNKNOWN or ATTEMPTING entry is settled; a late or contradicting
 // report finds a final entry and changes nothing) and it carries its

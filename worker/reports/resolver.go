@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
@@ -80,6 +83,57 @@ type Resolver struct {
 	MinAge  time.Duration
 	Log     *slog.Logger
 	Metrics *Metrics
+
+	// held keeps, by refkey, each report Apply could not apply (the ledger
+	// or the journal failed): a report exists only for a message the
+	// vendor accepted, so until it is applied the refkey must not be
+	// horizon-settled NOT_SENT. The next Sweep applies it again without
+	// waiting for the vendor's retry. Not durable: a restart forgets it,
+	// and the vendor's own retry of the push is then what settles it.
+	heldMu sync.Mutex
+	held   map[string]heldReport
+}
+
+// heldReport is a report Apply could not apply, and its source.
+type heldReport struct {
+	rep    vendorapi.Report
+	source string
+}
+
+// hold keeps rep for the next Sweep (Apply failed on it).
+func (r *Resolver) hold(rep vendorapi.Report, source string) {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	if r.held == nil {
+		r.held = map[string]heldReport{}
+	}
+	r.held[rep.RefKey] = heldReport{rep: rep, source: source}
+}
+
+// release forgets refkey's held report (one of its reports was applied).
+func (r *Resolver) release(refkey string) {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	delete(r.held, refkey)
+}
+
+// holds reports whether a report of refkey waits to be applied.
+func (r *Resolver) holds(refkey string) bool {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	_, ok := r.held[refkey]
+	return ok
+}
+
+// heldReports returns the reports waiting to be applied, by refkey.
+func (r *Resolver) heldReports() []heldReport {
+	r.heldMu.Lock()
+	defer r.heldMu.Unlock()
+	out := make([]heldReport, 0, len(r.held))
+	for _, k := range slices.Sorted(maps.Keys(r.held)) {
+		out = append(out, r.held[k])
+	}
+	return out
 }
 
 func (r *Resolver) log() *slog.Logger {
@@ -90,7 +144,9 @@ func (r *Resolver) log() *slog.Logger {
 }
 
 // Apply settles the ledger entry of rep's refkey by the package's rules and
-// returns what it did. source is ledger.SourceReport (pushed) or
+// returns what it did. A report it could not apply (an error) is held for
+// the next Sweep, which applies it again and never horizon-settles its
+// refkey meanwhile. source is ledger.SourceReport (pushed) or
 // ledger.SourcePull. Errors: the ledger or the journal failed (nothing
 // may be assumed recorded: the caller lets the vendor retry), or source is
 // neither of the two.
@@ -100,12 +156,19 @@ func (r *Resolver) Apply(ctx context.Context, rep vendorapi.Report, source strin
 	}
 	v, state, err := r.decide(ctx, rep, source, now)
 	if err != nil {
+		r.hold(rep, source)
 		return "", fmt.Errorf("apply report %s: %w", rep.RefKey, err)
 	}
 	if r.Journal != nil {
 		if err := r.Journal.Keep(ctx, Record{At: now.UTC(), Source: source, Report: rep, Verdict: v, State: state}); err != nil {
+			r.hold(rep, source)
 			return "", fmt.Errorf("apply report %s: keep it: %w", rep.RefKey, err)
 		}
+	}
+	if v == InFlight {
+		r.hold(rep, source) // applied again by each Sweep until its attempt is old enough
+	} else {
+		r.release(rep.RefKey)
 	}
 	r.Metrics.report(source, v)
 	return v, nil

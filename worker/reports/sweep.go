@@ -27,6 +27,7 @@ type SweepStats struct {
 	NotSent     int // past the horizon, complete vendor, no report: NOT_SENT, retried
 	PastHorizon int // past the horizon, incomplete vendor: left for an operator
 	PullErrors  int // pulls that failed (the entry is tried again next Sweep, never horizon-settled on it)
+	Reapplied   int // reports Apply could not apply earlier (ledger or journal failed), applied now
 }
 
 // Sweeper runs the resolver's periodic part over the ledger's entries in
@@ -60,6 +61,14 @@ type Sweeper struct {
 func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (SweepStats, error) {
 	r := s.Resolver
 	var st SweepStats
+	for _, h := range r.heldReports() {
+		// A report the ledger or the journal refused earlier: the vendor
+		// has the message; apply it now rather than wait for its retry.
+		if _, err := r.Apply(ctx, h.rep, h.source, now); err != nil {
+			return st, fmt.Errorf("sweep: apply a held report again: %w", err)
+		}
+		st.Reapplied++
+	}
 	entries, err := s.inDoubt(ctx, now, &st)
 	if err != nil {
 		return st, err
@@ -94,7 +103,7 @@ func (s *Sweeper) Sweep(ctx context.Context, now time.Time) (SweepStats, error) 
 			}
 			st.NotFound++
 		}
-		if !r.Spec.Enabled() || now.Sub(e.UpdatedAt) < horizon {
+		if !r.Spec.Enabled() || now.Sub(e.UpdatedAt) < horizon || r.holds(e.RefKey) {
 			continue
 		}
 		if !r.Spec.Complete {

@@ -226,3 +226,45 @@ func TestPushedInterimKeepsTheHorizonOff(t *testing.T) {
 		t.Errorf("entry = %s; want SENT (the vendor has it)", e.State)
 	}
 }
+
+// failResolve is a Store whose Resolve fails while fail > 0 (a ledger
+// that stopped answering for a moment).
+type failResolve struct {
+	ledger.Store
+	fail int
+}
+
+func (f *failResolve) Resolve(ctx context.Context, refkey string, as outcome.Outcome, r ledger.Resolution, minAge time.Duration) error {
+	if f.fail > 0 {
+		f.fail--
+		return errors.New("ledger: i/o timeout")
+	}
+	return f.Store.Resolve(ctx, refkey, as, r, minAge)
+}
+
+// A pushed report the ledger could not take (answered 503: push it again)
+// still says the vendor has the message: a push-only complete vendor's
+// horizon must not settle that refkey NOT_SENT before the report is
+// applied, and the next sweep applies it without waiting for the vendor's
+// retry. Found by the simulator (seeds 40059 and 73273 of a 100,000-seed
+// run): the refused push, then the horizon's NOT_SENT, then a second send.
+func TestRefusedReportIsHeldNotHorizonSettled(t *testing.T) {
+	f := newFixture(t, strings.Replace(specJSON, `"pull":{"path":"/v3/report/{refkey}"},`, ``, 1))
+	f.unknown(t, "k1")
+	store := &failResolve{Store: f.store, fail: 1}
+	f.res.Store = store
+	if _, err := f.res.Apply(context.Background(), report("k1", "FAILED", "RF"), ledger.SourceReport, t0.Add(time.Hour)); err == nil {
+		t.Fatal("Apply with a failing ledger = nil; want an error (the push is answered 503)")
+	}
+	st, err := (&Sweeper{Resolver: f.res}).Sweep(context.Background(), t0.Add(2*time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := f.get(t, "k1")
+	if e.State != outcome.Rejected || st.NotSent != 0 || st.Reapplied != 1 {
+		t.Errorf("entry %s (resolution %+v), stats %+v; want REJECTED by the held report, nothing NOT_SENT", e.State, e.Resolution, st)
+	}
+	if f.res.holds("k1") {
+		t.Error("the report is still held after it was applied")
+	}
+}
