@@ -32,8 +32,7 @@ const (
 	// logged, never trusted to create an entry.
 	NoEntry Verdict = "no_entry"
 	// Interim: the report's result is not final (an "unknown" value) and
-	// changed nothing: the entry was already final, or an attempt younger
-	// than MinAge. An interim report for an UNKNOWN (or old ATTEMPTING)
+	// changed nothing: the entry was already final. An interim report for an UNKNOWN (or old ATTEMPTING)
 	// entry settles it as SENT instead (Settled): the vendor has the
 	// message, so it must never be sent again.
 	Interim Verdict = "interim"
@@ -193,10 +192,10 @@ func (r *Resolver) decide(ctx context.Context, rep vendorapi.Report, source stri
 		r.final(lg, e, rep)
 		return AlreadyFinal, e.State, nil
 	case e.State == ledger.Attempting && now.Sub(e.UpdatedAt) < r.MinAge:
+		// Held, an interim report too (it says the vendor has the
+		// message): each Sweep applies it again until the attempt is old
+		// enough, and a push is answered 503 with Retry-After.
 		lg.Info("report for an attempt that may still be finishing: kept, not applied", "attempting_since", e.UpdatedAt)
-		if rep.Kind == vendorapi.ReportPending {
-			return Interim, e.State, nil
-		}
 		return InFlight, e.State, nil
 	}
 	as, why := outcome.Sent, fmt.Sprintf("%s %s", r.Spec.ResultField, rep.Result)

@@ -226,7 +226,10 @@ func TestInterimReportForAFinalOrYoungEntryChangesNothing(t *testing.T) {
 	}
 	before := map[string]ledger.Entry{"final": f.get(t, "final"), "young": f.get(t, "young")}
 	f.apply(t, report("final", "PENDING", ""), ledger.SourceReport, t0.Add(time.Minute), Interim)
-	f.apply(t, report("young", "PENDING", ""), ledger.SourceReport, t0.Add(minAge-time.Second), Interim)
+	f.apply(t, report("young", "PENDING", ""), ledger.SourceReport, t0.Add(minAge-time.Second), InFlight)
+	if !f.res.holds("young") {
+		t.Error("an interim report for a young attempt was not held for the next sweep")
+	}
 	for k, b := range before {
 		if d := ledgertest.Diff(f.get(t, k), b); d != "" {
 			t.Errorf("%s: an interim report changed the entry: %s", k, d)
