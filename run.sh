@@ -24,6 +24,12 @@
 #                             concurrency and active workers, the bare client beside,
 #                             every container's CPU, the worker's memory (scale help;
 #                             OUT=results/scale for the committed one)
+#   ./run.sh simulate [SEEDS=N] [SEED=s] [TEETH=1] [OUT=dir]
+#                             the deterministic simulator (worker/sim), no Docker:
+#                             SEEDS schedules (default 10000) into OUT/summary.{md,json}
+#                             (OUT=results/simulate by default); SEED alone replays
+#                             one seed; TEETH=1 puts each defect of
+#                             testdata/sim-defects back and checks it is caught
 # A measuring command without OUT writes a new folder results/runs/<run id>/ and
 # links results/runs/latest to it (docs/running.md); exit codes: 0 passed, 1
 # failed (the last lines say why), 2 refused before anything started, 130
@@ -452,6 +458,20 @@ case "${1:-}" in
         ;;
     esac
     start_lab scale-check scale "$@"
+    ;;
+  simulate)
+    # No Docker: the arguments are checked (exit 2, nothing started), then
+    # the lab runs the simulator itself, Ctrl-C handed on to it.
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab simulate help
+        exit 0
+        ;;
+    esac
+    .lab/bin/lab simulate-check "$@"
+    run_forwarding_signals .lab/bin/lab simulate "$@"
     ;;
   matrix-report)
     shift
