@@ -1,11 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,6 +15,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/gotest"
 )
 
 // teeth checks the simulator's teeth (./run.sh simulate TEETH=1): for each
@@ -46,7 +45,6 @@ const (
 	defectTest     = "TestTeethDefectPutBack"
 	plantedTest    = "TestTeethPlantedDefects"
 	simPackage     = "./worker/sim"
-	maxLogLines    = 40
 	gitCallTimeout = 2 * time.Minute
 )
 
@@ -89,7 +87,6 @@ type toothSeed struct {
 var (
 	putBackRE  = regexp.MustCompile(`with (\S+) put back, (\d+) of the (\d+) fixed seeds broke (\S+)`)
 	toothSeeds = regexp.MustCompile(`^seed (\d+), .*, shrunk to (\d+) of (\d+) events, trace (\S+) twice$`)
-	testLogRE  = regexp.MustCompile(`^\s+\S+_test\.go:\d+: `)
 )
 
 // run checks every patch, then the controls. Its error is ctx's, or one
@@ -158,7 +155,7 @@ func (t teeth) defect(ctx context.Context, patch, name string) toothResult {
 				shown, oneLine(out, err), filepath.Join(filepath.Dir(shown), "README.md"))
 		}
 		events, err := t.goTest(ctx, dir, name, defectTest)
-		r.Log = events.logs(defectTest)
+		r.Log = events.Logs(defectTest)
 		for _, l := range r.Log {
 			if m := putBackRE.FindStringSubmatch(l); m != nil && m[1] == name {
 				r.Broke, _ = strconv.Atoi(m[2])
@@ -175,7 +172,7 @@ func (t teeth) defect(ctx context.Context, patch, name string) toothResult {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("go test with %s put back failed: %s", name, events.lastLines(err))
+			return fmt.Errorf("go test with %s put back failed: %s", name, events.LastLines(err))
 		}
 		if r.Broke == 0 {
 			return fmt.Errorf("go test passed but said no seed broke an invariant with %s put back", name)
@@ -197,31 +194,31 @@ func (t teeth) controls(ctx context.Context) ([]toothResult, error) {
 		start := time.Now()
 		events, err := t.goTest(ctx, dir, "", plantedTest+"|"+defectTest)
 		el := time.Since(start).Seconds()
-		for _, name := range events.subtests(plantedTest) {
+		for _, name := range events.Subtests(plantedTest) {
 			r := toothResult{Name: strings.ReplaceAll(strings.TrimPrefix(name, plantedTest+"/"), "_", " ") + " (planted)",
-				Status: toothMissed, Log: events.logs(name), ElapsedS: el}
-			if events.passed(name) {
+				Status: toothMissed, Log: events.Logs(name), ElapsedS: el}
+			if events.Passed(name) {
 				r.Status, r.OK = toothCaught, true
 			}
 			out = append(out, r)
 		}
-		named, passed := events.subtests(defectTest), 0
+		named, passed := events.Subtests(defectTest), 0
 		for _, n := range named {
-			if events.passed(n) {
+			if events.Passed(n) {
 				passed++
 			}
 		}
 		r := toothResult{Name: "the defect seeds pass with every defect fixed", Status: toothFailed,
-			Log: append([]string{fmt.Sprintf("%d of the %d named seeds passed without their patch", passed, len(named))}, events.logs(defectTest)...), ElapsedS: el}
-		if events.passed(defectTest) && len(named) > 0 {
+			Log: append([]string{fmt.Sprintf("%d of the %d named seeds passed without their patch", passed, len(named))}, events.Logs(defectTest)...), ElapsedS: el}
+		if events.Passed(defectTest) && len(named) > 0 {
 			r.Status, r.OK = toothPassed, true
 		}
 		out = append(out, r)
-		if len(events.subtests(plantedTest)) == 0 {
-			return fmt.Errorf("go test ran no %s: %s", plantedTest, events.lastLines(err))
+		if len(events.Subtests(plantedTest)) == 0 {
+			return fmt.Errorf("go test ran no %s: %s", plantedTest, events.LastLines(err))
 		}
 		if err != nil {
-			return fmt.Errorf("go test of the controls failed: %s", events.lastLines(err))
+			return fmt.Errorf("go test of the controls failed: %s", events.LastLines(err))
 		}
 		return nil
 	})
@@ -268,7 +265,7 @@ func (t teeth) git(ctx context.Context, dir string, args ...string) (string, err
 }
 
 // command is name args in dir, in a process group of its own that ctx's
-// end kills whole (go test and the test binary under it).
+// end kills whole.
 func (t teeth) command(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = dir
@@ -278,11 +275,10 @@ func (t teeth) command(ctx context.Context, dir, name string, args ...string) *e
 	return cmd
 }
 
-// goTest runs `go test -json -count=1 -run '^(run)$' ./worker/sim` in dir
-// with SIM_DEFECT=defect (unset when ""), -trimpath added to GOFLAGS (the
-// worktrees share the build cache), and returns its events and its error.
-func (t teeth) goTest(ctx context.Context, dir, defect, run string) (testEvents, error) {
-	cmd := t.command(ctx, dir, cmp.Or(t.Go, "go"), "test", "-json", "-count=1", "-run", "^("+run+")$", simPackage)
+// goTest runs the tests run matches (a regexp alternation) of
+// ./worker/sim in dir (gotest.Run) with SIM_DEFECT=defect (unset when "")
+// and -trimpath added to GOFLAGS (the worktrees share the build cache).
+func (t teeth) goTest(ctx context.Context, dir, defect, run string) (gotest.Events, error) {
 	env := []string{}
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); k != "SIM_DEFECT" && k != "SIM_SEED" && k != "SIM_LEDGER" && k != "GOFLAGS" {
@@ -293,90 +289,7 @@ func (t teeth) goTest(ctx context.Context, dir, defect, run string) (testEvents,
 	if defect != "" {
 		env = append(env, "SIM_DEFECT="+defect)
 	}
-	cmd.Env = env
-	out, err := cmd.CombinedOutput()
-	return parseTestEvents(out), err
-}
-
-// testEvents are go test -json's events by test: each test's output
-// lines and its last action.
-type testEvents struct {
-	// other is the output of no test: the build's, go test's last lines.
-	other []string
-	// lines are the tests' output lines as they came, with their test.
-	lines  []testLine
-	action map[string]string
-	order  []string
-}
-
-type testLine struct{ test, text string }
-
-func parseTestEvents(raw []byte) testEvents {
-	ev := testEvents{action: map[string]string{}}
-	sc := bufio.NewScanner(bytes.NewReader(raw))
-	sc.Buffer(make([]byte, 1<<20), 1<<24)
-	for sc.Scan() {
-		var e struct{ Action, Test, Output string }
-		if json.Unmarshal(sc.Bytes(), &e) != nil {
-			ev.other = append(ev.other, sc.Text())
-			continue
-		}
-		if e.Test == "" {
-			if e.Output != "" {
-				ev.other = append(ev.other, strings.TrimRight(e.Output, "\n"))
-			}
-			continue
-		}
-		if _, seen := ev.action[e.Test]; !seen {
-			ev.order = append(ev.order, e.Test)
-			ev.action[e.Test] = ""
-		}
-		switch e.Action {
-		case "output":
-			ev.lines = append(ev.lines, testLine{e.Test, strings.TrimRight(e.Output, "\n")})
-		case "pass", "fail", "skip":
-			ev.action[e.Test] = e.Action
-		}
-	}
-	return ev
-}
-
-// passed reports whether test passed.
-func (ev testEvents) passed(test string) bool { return ev.action[test] == "pass" }
-
-// subtests are parent's direct subtests, in the order they ran.
-func (ev testEvents) subtests(parent string) []string {
-	var out []string
-	for _, n := range ev.order {
-		if rest, ok := strings.CutPrefix(n, parent+"/"); ok && !strings.Contains(rest, "/") {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// logs are the log lines of test and its subtests (t.Log's text without
-// its file:line prefix, a continuation line trimmed), at most maxLogLines
-// of them.
-func (ev testEvents) logs(test string) []string {
-	out := []string{}
-	for _, tl := range ev.lines {
-		if tl.test != test && !strings.HasPrefix(tl.test, test+"/") {
-			continue
-		}
-		l, trimmed := tl.text, strings.TrimSpace(tl.text)
-		switch {
-		case trimmed == "" || strings.HasPrefix(trimmed, "=== ") || strings.HasPrefix(trimmed, "--- "):
-		case testLogRE.MatchString(l):
-			out = append(out, testLogRE.ReplaceAllString(l, ""))
-		default:
-			out = append(out, trimmed)
-		}
-	}
-	if len(out) > maxLogLines {
-		out = append(out[:maxLogLines], fmt.Sprintf("... %d more lines", len(out)-maxLogLines))
-	}
-	return out
+	return gotest.Run(ctx, gotest.Options{Dir: dir, Go: t.Go, Env: env, Run: "^(" + run + ")$", Package: simPackage})
 }
 
 // descriptions reads each patch's defect from the README's table
@@ -403,22 +316,4 @@ func oneLine(out []byte, err error) string {
 		return err.Error()
 	}
 	return s
-}
-
-// lastLines is the last lines go test printed outside any test (a build
-// error, its FAIL line), else its error.
-func (ev testEvents) lastLines(err error) string {
-	var keep []string
-	for _, l := range ev.other {
-		if strings.TrimSpace(l) != "" {
-			keep = append(keep, strings.TrimSpace(l))
-		}
-	}
-	if len(keep) > 5 {
-		keep = keep[len(keep)-5:]
-	}
-	if len(keep) == 0 && err != nil {
-		return err.Error()
-	}
-	return strings.Join(keep, "; ")
 }
