@@ -12,7 +12,8 @@ import (
 // ownFlagSets are folders outside worker/ whose Go code has a command line
 // of its own that shares flag names with the worker's.
 var ownFlagSets = map[string]string{
-	"scenarios/cmd/reconcile": "the reconciler's own -records, -ledger, -amqp-url and -queue",
+	"scenarios/cmd/reconcile":   "the reconciler's own -records, -ledger, -amqp-url and -queue",
+	"scenarios/internal/gotest": "go test's own -count",
 }
 
 // flagLiteral matches a Go string literal that is a worker flag: "-name",

@@ -122,7 +122,11 @@ func shellWord(w string) string {
 }
 
 // Summary names the images in one line: the kind, then the worker's and
-// the RabbitMQ image.
+// the RabbitMQ image; "none" for a command that started no container
+// (the zero ImagesInfo: ./run.sh simulate, a stamped mutation run).
 func (im ImagesInfo) Summary() string {
+	if im == (ImagesInfo{}) {
+		return "none"
+	}
 	return fmt.Sprintf("%s (worker %s, rabbitmq %s)", cmp.Or(im.Kind, "unknown"), cmp.Or(im.Worker, "-"), cmp.Or(im.RabbitMQ, "-"))
 }

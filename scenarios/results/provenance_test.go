@@ -43,3 +43,20 @@ func TestCommandLine(t *testing.T) {
 		}
 	}
 }
+
+// TestImagesSummary: a command that started no container says "none";
+// an image set names its kind, worker and RabbitMQ, an unknown part "-".
+func TestImagesSummary(t *testing.T) {
+	for _, tc := range []struct {
+		im   ImagesInfo
+		want string
+	}{
+		{ImagesInfo{}, "none"},
+		{ImagesInfo{Kind: "offline", Worker: "w:1", RabbitMQ: "r:2"}, "offline (worker w:1, rabbitmq r:2)"},
+		{ImagesInfo{Nginx: "n:1"}, "unknown (worker -, rabbitmq -)"},
+	} {
+		if got := tc.im.Summary(); got != tc.want {
+			t.Errorf("%+v.Summary() = %q, want %q", tc.im, got, tc.want)
+		}
+	}
+}

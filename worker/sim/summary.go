@@ -7,14 +7,25 @@ import (
 	"strings"
 )
 
-// WriteMarkdown writes the summary as markdown (the body of
-// results/simulate/summary.md): the schedules, steps and invariant checks,
-// the faults that fired by kind, the outcomes, and each failing seed with
-// its invariant, shrunk schedule and trace. firstSeed names the seed
-// range.
+// WriteMarkdown writes the summary as a markdown page: a title, then
+// WriteMarkdownBody. firstSeed names the seed range.
 func (s Summary) WriteMarkdown(w io.Writer, firstSeed uint64) error {
+	return s.write(w, firstSeed, "# Simulation summary\n\n")
+}
+
+// WriteMarkdownBody writes the summary's tables as markdown, for a page
+// that puts its own title above them (results/simulate/summary.md, with
+// the run's provenance and verdict): the schedules, steps and invariant
+// checks, the faults that fired by kind, the outcomes, and each failing
+// seed with its invariant, shrunk schedule and trace. firstSeed names the
+// seed range.
+func (s Summary) WriteMarkdownBody(w io.Writer, firstSeed uint64) error {
+	return s.write(w, firstSeed, "")
+}
+
+func (s Summary) write(w io.Writer, firstSeed uint64, title string) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Simulation summary\n\n")
+	b.WriteString(title)
 	fmt.Fprintf(&b, "| | |\n|---|---|\n| schedules | %d (seeds %d to %d) |\n| steps | %d |\n| invariant checks | %d |\n| failing seeds | %d |\n",
 		s.Schedules, firstSeed, firstSeed+uint64(max(s.Schedules, 1))-1, s.Steps, s.Checks, len(s.Failures))
 	if len(s.Errors) > 0 {

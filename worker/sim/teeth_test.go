@@ -82,7 +82,7 @@ func TestTeethDefectPutBack(t *testing.T) {
 			if w1.Hash() != w2.Hash() {
 				t.Errorf("seed %d: two runs of the whole schedule gave two traces", c.seed)
 			}
-			t.Logf("seed %d, %s, shrunk to %d of %d events, trace %x twice", c.seed, r.Violation, len(sh.Events), len(s.Events), w1.Hash())
+			t.Logf("seed %d, %s, shrunk to %d of %d events, trace %s twice", c.seed, r.Violation, len(sh.Events), len(s.Events), w1.Hash())
 		})
 	}
 	if putBack == "" {

@@ -98,6 +98,8 @@ func usage(w io.Writer) error {
        ./run.sh audit-clients [PROFILE=alimtalk]  audit every third-party client (about 50 min; FIXED=1: their fixes too)
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh scale [KEY=VALUE ...]   the scale benchmark (./run.sh scale help)
+       ./run.sh simulate [SEEDS=N] [SEED=s] [TEETH=1] [OUT=dir]
+                                     the deterministic simulator, no Docker (./run.sh simulate help)
        ./run.sh report OUT           re-render a results folder offline (no Docker)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests

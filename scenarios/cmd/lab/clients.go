@@ -46,7 +46,7 @@ func parseClientsArgs(args []string, getenv func(string) string) (bench.Config, 
 		if err := outdir.Check(value); err != nil {
 			return bench.Config{}, &UsageError{Key: "OUT", Value: value, Source: source, Msg: err.Error()}
 		}
-		if err := checkOutKind(value, []resultKind{benchKind, scaleKind, matrixKind}); err != nil {
+		if err := checkOutKind(value, []resultKind{benchKind, scaleKind, matrixKind, simKind}); err != nil {
 			return bench.Config{}, &UsageError{Key: "OUT", Value: value, Source: source, Msg: err.Error()}
 		}
 		// The parent is claimed, not emptied: audit's own check of OUT

@@ -384,7 +384,7 @@ func lookup(cmd command, name string) (key, bool) {
 
 // runShCommands are ./run.sh's commands (its usage lines, args.go), named
 // when a first word is neither one of them nor KEY=VALUE.
-const runShCommands = "audit, audit-clients, matrix, scale, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
+const runShCommands = "audit, audit-clients, matrix, scale, simulate, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
 
 // parseWords applies the keys of cmd to cfg from KEY=VALUE words (args)
 // and the environment (getenv; nil reads nothing): a word wins over the
@@ -416,7 +416,9 @@ func parseWords(cmd command, cfg *scale.Config, args []string, getenv func(strin
 		switch {
 		case !ok:
 			msg := "unknown key; known keys: " + known
-			if near := nearestKey(name, namesOf(cmd)); near != "" {
+			if isSimKey(name) {
+				msg = "a key of ./run.sh simulate, not of lab " + cmd.name() + "; known keys: " + known
+			} else if near := nearestKey(name, namesOf(cmd)); near != "" {
 				msg = "unknown key; did you mean " + near + "? known keys: " + known
 			}
 			return nil, &UsageError{Key: name, Value: value, Source: "argument", Msg: msg}

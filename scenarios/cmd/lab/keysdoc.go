@@ -61,6 +61,7 @@ func keysMarkdown(w io.Writer) error {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", name, cell(defRun), cell(defMatrix), cell(defScale), cell(allowed), cell(k.help))
 	}
+	simKeysMarkdown(&b)
 	b.WriteString("\n" + keysEnd + "\n")
 	_, err := io.WriteString(w, b.String())
 	return err

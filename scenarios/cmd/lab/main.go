@@ -13,6 +13,8 @@
 //	lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts from OUT/cell-*.json
 //	lab scale [KEY=VALUE...]   run the scale benchmark (concurrency x active workers, per-container CPU, memory)
 //	lab scale-check [KEY=...]  validate the scale benchmark's arguments only
+//	lab simulate [KEY=VALUE...] run the deterministic simulator (worker/sim), no Docker
+//	lab simulate-check [KEY=...] validate the simulation's arguments only
 //	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab help                   explain every key
@@ -121,6 +123,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab matrix [KEY=VALUE...]  run the published matrix (lab matrix help lists its keys)
   lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
   lab scale [KEY=VALUE...]   run the scale benchmark (lab scale help lists its keys)
+  lab simulate [KEY=VALUE...] run the deterministic simulator (lab simulate help lists its keys)
   lab keys --markdown        every key as a markdown table (docs/running.md#keys)
 `
 
@@ -130,7 +133,7 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report, scale or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report, scale, simulate or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
@@ -208,6 +211,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "scale-check":
 		_, err := parseScaleArgs(rest, getenv)
 		return err
+	case "simulate":
+		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+			return simulateUsage(stdout)
+		}
+		return runSimulate(ctx, rest, getenv, stdout, os.Stderr)
+	case "simulate-check":
+		_, err := parseSimArgs(rest, getenv)
+		return err
 	case "matrix-check":
 		_, err := parseMatrixArgs(rest, getenv)
 		return err
@@ -230,10 +241,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp+simulateHelp)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale or help", errUsage, cmd)
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate or help", errUsage, cmd)
 	}
 }
 

@@ -64,6 +64,13 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad scenario syntax", []string{"check", "SCENARIO=Bad Name"}, nil, 2, "", "SCENARIO"},
 		{"a threshold beside a scenario is refused", []string{"check", "SCENARIO=nginx-502", "THRESHOLD_P99_MS=30"}, nil, 2, "", "SCENARIO without THRESHOLD_*"},
 		{"a threshold on the bench is checked", []string{"check", "THRESHOLD_P99_MS=30", "THRESHOLD_CONNECTIONS=2"}, nil, 0, "", ""},
+		{"help names simulate", []string{"help"}, nil, 0, "./run.sh simulate [SEEDS=N] [SEED=s] [TEETH=1] [OUT=dir]", ""},
+		{"lab help explains simulate", []string{"help"}, nil, 0, "The simulation (./run.sh simulate", ""},
+		{"simulate help lists its keys", []string{"simulate", "help"}, nil, 0, "  SEEDS=10000\n", ""},
+		{"simulate-check takes its keys", []string{"simulate-check", "SEEDS=20", "SEED=4", "TEETH=1", "OUT=no-such-folder/x"}, nil, 0, "", ""},
+		{"a run refuses simulate's key, naming simulate", []string{"check", "SEEDS=5"}, nil, 2, "", "a key of ./run.sh simulate, not of lab run"},
+		{"simulate refuses a run's key", []string{"simulate-check", "RTTS=3"}, nil, 2, "", "a key of lab run, not of ./run.sh simulate"},
+		{"a misspelled simulate gets its nearest", []string{"check", "simulat"}, nil, 2, "", "did you mean simulate?"},
 		{"list", []string{"list"}, nil, 0, "idle-race ", ""},
 		{"list takes no arguments", []string{"list", "x"}, nil, 2, "", "no arguments"},
 	}

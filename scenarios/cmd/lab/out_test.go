@@ -34,7 +34,7 @@ func scratchCheckout(t *testing.T) (string, map[string]string) {
 // folder the lab did not make with exit 2, before anything starts, and
 // the folder is untouched.
 func TestOUTNotMadeByTheLabIsRefusedAndUntouched(t *testing.T) {
-	for _, cmd := range []string{"check", "run", "audit-check", "audit", "matrix-check", "matrix"} {
+	for _, cmd := range []string{"check", "run", "audit-check", "audit", "matrix-check", "matrix", "simulate-check", "simulate"} {
 		t.Run(cmd, func(t *testing.T) {
 			dir, files := scratchCheckout(t)
 			t.Chdir(dir)
@@ -171,6 +171,7 @@ func TestOUTOfAnotherCommandIsRefused(t *testing.T) {
 		return dir
 	}
 	scaleRun, benchRun, matrixRun := folder("point-grid-worker-w1-c1-18ms.json"), folder("bench-pooled-3ms.json"), folder("cell-https-pooled-c1.json")
+	simRun := folder(simSummaryJSON)
 	for _, tt := range []struct {
 		cmd, out string
 		want     int
@@ -179,6 +180,8 @@ func TestOUTOfAnotherCommandIsRefused(t *testing.T) {
 		{"scale-check", benchRun, 2}, {"scale-check", matrixRun, 2}, {"scale-check", scaleRun, 0},
 		{"matrix-check", benchRun, 2}, {"matrix-check", scaleRun, 2}, {"matrix-check", matrixRun, 0},
 		{"audit-clients-check", benchRun, 2}, {"audit-clients-check", scaleRun, 2},
+		{"check", simRun, 2}, {"scale-check", simRun, 2}, {"matrix-check", simRun, 2}, {"audit-clients-check", simRun, 2},
+		{"simulate-check", benchRun, 2}, {"simulate-check", scaleRun, 2}, {"simulate-check", matrixRun, 2}, {"simulate-check", simRun, 0},
 	} {
 		var stdout, stderr bytes.Buffer
 		code := exitCode(run(context.Background(), []string{tt.cmd, "OUT=" + tt.out}, noEnv, &stdout), &stderr)
@@ -186,7 +189,7 @@ func TestOUTOfAnotherCommandIsRefused(t *testing.T) {
 			t.Errorf("%s OUT=%s: exit %d, stderr %q; want %d", tt.cmd, tt.out, code, stderr.String(), tt.want)
 		}
 	}
-	for _, dir := range []string{scaleRun, benchRun, matrixRun} {
+	for _, dir := range []string{scaleRun, benchRun, matrixRun, simRun} {
 		if b, err := os.ReadFile(filepath.Join(dir, "summary.md")); err != nil || string(b) != "theirs\n" {
 			t.Errorf("%s/summary.md is %q, %v; want it untouched", dir, b, err)
 		}

@@ -14,6 +14,7 @@ var (
 	scaleKind  = resultKind{"point-*.json", "scale"}
 	matrixKind = resultKind{"cell-*.json", "matrix"}
 	auditKind  = resultKind{"audit.json", "audit"}
+	simKind    = resultKind{"summary.json", "simulate"}
 )
 
 // foreignKinds are, per command, the other commands' results it refuses
@@ -21,10 +22,14 @@ var (
 // read the folder as theirs (a fresh-user trial's bench into a copy of
 // results/scale replaced its summary).
 var foreignKinds = map[command][]resultKind{
-	cmdRun:    {scaleKind, matrixKind},
-	cmdMatrix: {benchKind, scaleKind, auditKind},
-	cmdScale:  {benchKind, matrixKind, auditKind},
+	cmdRun:    {scaleKind, matrixKind, simKind},
+	cmdMatrix: {benchKind, scaleKind, auditKind, simKind},
+	cmdScale:  {benchKind, matrixKind, auditKind, simKind},
 }
+
+// simForeignKinds are the results ./run.sh simulate refuses to write
+// beside: each of them has a summary.md of its own.
+var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind}
 
 // checkOutKind refuses dir when it holds any of kinds' result files.
 func checkOutKind(dir string, kinds []resultKind) error {
