@@ -10,7 +10,7 @@ import (
 // WriteMarkdown writes the summary as markdown (the body of
 // results/simulate/summary.md): the schedules, steps and invariant checks,
 // the faults that fired by kind, the outcomes, and each failing seed with
-// its invariant, shrunk schedule and trace. firstSeed names the seed
+// its invariant, shrunk schedule and trace; what the consume loop did. firstSeed names the seed
 // range.
 func (s Summary) WriteMarkdown(w io.Writer, firstSeed uint64) error {
 	var b strings.Builder
@@ -33,6 +33,7 @@ func (s Summary) WriteMarkdown(w io.Writer, firstSeed uint64) error {
 	}
 	table("Faults that fired", s.Faults)
 	table("Outcomes and settlements", s.Outcomes)
+	table("What the consume loop did", s.Loop)
 	if len(s.Failures) > 0 {
 		by := map[string][]uint64{}
 		for _, f := range s.Failures {
