@@ -35,6 +35,8 @@ var defectSeeds = []struct {
 	{"window-not-rechecked-in-send", DefectWindowAfterToken, 4330, InvSendWindow},
 	{"stale-finish-is-ledger-failure", DefectStaleFinish, 412, InvLedgerStopNeedsFault},
 	{"stale-finish-is-ledger-failure", DefectStaleFinish, 439, InvLedgerStopNeedsFault},
+	{"wait-ledger-ping-hidden", DefectWaitLedgerHidden, 11, InvWaitForLedger},
+	{"wait-ledger-ping-hidden", DefectWaitLedgerHidden, 14, InvWaitForLedger},
 }
 
 // TestTeethDefectPutBack: without SIM_DEFECT every row's seed passes; with
