@@ -78,10 +78,10 @@ func TestOpenDialsNextNode(t *testing.T) {
 		}()
 		urls = append(urls, "amqp://guest:guest@"+ln.Addr().String()+"/")
 	}
-	c := &consumer{cfg: Config{AMQPURL: strings.Join(urls, ","), DialTimeout: 2 * time.Second, Heartbeat: time.Second}}
+	d := &amqpDialer{cfg: Config{AMQPURL: strings.Join(urls, ","), DialTimeout: 2 * time.Second, Heartbeat: time.Second}}
 	var got []int
 	for range 3 {
-		if _, err := c.open(); err == nil {
+		if _, err := d.Dial(2); err == nil {
 			t.Fatal("open succeeded against a listener that closes")
 		}
 		select {

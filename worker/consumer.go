@@ -103,14 +103,31 @@ type consumer struct {
 	stats    stats
 	health   health
 	metrics  *Metrics // nil = none
-	// now is wall time (tests may replace it).
+	// dialer opens the broker sessions (amqpDialer in Run).
+	dialer BrokerDialer
+	// now is wall time (tests and the simulator may replace it): the
+	// summary's and a session's age.
 	now func() time.Time
-	// addrs picks the broker node each session dials (Config.AMQPURL may
-	// list several).
-	addrs brokerAddrs
+	// sleeper, when set, replaces sleep for every wait of the loop and of
+	// serve (reconnect backoff, ledger wait, requeue pause); jitter, when
+	// set, replaces rand.Float64 as the backoff's randomness; idle, when
+	// set, is called each time serve waits with nothing in flight
+	// (SimLoop: the simulator's scheduler). Run sets none of them.
+	sleeper func(ctx context.Context, d time.Duration, stop <-chan struct{}) bool
+	jitter  func() float64
+	idle    func()
 	// pace spaces the deliveries taken (Config.SendInterval), across
 	// sessions.
 	pace pacer
+}
+
+// sleep waits d, or until ctx is done or stop (may be nil) is closed, on
+// c.sleeper when set; it reports whether the whole delay elapsed.
+func (c *consumer) sleep(ctx context.Context, d time.Duration, stop <-chan struct{}) bool {
+	if c.sleeper != nil {
+		return c.sleeper(ctx, d, stop)
+	}
+	return sleep(ctx, d, stop)
 }
 
 // account writes the Record of a handled message (not of a requeued one)
@@ -188,107 +205,50 @@ func (s *stats) log(l *slog.Logger, now time.Time) {
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
 
-// session is one broker connection with its consume channel (prefetch =
-// Config.Concurrency + PrefetchAhead) and its publish path (a confirm channel that
-// sessionPublisher.Repair replaces when the broker closed it). The session
-// is lost when the connection or the consume channel closes; a closed
-// publish channel alone is repaired, not a loss.
+// session is one broker session of the loop: its channel generation
+// (genAcker) and its deliveries.
 type session struct {
+	BrokerSession
 	gen        uint64
-	conn       *amqp.Connection
-	ch         *amqp.Channel
-	pub        *sessionPublisher
 	deliveries <-chan amqp.Delivery
-	tag        string
-	lost       chan struct{} // closed when the connection or a channel closed
-	watchDone  chan struct{}
 }
 
-// open dials the broker, declares the topology, sets the prefetch to
-// Config.Concurrency (at least 1) + PrefetchAhead and starts
-// consuming. Errors wrap ErrTopology when the broker refused the topology
-// for good.
-func (c *consumer) open() (s *session, err error) {
-	props := amqp.NewConnectionProperties()
-	props.SetClientConnectionName("notifier-worker")
-	url, _ := c.addrs.next(c.cfg.AMQPURL)
-	conn, err := amqp.DialConfig(url, amqp.Config{
-		Heartbeat:  c.cfg.Heartbeat,
-		Locale:     "en_US",
-		Dial:       amqp.DefaultDial(c.cfg.DialTimeout),
-		Properties: props,
-	})
-	if err != nil {
-		return nil, fmt.Errorf("dial broker %s: %w", RedactURL(url), err)
-	}
-	defer func() {
-		if err != nil {
-			_ = conn.CloseDeadline(time.Now().Add(2 * time.Second))
-		}
-	}()
-	ch, err := conn.Channel()
-	if err != nil {
-		return nil, fmt.Errorf("open channel: %w", err)
-	}
-	if err := c.topology.Declare(ch); err != nil {
-		if errors.Is(err, queues.ErrQueueMismatch) || errors.Is(err, queues.ErrTopology) {
-			return nil, fmt.Errorf("%w: %w", ErrTopology, err)
-		}
-		return nil, fmt.Errorf("declare topology: %w", err)
-	}
-	if err := ch.Qos(c.prefetch(), 0, false); err != nil {
-		return nil, fmt.Errorf("set prefetch: %w", err)
-	}
-	pub, err := newSessionPublisher(conn, c.topology)
+// open dials a session (BrokerDialer.Dial, prefetch Config.Concurrency
+// (at least 1) + PrefetchAhead), makes a new generation live and starts
+// consuming as "notifier-worker-<generation>". Errors wrap ErrTopology
+// when the broker refused the topology for good.
+func (c *consumer) open() (*session, error) {
+	bs, err := c.dialer.Dial(c.prefetch())
 	if err != nil {
 		return nil, err
 	}
-	s = &session{conn: conn, ch: ch, pub: pub,
-		lost: make(chan struct{}), watchDone: make(chan struct{})}
-	connClosed := conn.NotifyClose(make(chan *amqp.Error, 1))
-	chClosed := ch.NotifyClose(make(chan *amqp.Error, 1))
-	s.gen = c.gens.start()
-	s.tag = fmt.Sprintf("notifier-worker-%d", s.gen)
-	s.deliveries, err = ch.Consume(c.topology.Names.Main, s.tag, false, false, false, false, nil)
+	gen := c.gens.start()
+	deliveries, err := bs.Consume(fmt.Sprintf("notifier-worker-%d", gen), func(err error) { c.ended(gen, err) })
 	if err != nil {
-		c.gens.retire(s.gen)
-		return nil, fmt.Errorf("consume %s: %w", c.topology.Names.Main, err)
+		c.gens.retire(gen)
+		return nil, err
 	}
-	go func() {
-		defer close(s.watchDone)
-		var e *amqp.Error
-		select {
-		case e = <-connClosed:
-		case e = <-chClosed:
-		}
-		c.gens.retire(s.gen)
-		c.health.broker.Store(false)
-		c.health.active.Store(false)
-		close(s.lost)
-		if e != nil {
-			c.log.Warn("broker session lost", "generation", s.gen, "error", e.Error())
-		}
-	}()
-	return s, nil
+	return &session{BrokerSession: bs, gen: gen, deliveries: deliveries}, nil
 }
 
-// close cancels the consumer and closes the channels and the connection.
-// Unacked deliveries (at most Config.Concurrency + PrefetchAhead
-// prefetched) go back to the queue.
-func (s *session) close() {
-	if !s.ch.IsClosed() {
-		_ = s.ch.Cancel(s.tag, false)
+// ended is the end of session gen (BrokerSession.Consume): its generation
+// is retired, so its deliveries are no longer acked nor sent
+// (genAcker), and /healthz reports no broker.
+func (c *consumer) ended(gen uint64, err error) {
+	c.gens.retire(gen)
+	c.health.broker.Store(false)
+	c.health.active.Store(false)
+	if err != nil {
+		c.log.Warn("broker session lost", "generation", gen, "error", err.Error())
 	}
-	_ = s.ch.Close()
-	s.pub.close()
-	_ = s.conn.CloseDeadline(time.Now().Add(5 * time.Second))
-	<-s.watchDone
 }
 
-// loop opens sessions until ctx is done, MaxMessages is reached or a fatal
-// error happens, reconnecting with backoff when a session is lost.
+// loop opens sessions (c.dialer) until ctx is done, MaxMessages is
+// reached or a fatal error happens, reconnecting with backoff when a
+// session is lost and waiting for the ledger (waitLedger) after it failed.
+// Its waits go through c.sleep, its backoff's randomness through c.jitter.
 func (c *consumer) loop(ctx context.Context) error {
-	bo := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
+	bo := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax, c.jitter)
 	failures := 0
 	for {
 		if ctx.Err() != nil {
@@ -302,21 +262,21 @@ func (c *consumer) loop(ctx context.Context) error {
 			failures++
 			d := bo.NextBackOff()
 			c.log.Warn("broker unavailable; reconnecting", "error", err.Error(), "failures", failures, "delay", d.String())
-			if !sleep(ctx, d, nil) {
+			if !c.sleep(ctx, d, nil) {
 				return nil
 			}
 			continue
 		}
 		failures = 0
-		began := time.Now()
+		began := c.now()
 		c.health.active.Store(false)
 		c.health.broker.Store(true)
 		c.log.Info("consuming", "queue", c.topology.Names.Main, "prefetch", c.prefetch(), "concurrency", c.concurrency(), "generation", s.gen,
 			"single_active_consumer", c.topology.SingleActiveConsumer)
 		c.log.Info("standby", "worker_id", c.cfg.WorkerID,
 			"detail", "no delivery yet: another replica may be the active consumer, or the queue is empty")
-		lost, err := c.serve(ctx, s.gen, c.handler.WithPublisher(s.pub), s.deliveries, s.lost)
-		s.close()
+		lost, err := c.serve(ctx, s.gen, c.handler.WithPublisher(s.Publisher()), s.deliveries, s.Lost())
+		s.Close()
 		c.health.broker.Store(false)
 		c.health.active.Store(false)
 		switch {
@@ -338,12 +298,12 @@ func (c *consumer) loop(ctx context.Context) error {
 		case lost:
 			// A session that lived long resets the backoff; one that died
 			// at once keeps doubling it.
-			if time.Since(began) > c.cfg.ReconnectMax {
+			if c.now().Sub(began) > c.cfg.ReconnectMax {
 				bo.Reset()
 			}
 			d := bo.NextBackOff()
 			c.log.Warn("broker session ended; reconnecting", "generation", s.gen, "delay", d.String())
-			if !sleep(ctx, d, nil) {
+			if !c.sleep(ctx, d, nil) {
 				return nil
 			}
 		}
@@ -363,7 +323,7 @@ func (c *consumer) waitLedger(ctx context.Context, bo interface{ NextBackOff() t
 	check := ledgerCheck(c.handler.c.Ledger)
 	for tries := 1; ; tries++ {
 		d := bo.NextBackOff()
-		if !sleep(ctx, d, nil) {
+		if !c.sleep(ctx, d, nil) {
 			return false
 		}
 		if check == nil {

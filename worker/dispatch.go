@@ -60,7 +60,7 @@ func (c *consumer) prefetch() int { return c.concurrency() + PrefetchAhead }
 // handles more than MaxMessages; a requeued delivery does not count.
 func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries <-chan amqp.Delivery, lost <-chan struct{}) (wasLost bool, err error) {
 	n := c.concurrency()
-	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax)
+	pause := newBackoff(c.cfg.ReconnectMin, c.cfg.ReconnectMax, c.jitter)
 	// A handler holds one of n slots from its take until its send is over
 	// (HandlerConfig.ReleaseAfterSend: it says so on released) or, when it
 	// does not release early, until it has finished. serve reads both
@@ -189,6 +189,11 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 				in, paced = nil, time.After(w)
 			}
 		}
+		if inflight == 0 && c.idle != nil {
+			// Nothing in flight: only a delivery, the session's loss, ctx
+			// (or the pacer) wakes serve now (SimLoop.Idle).
+			c.idle()
+		}
 		select {
 		case <-paced:
 		case <-ctx.Done():
@@ -207,7 +212,7 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 				// The broker hands the requeued message straight back: pause
 				// (newBackoff, growing per consecutive requeue) instead of
 				// spinning while a target queue is unavailable.
-				sleep(ctx, pause.NextBackOff(), lost)
+				c.sleep(ctx, pause.NextBackOff(), lost)
 			} else {
 				pause.Reset()
 			}

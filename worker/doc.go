@@ -86,5 +86,13 @@
 // code outside worker/ builds a Config, never flag strings (a test fails
 // on a worker-flag literal there).
 //
+// # Simulation
+//
+// The consume loop reaches RabbitMQ only through a BrokerDialer (amqp091
+// in Run), and waits, reads the time and draws its backoff's randomness
+// through parts Run fills with real time: SimLoop runs the very same loop
+// on the deterministic simulator's broker model, clock and seeded
+// randomness (worker/sim, docs/testing.md).
+//
 // Run wires everything from a Config; cmd/notifier-worker is its thin main.
 package worker

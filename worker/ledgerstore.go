@@ -49,7 +49,7 @@ const GroupCommitDelay = time.Millisecond
 // reports whether it did; the Handler then releases its slot after the
 // send (HandlerConfig.ReleaseAfterSend). PostgreSQL keeps one
 // transaction per call.
-func groupCommit(cfg Config, led ledger.Store) bool {
+func groupCommit(cfg Config, led Ledger) bool {
 	b, ok := led.(*ledger.Ledger)
 	if !ok || max(cfg.Concurrency, 1) != 1 || cfg.SendInterval > 0 {
 		return false

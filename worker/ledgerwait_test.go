@@ -32,7 +32,7 @@ func TestWaitLedgerUntilItAnswers(t *testing.T) {
 	p := &pingSeq{errs: []error{down, down}}
 	c := &consumer{cfg: Config{LedgerTimeout: time.Second}, log: slog.New(slog.DiscardHandler),
 		handler: &Handler{c: HandlerConfig{Ledger: p}}}
-	if !c.waitLedger(context.Background(), newBackoff(time.Millisecond, 2*time.Millisecond)) {
+	if !c.waitLedger(context.Background(), newBackoff(time.Millisecond, 2*time.Millisecond, nil)) {
 		t.Fatal("waitLedger = false; want true once the ledger answers")
 	}
 	if p.calls != 3 {
@@ -43,7 +43,7 @@ func TestWaitLedgerUntilItAnswers(t *testing.T) {
 	cancel()
 	p = &pingSeq{errs: []error{down, down, down, down}}
 	c.handler = &Handler{c: HandlerConfig{Ledger: p}}
-	if c.waitLedger(ctx, newBackoff(time.Millisecond, 2*time.Millisecond)) {
+	if c.waitLedger(ctx, newBackoff(time.Millisecond, 2*time.Millisecond, nil)) {
 		t.Error("waitLedger = true with a cancelled context and a ledger that never answers; want false")
 	}
 }

@@ -75,36 +75,8 @@ func Run(ctx context.Context, cfg Config) (err error) {
 		}
 	}()
 
-	topo := cfg.Topology()
 	metrics := NewMetrics()
-	c := &consumer{
-		cfg:  cfg,
-		log:  log,
-		pace: pacer{interval: cfg.SendInterval},
-		handler: NewHandler(HandlerConfig{
-			Sender:         client,
-			Ledger:         timedLedger{Ledger: led, m: metrics},
-			Window:         win,
-			Clock:          clock,
-			Names:          topo.Names,
-			MaxAttempts:    cfg.MaxAttempts,
-			PublishTimeout: cfg.PublishTimeout,
-			LedgerTimeout:  cfg.LedgerTimeout,
-			SendFence:      cfg.SendFence,
-			PostFence:      cfg.SendFence + 3*cfg.ResponseTimeout,
-			RetryDelay:     cfg.RetryDelay,
-			RetryMaxDelay:  cfg.RetryMaxDelay,
-			Replica:        cfg.WorkerID,
-			Logger:         log,
-			// Finish of one message and Begin of the next in one
-			// bbolt transaction (docs/worker.md, Cost per message).
-			ReleaseAfterSend: groupCommit(cfg, led),
-		}),
-		records:  recs,
-		topology: topo,
-		metrics:  metrics,
-		now:      time.Now,
-	}
+	c := newConsumer(cfg, log, consumerParts{sender: client, ledger: led, window: win, clock: clock, records: recs, metrics: metrics})
 	log.Info("starting", "config", cfg, "shutdown_grace", ShutdownGrace(cfg).String())
 	if cfg.UnsafeAllowTransportReplay {
 		log.Warn(UnsafeReplayWarning, "flag", "unsafe-allow-transport-replay")
@@ -138,6 +110,60 @@ func Run(ctx context.Context, cfg Config) (err error) {
 	}
 	log.Info("stopped", "handled", c.stats.handled)
 	return nil
+}
+
+// consumerParts are what newConsumer wires besides the Config.
+type consumerParts struct {
+	sender Sender
+	// ledger is the store; the Handler gets it inside timedLedger.
+	ledger  Ledger
+	window  Window
+	clock   window.Clock
+	records *records.Writer
+	metrics *Metrics // nil = none
+	// dialer opens the broker sessions; nil = RabbitMQ (amqpDialer).
+	dialer BrokerDialer
+}
+
+// newConsumer wires the consume loop as Run runs it: the Handler over
+// timedLedger, its timeouts, fences and retry delays from cfg (after
+// WithDefaults), group commit where it pairs (groupCommit), the pacer,
+// wall time and p's broker.
+func newConsumer(cfg Config, log *slog.Logger, p consumerParts) *consumer {
+	topo := cfg.Topology()
+	dialer := p.dialer
+	if dialer == nil {
+		dialer = &amqpDialer{cfg: cfg, topo: topo}
+	}
+	return &consumer{
+		cfg:  cfg,
+		log:  log,
+		pace: pacer{interval: cfg.SendInterval},
+		handler: NewHandler(HandlerConfig{
+			Sender:         p.sender,
+			Ledger:         timedLedger{Ledger: p.ledger, m: p.metrics},
+			Window:         p.window,
+			Clock:          p.clock,
+			Names:          topo.Names,
+			MaxAttempts:    cfg.MaxAttempts,
+			PublishTimeout: cfg.PublishTimeout,
+			LedgerTimeout:  cfg.LedgerTimeout,
+			SendFence:      cfg.SendFence,
+			PostFence:      cfg.SendFence + 3*cfg.ResponseTimeout,
+			RetryDelay:     cfg.RetryDelay,
+			RetryMaxDelay:  cfg.RetryMaxDelay,
+			Replica:        cfg.WorkerID,
+			Logger:         log,
+			// Finish of one message and Begin of the next in one
+			// bbolt transaction (docs/worker.md, Cost per message).
+			ReleaseAfterSend: groupCommit(cfg, p.ledger),
+		}),
+		records:  p.records,
+		topology: topo,
+		metrics:  p.metrics,
+		dialer:   dialer,
+		now:      time.Now,
+	}
 }
 
 // UnsafeReplayWarning is the message of the warning Run logs at start when

@@ -43,9 +43,9 @@ type Broker struct {
 	// fault is the armed publish fault ("" none).
 	fault string
 	// crash is called at the crash points a publish or an ack passes
-	// ("publish-before", "publish-after", "ack"); the scheduler panics
-	// there when that crash is armed.
-	crash func(point string)
+	// ("publish-before", "publish-after", "ack"); it reports whether the
+	// process died there (crashPoint), and the call then fails.
+	crash func(point string) bool
 	// moves records every enqueue since the scheduler last took them.
 	moves []Move
 	// Faults counts the publish faults that fired, by kind.
@@ -84,7 +84,7 @@ type unacked struct {
 // NewBroker returns a broker with topo's six queues declared.
 func NewBroker(clock *Clock, topo queues.Topology) *Broker {
 	b := &Broker{clock: clock, names: topo.Names, queues: map[string]*queue{}, unacked: map[uint64]*unacked{},
-		crash: func(string) {}, Faults: map[string]int{}}
+		crash: func(string) bool { return false }, Faults: map[string]int{}}
 	for _, spec := range topo.Queues() {
 		q := &queue{name: spec.Name}
 		if v, ok := spec.Args[queues.ArgDeadLetterRoutingKey].(string); ok {
@@ -177,7 +177,9 @@ func (b *Broker) Publisher(who string) *Publisher { return &Publisher{b: b, who:
 // it and fails as a confirm that never came.
 func (p *Publisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
 	b := p.b
-	b.crash("publish-before")
+	if b.crash("publish-before") {
+		return errProcessDied
+	}
 	f := b.fault
 	b.fault = ""
 	if f != "" {
@@ -189,7 +191,9 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msg amqp.Publishi
 	if err := b.publish(p.who, queue, msg); err != nil {
 		return err
 	}
-	b.crash("publish-after")
+	if b.crash("publish-after") {
+		return errProcessDied
+	}
 	if f == "confirm-lost" {
 		return fmt.Errorf("publish to %s: no confirm: %w", queue, context.DeadlineExceeded)
 	}
@@ -412,7 +416,9 @@ func (a acker) check(tag uint64) error {
 }
 
 func (a acker) Ack(tag uint64, multiple bool) error {
-	a.c.b.crash("ack")
+	if a.c.b.crash("ack") {
+		return errProcessDied
+	}
 	if err := a.check(tag); err != nil {
 		return err
 	}

@@ -24,9 +24,15 @@ const (
 	// InvUnknownNeedsDoubt: the handler routes a message to the unknown
 	// queue only after a real in-doubt attempt of its refkey.
 	InvUnknownNeedsDoubt = "unknown-needs-doubt"
-	// InvLedgerStopNeedsFault: the handler stops its session for a broken
-	// ledger (worker.ErrLedger) only when a ledger operation failed.
+	// InvLedgerStopNeedsFault: the consume loop stops its session for a
+	// broken ledger (worker.ErrLedger) only when a Begin or Finish of the
+	// Handler failed since its previous stop.
 	InvLedgerStopNeedsFault = "ledger-stop-needs-fault"
+	// InvWaitForLedger: once the loop stopped its session for a ledger
+	// outage, it takes no delivery until that outage is over: each
+	// delivery it took and requeued unsent would cost a quorum queue one
+	// of its delivery limit (issue 27: "dead-lettered unsent").
+	InvWaitForLedger = "wait-for-ledger"
 	// InvForgedRefused: a report with a wrong signature is refused.
 	InvForgedRefused = "forged-refused"
 	// InvOnePlace (at quiescence): each message ends in exactly one place
@@ -42,7 +48,7 @@ const (
 
 // Invariants lists every invariant, step ones first.
 var Invariants = []string{InvAtMostOnce, InvSendWindow, InvLedgerAgrees, InvUnknownNeedsDoubt,
-	InvLedgerStopNeedsFault, InvForgedRefused, InvOnePlace, InvSettled}
+	InvLedgerStopNeedsFault, InvWaitForLedger, InvForgedRefused, InvOnePlace, InvSettled}
 
 // Violation is one broken invariant.
 type Violation struct {
@@ -84,11 +90,16 @@ type View struct {
 	Names    queues.Names
 	// Step facts.
 	Moves []Move
-	// LedgerStop: the handler returned worker.ErrLedger in this step;
-	// LedgerFailures: ledger operations that failed in it.
+	// LedgerStop: the loop stopped its session for worker.ErrLedger in
+	// this step; LedgerFailures: the Handler's Begin and Finish that a
+	// ledger fault failed before that stop, since the stop before it
+	// (the fewest, when it stopped more than once).
 	LedgerStop     bool
 	LedgerFailures int
-	ForgedAccepted []string
+	// TookWhileLedgerDown: deliveries the loop took during the ledger
+	// outage it had stopped its session for.
+	TookWhileLedgerDown []string
+	ForgedAccepted      []string
 	// Quiescence.
 	Copies      []Copy
 	Complete    bool
@@ -147,7 +158,10 @@ func CheckStep(v View) []Violation {
 		}
 	}
 	if v.LedgerStop && v.LedgerFailures == 0 {
-		bad(InvLedgerStopNeedsFault, "the handler stopped its session for a broken ledger, but no ledger operation failed")
+		bad(InvLedgerStopNeedsFault, "the loop stopped its session for a broken ledger, but no ledger operation of the handler failed")
+	}
+	for _, d := range v.TookWhileLedgerDown {
+		bad(InvWaitForLedger, "the loop stopped its session for a ledger outage and took a delivery before it ended: %s", d)
 	}
 	for _, k := range v.ForgedAccepted {
 		bad(InvForgedRefused, "a forged report for %s was accepted", k)

@@ -104,6 +104,9 @@ func TestCheckerCatchesPlantedFailures(t *testing.T) {
 		{"session stopped without a ledger failure", InvLedgerStopNeedsFault, func(v *View) {
 			v.LedgerStop = true
 		}},
+		{"a delivery taken during the ledger outage the loop stopped for", InvWaitForLedger, func(v *View) {
+			v.TookWhileLedgerDown = []string{"m1/b0 taken at 12:00:01.000"}
+		}},
 		{"a forged report accepted", InvForgedRefused, func(v *View) {
 			v.ForgedAccepted = []string{"m1"}
 		}},

@@ -17,6 +17,7 @@ const (
 	DefectBoltBeginDeadline    = "bbolt Begin ignores its deadline"
 	DefectWindowAfterToken     = "window not re-checked after a token fetch or a 401"
 	DefectStaleFinish          = "stale Finish treated as a ledger failure"
+	DefectWaitLedgerHidden     = "the ledger wait does not reach the ledger through timedLedger"
 	// DefectDeliveryLimit is beyond issue 27's list: session losses
 	// (crashes, ledger failures, lost channels) return a message that is
 	// never sent, the prefetched one included, until a quorum queue
@@ -45,6 +46,10 @@ func classify(f Failure) string {
 	case InvSendWindow:
 		if has(VendorFault, "token-slow", "401", "token-error") || f.Shrunk.Config.TokenLife < time.Hour {
 			return DefectWindowAfterToken
+		}
+	case InvWaitForLedger:
+		if has(LedgerFault, "down") {
+			return DefectWaitLedgerHidden
 		}
 	case InvLedgerStopNeedsFault:
 		if strings.Contains(f.Trace, "stale ledger attempt") {

@@ -9,36 +9,56 @@ import (
 // The crash model: the worker process dies at a step boundary ("now") or
 // at a crash point inside the worker's code (CrashPoints): in the send
 // before or after the vendor processed it, around a copy's enqueue, before
-// an ack. A crash point panics with crashSignal; guard, around every call
-// into the worker's code, recovers it and runs crash, so the worker's code
-// stops exactly there, as the process would. Nothing of the dead process
-// survives but what lives outside it: the broker (its unacked deliveries
-// are requeued, redelivered), the vendor, and the ledger (the bbolt file
-// is closed and opened again; the in-memory store stands for a database
-// server). The restart is immediate: a new process with an empty token
-// cache and a new consume channel.
+// an ack. A crash point reached by the consume loop's goroutines stops
+// that goroutine there (crashPoint) while the scheduler kills the
+// process: every model then refuses its calls, so nothing it does after
+// the crash point reaches the world, as the process's death would stop
+// it. One reached by the scheduler's own calls into the worker's code
+// (the unknown drain) panics with crashSignal, which guard recovers.
+// Nothing of the dead process survives but what lives outside it: the
+// broker (its unacked deliveries are requeued, redelivered), the vendor,
+// and the ledger (the bbolt file is closed and opened again; the
+// in-memory store stands for a database server). The restart is
+// immediate: a new process with an empty token cache and a new session.
 
-// crashSignal unwinds the worker's code from a crash point to the
-// scheduler (guard), as the process's death would stop it there.
+// crashSignal unwinds the scheduler's call into the worker's code from a
+// crash point to guard, as the process's death would stop it there.
 type crashSignal struct{ point string }
 
-func (w *world) crashPoint(p string) {
-	if w.crashAt == p {
-		w.crashAt = ""
-		panic(crashSignal{p})
+// crashPoint is the models' crash hook: when the crash armed is point,
+// the process dies there. On a goroutine of the consume loop it waits
+// until the scheduler has killed the process and reports true (the
+// model's call then fails); on the scheduler's it panics (guard).
+func (w *world) crashPoint(point string) bool {
+	if w.crashAt != point {
+		return false
 	}
+	w.crashAt = ""
+	if !w.inWorker {
+		panic(crashSignal{point})
+	}
+	p := w.proc
+	p.signals <- signal{kind: sigCrashed, point: point}
+	<-p.thaw
+	return true
 }
 
+// midSend is the vendor's hook in the middle of a send (on the loop's
+// handler goroutine): an armed close mid-send closes the consume channel
+// there. The loop learns it at once through its generation (ended); serve
+// sees Lost once it waits again (settle).
 func (w *world) midSend() {
-	if w.closeMidSend && w.proc.ch != nil {
+	p := w.proc
+	if w.closeMidSend && p.sess != nil && p.sess.Live() {
 		w.closeMidSend = false
 		w.faults["close-mid-send"]++
 		w.note("the consume channel closes mid-send")
-		w.proc.ch.Close()
+		p.sess.end(errChannelClosed)
 	}
 }
 
-// guard runs worker code; a crash point reached inside it crashes the
+// guard runs the worker's code on the scheduler (the unknown drain, the
+// report sweep and push); a crash point reached inside it crashes the
 // process.
 func (w *world) guard(f func()) {
 	defer func() {
@@ -59,9 +79,7 @@ func (w *world) guard(f func()) {
 func (w *world) crash(point string) {
 	w.faults["crash-"+point]++
 	w.note("CRASH (%s): the worker process dies and restarts", point)
-	if w.proc.ch != nil {
-		w.proc.ch.Close()
-	}
+	w.kill(w.proc)
 	if w.drainCh != nil {
 		w.drainCh.Close()
 		w.drainCh = nil
@@ -75,10 +93,19 @@ func (w *world) crash(point string) {
 		w.fatal = err
 		return
 	}
+	if err := w.start(); err != nil {
+		w.fatal = err
+	}
+}
+
+// start starts a new worker process and lets its loop run until it
+// waits for its first delivery.
+func (w *world) start() error {
 	p, err := w.newProcess()
 	if err != nil {
-		w.fatal = err
-		return
+		return err
 	}
 	w.proc = p
+	w.drive(func() {})
+	return nil
 }

@@ -15,14 +15,19 @@
 //	clock.go     Clock: window.Clock, simulated time; nothing sleeps
 //	broker.go    Broker: RabbitMQ as the worker relies on it (the Publisher,
 //	             a delivery's amqp.Acknowledger, worker.UnknownGetter)
+//	session.go   Session: one session of the consume loop on the broker
+//	             (worker.BrokerSession), the process's dialer and publisher
 //	vendor.go    Vendor: the vendor's HTTP API behind the real
 //	             vendorapi.Client (an http.RoundTripper), the truth per refkey,
 //	             delivery reports pulled and pushed (vendorreports.go)
 //	ledger.go    Ledger: a fault layer in front of the real ledger.Store
 //	             (bbolt in a temporary folder, or ledgertest.Mem)
 //	crash.go     the process crash and restart
-//	process.go   one life of the worker process: the real worker.Handler,
-//	             vendorapi.Client, reports.Resolver, Sweeper and push endpoint
+//	process.go   one life of the worker process: the real consume loop
+//	             (worker.SimLoop), vendorapi.Client, reports.Resolver,
+//	             Sweeper and push endpoint
+//	loop.go      the turns of the scheduler and the loop's goroutines: the
+//	             loop's waits, the process's ledger, vendor and log
 //	schedule.go  the events and Generate (seeded PCG)
 //	world.go     the scheduler: it owns every step; run.go: RunSchedule,
 //	             the quiescence phase, Run, Summary; shrink.go: Shrink
@@ -30,38 +35,44 @@
 //
 // # What runs
 //
-// worker.Handler.Handle (with its ledger-call goroutines, always waited
-// for: the fault layer answers at once and models the ledger's 2 s
-// deadline by the simulated clock; the handler's own LedgerTimeout and
-// PublishTimeout are set to an hour of real time, so no real timer decides
-// anything), the real bbolt *ledger.Ledger and ledgertest.Mem, the
-// vendor client's token cache, 401 refetch, classification by httptrace
-// and Retry-After, reports.Sweeper and reports.Resolver (pull through the
+// The worker's consume loop as worker.Run wires it, through
+// worker.SimLoop: the session loop (consumer.loop: reconnect backoff,
+// the stop for a broken ledger and waitLedger, whose CheckWrite or Ping
+// reaches the fault layer through the worker's own timedLedger), serve at
+// concurrency 1 with prefetch 2 (the pause after a requeue, the session's
+// loss while a delivery is in hand, account), the channel generations
+// (genAcker refuses the ack of a lost session's delivery; the Handler's
+// gate sees it), and worker.Handler.Handle with its ledger-call
+// goroutines. The loop runs on goroutines of its own, but only in the
+// scheduler's turns (loop.go): each Deliver hands it one delivery, its
+// sleeps end when the scheduler moves the clock to them, and every model
+// it calls answers at once, so one seed is one history. Its backoff draws
+// from the seed. The worker's LedgerTimeout and PublishTimeout are an
+// hour of real time, so no real timer decides anything (the fault layer
+// models the ledger's 2 s deadline by the simulated clock). Beside the
+// loop: the real bbolt *ledger.Ledger and ledgertest.Mem, the vendor
+// client's token cache, 401 refetch, classification by httptrace and
+// Retry-After, reports.Sweeper and reports.Resolver (pull through the
 // client, push through Resolver.Handler in memory), worker.DrainUnknown,
 // and window.Default. Wall-clock reads left in that code (a Record's
 // Start and End, a trace's durations) decide nothing.
 //
 // # What does not run yet
 //
-// The consumer's session loop (worker/consumer.go loop, worker/dispatch.go
-// serve) talks to amqp091 directly. The scheduler plays serve's part at
-// concurrency 1: it opens a consume channel with prefetch Concurrency +
-// PrefetchAhead, hands each delivery to Handle, and on worker.ErrLedger
-// closes the channel (its unacked deliveries requeued) and opens a new one
-// at the next delivery. Not exercised, so not judged: serve's concurrency
-// above 1, ReleaseAfterSend (decode-ahead, grouped ledger commits),
-// genAcker's generation check (the broker's acknowledger reports Live per
-// channel instead), account (records, metrics, summaries), the requeue
-// pause, MaxMessages and SendInterval; loop's reconnect backoff and
-// waitLedger with Ping through the metrics wrapper (issue 27's "Ping
-// hidden by timedLedger" is not modelled); the declarations, ErrTopology,
-// ConfirmPublisher and sessionPublisher.Repair (the broker model's
-// Publisher confirms by returning nil once enqueued; mandatory returns are
-// not modelled); the unknown drain's own connection (drainOnce: issue 27's
-// "drain dials only the first URL" is not modelled) and its dirty flag
-// (the scheduler drains after every sweep); ledger pruning; replicas and
-// single active consumer. A small broker interface under serve and loop
-// would let the simulator run them.
+// serve's concurrency above 1 and ReleaseAfterSend (decode-ahead,
+// grouped ledger commits: the fault layer is no *ledger.Ledger, so the
+// loop does not turn them on), MaxMessages and SendInterval (pacing waits
+// on a real timer); the records file, metrics and /healthz (records are
+// discarded; the scheduler reads the loop's log lines instead); the
+// RabbitMQ adapter under the loop (amqpDialer: the declarations,
+// ErrTopology, the prefetch on a real channel, ConfirmPublisher and
+// sessionPublisher.Repair; the broker model's publisher confirms by
+// returning nil once enqueued, and mandatory returns are not modelled); a
+// dial that fails (the model's Dial always succeeds, so "broker
+// unavailable" is not exercised); the unknown drain's own connection
+// (drainOnce: issue 27's "drain dials only the first URL" is not
+// modelled) and its dirty flag (the scheduler drains after every sweep);
+// ledger pruning; replicas and single active consumer.
 //
 // # Models, and where they simplify
 //
@@ -73,13 +84,18 @@
 // return, a closed channel included, as RabbitMQ before 4.3 counts it
 // (the lab runs 3.10), and dead-lettered over x-delivery-limit, at least
 // once (the model never drops a message). It has no cluster, no broker
-// restart and no x-death array. The vendor processes a send or not as the
+// restart and no x-death array. A session's prefetch is filled from the
+// main queue at each Deliver (RabbitMQ pushes it as soon as it can), and
+// a channel closed mid-send reaches serve (Lost) once it has accounted
+// the delivery in hand: one of the orders a real loss allows. The vendor processes a send or not as the
 // armed fault says and fires the httptrace hooks a connection would (a
 // request that fails before WroteHeaders was never written); it has no
 // TLS, no transport replays and no clock skew; which reports fail, are
 // dropped (an incomplete vendor) or are late (a delayed vendor, which
 // answers interim meanwhile and has a pull endpoint) is fixed per refkey
-// by the seed. The in-memory ledger stands for a database server and
+// by the seed. The ledger's outage ("down") refuses every operation,
+// Ping and CheckWrite included, for a span of simulated time; the other
+// ledger faults hit one operation. The in-memory ledger stands for a database server and
 // survives a crash; the bbolt file is closed and opened again (no torn
 // write). Real timing, RabbitMQ and the network are the catalog
 // scenarios' to test.

@@ -35,6 +35,11 @@ type Ledger struct {
 	// armed fault
 	fault, op string
 	d         time.Duration
+	// downUntil: the ledger refuses every operation, Ping and CheckWrite
+	// included, until this reading of the clock (an outage, the "down"
+	// fault); epoch numbers the outages.
+	downUntil time.Time
+	epoch     int
 	// doubt is told when a fault leaves refkey's outcome unrecorded.
 	doubt func(refkey, why string)
 	// Failed counts the operations a fault made fail; Faults counts the
@@ -48,14 +53,46 @@ type Ledger struct {
 	before    []byte
 }
 
-var _ ledger.Store = (*Ledger)(nil)
+var (
+	_ ledger.Store        = (*Ledger)(nil)
+	_ ledger.WriteChecker = (*Ledger)(nil)
+)
 
 // Inner returns the store behind the faults.
 func (l *Ledger) Inner() ledger.Store { return l.inner }
 
 // Arm arms fault (LedgerFaults) on the next operation op ("begin",
-// "finish", "" any), d its duration where it has one.
-func (l *Ledger) Arm(fault, op string, d time.Duration) { l.fault, l.op, l.d = fault, op, d }
+// "finish", "" any), d its duration where it has one. "down" starts an
+// outage at once, of d by the clock (an outage under way is extended,
+// not restarted); "" disarms the armed fault and ends an outage.
+func (l *Ledger) Arm(fault, op string, d time.Duration) {
+	switch fault {
+	case "down":
+		if !l.Down() {
+			l.epoch++
+		}
+		if until := l.clock.Now().Add(d); until.After(l.downUntil) {
+			l.downUntil = until
+		}
+		l.Faults[fault]++
+		return
+	case "":
+		l.downUntil = time.Time{}
+	}
+	l.fault, l.op, l.d = fault, op, d
+}
+
+// Down reports whether the ledger is in an outage now (the "down" fault).
+func (l *Ledger) Down() bool { return l.clock.Now().Before(l.downUntil) }
+
+// Outage returns the number of the current outage (Down), or of the last
+// one.
+func (l *Ledger) Outage() int { return l.epoch }
+
+// downErr is the error of op refused by an outage.
+func (l *Ledger) downErr(op string) error {
+	return fmt.Errorf("ledger %s: %w: down until %s", op, ErrLedgerFault, l.downUntil.In(seoul).Format("15:04:05.000"))
+}
 
 func (l *Ledger) take(op string) (string, time.Duration) {
 	if l.fault == "" || (l.op != "" && l.op != op) {
@@ -91,6 +128,10 @@ func (l *Ledger) run(ctx context.Context, op string, call func(context.Context) 
 
 // runFault is run that also returns the fault that fired ("" none).
 func (l *Ledger) runFault(ctx context.Context, op string, call func(context.Context) error) (string, error) {
+	if l.Down() {
+		l.Failed++
+		return "down", l.downErr(op)
+	}
 	f, d := l.take(op)
 	switch f {
 	case "error", "timeout":
@@ -189,8 +230,25 @@ func (l *Ledger) Prune(ctx context.Context, cutoff time.Time) (n int, err error)
 	return n, err
 }
 
-// Ping is the store's Ping (no fault).
-func (l *Ledger) Ping(ctx context.Context) error { return l.inner.Ping(ctx) }
+// Ping is the store's Ping; it fails during an outage (no other fault).
+func (l *Ledger) Ping(ctx context.Context) error {
+	if l.Down() {
+		return l.downErr("ping")
+	}
+	return l.inner.Ping(ctx)
+}
+
+// CheckWrite is the store's CheckWrite (ledger.WriteChecker), else its
+// Ping; it fails during an outage (no other fault).
+func (l *Ledger) CheckWrite(ctx context.Context) error {
+	if l.Down() {
+		return l.downErr("check write")
+	}
+	if w, ok := l.inner.(ledger.WriteChecker); ok {
+		return w.CheckWrite(ctx)
+	}
+	return l.inner.Ping(ctx)
+}
 
 // Close closes the store.
 func (l *Ledger) Close() error { return l.inner.Close() }

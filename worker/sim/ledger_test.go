@@ -108,3 +108,51 @@ func TestLedgerCrashLosesTheLastBegin(t *testing.T) {
 		_ = l.Close()
 	}
 }
+
+// TestLedgerOutage: "down" refuses every operation, Ping and CheckWrite
+// included, until its end by the clock, writing nothing; an outage armed
+// during one extends it (same Outage), one armed after it is the next;
+// "" ends it.
+func TestLedgerOutage(t *testing.T) {
+	clock := NewClock(noon)
+	l := &Ledger{inner: ledgertest.NewMem(), clock: clock, Faults: map[string]int{}, doubt: func(string, string) {}}
+	ctx := context.Background()
+	refused := func(what string) {
+		t.Helper()
+		_, _, berr := l.Begin(ctx, "m1", "h", noon)
+		perr, cerr := l.Ping(ctx), l.CheckWrite(ctx)
+		if !errors.Is(berr, ErrLedgerFault) || !errors.Is(perr, ErrLedgerFault) || !errors.Is(cerr, ErrLedgerFault) || !l.Down() {
+			t.Errorf("%s: begin %v, ping %v, check write %v, down %t; want all refused", what, berr, perr, cerr, l.Down())
+		}
+		if _, found, _ := l.Inner().Get(ctx, "m1"); found {
+			t.Errorf("%s: a refused Begin wrote its entry", what)
+		}
+	}
+	answers := func(what string) {
+		t.Helper()
+		if err := l.CheckWrite(ctx); err != nil || l.Down() {
+			t.Errorf("%s: check write %v, down %t; want the ledger back", what, err, l.Down())
+		}
+	}
+	l.Arm("down", "", 30*time.Second)
+	refused("at its start")
+	first := l.Outage()
+	clock.Advance(20 * time.Second)
+	l.Arm("down", "", 30*time.Second) // extends it to 50 s
+	clock.Advance(29 * time.Second)
+	refused("29 s into the extension")
+	if l.Outage() != first {
+		t.Errorf("an outage armed during one is number %d; want %d (the same)", l.Outage(), first)
+	}
+	clock.Advance(time.Second)
+	answers("at its end")
+	l.Arm("down", "", time.Minute)
+	if l.Outage() != first+1 {
+		t.Errorf("the next outage is number %d; want %d", l.Outage(), first+1)
+	}
+	l.Arm("", "", 0)
+	answers("disarmed")
+	if l.Faults["down"] != 3 {
+		t.Errorf("Faults[down] = %d; want 3", l.Faults["down"])
+	}
+}

@@ -5,4 +5,6 @@ package sim
 const (
 	raceEnabled = false
 	raceSeeds   = simSeeds
+
+	raceDeterminismSeeds = determinismSeeds
 )

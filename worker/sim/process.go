@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker"
@@ -16,16 +18,38 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/window"
 )
 
-// process is one life of the worker process: the real Handler, vendor
-// client, report Resolver and Sweeper, wired as worker.Run wires them,
-// against the models. A crash throws it away; the next one starts with an
-// empty token cache and a fresh consume channel.
+// process is one life of the worker process: the real consume loop
+// (worker.SimLoop: session loop, serve, Handler over timedLedger, the
+// ledger wait) on its own goroutines, the vendor client, and the report
+// Resolver and Sweeper, wired as worker.Run wires them, against the
+// models. A crash kills it (dead: every model refuses its calls) and the
+// next one starts with an empty token cache and a new session.
 type process struct {
-	handler *worker.Handler
 	client  *vendorapi.Client
 	sweeper *reports.Sweeper
 	push    http.Handler
-	ch      *Channel // the consume channel; nil until the next delivery opens one
+	// publisher is its publish path (every session's); ledger its
+	// Handler's ledger (through timedLedger).
+	publisher procPublisher
+	ledger    *procLedger
+	// sess is the session the loop dialled last (nil before the first).
+	sess *Session
+	// The scheduler's side of the loop (loop.go): the worker's goroutines
+	// signal where they wait; state is the last signal.
+	signals chan signal
+	state   signal
+	cancel  context.CancelFunc
+	thaw    chan struct{}
+	dead    atomic.Bool
+	now     func() time.Time // the simulated clock
+	// current is the delivery in hand, as the trace names it.
+	current string
+	// failures counts the Handler's Begin and Finish that a ledger fault
+	// failed since the loop last stopped for a broken ledger; failOutage
+	// is the outage (Ledger.Outage) of the last one (0: none), stopOutage
+	// the one the loop last stopped in.
+	failures               int
+	failOutage, stopOutage int
 }
 
 // simStrategy hands the vendor client an *http.Client whose transport is
@@ -36,8 +60,9 @@ func (s simStrategy) Name() string                          { return "sim" }
 func (s simStrategy) Client() (*http.Client, func(), error) { return s.hc, func() {}, nil }
 func (s simStrategy) Close() error                          { return nil }
 
-// handlerTimeout is the handler's LedgerTimeout and PublishTimeout in
-// real time: far beyond any step, so no real timer decides anything (the
+// handlerTimeout is the worker's LedgerTimeout and PublishTimeout in
+// real time (the Handler's ledger and publish calls, the ledger wait's
+// check): far beyond any step, so no real timer decides anything (the
 // fault layer models the ledger's deadline by the simulated clock).
 const handlerTimeout = time.Hour
 
@@ -45,41 +70,51 @@ const handlerTimeout = time.Hour
 // its defaults (the worst-case send time).
 var minAge = worker.ShutdownGrace(worker.Config{})
 
+// newProcess starts a worker process: its loop runs on its own
+// goroutines until it waits for its first delivery (start).
 func (w *world) newProcess() (*process, error) {
+	w.procs++
+	p := &process{signals: make(chan signal), thaw: make(chan struct{}), now: w.clock.Now}
+	p.publisher = procPublisher{p: p, pub: w.broker.Publisher("handler")}
+	p.ledger = &procLedger{p: p, l: w.ledger}
 	client := vendorapi.NewClient("https://vendor.sim", vendorapi.Credentials{ClientID: "sim", ClientSecret: "sim-secret"},
-		simStrategy{hc: &http.Client{Transport: w.vendor}}, vendorapi.WithClock(w.clock.Now))
+		simStrategy{hc: &http.Client{Transport: procTransport{p: p, v: w.vendor}}}, vendorapi.WithClock(w.clock.Now))
 	var sender worker.Sender = client
 	if w.opt.Plant.ReplaySends {
 		sender = replaySender{client}
 	}
-	p := &process{client: client}
-	p.handler = worker.NewHandler(worker.HandlerConfig{
-		Publisher:      w.broker.Publisher("handler"),
-		Sender:         sender,
-		Ledger:         w.ledger,
-		Window:         window.Default(),
-		Clock:          w.clock,
-		Names:          w.topo.Names,
+	p.client = client
+	if w.s.Config.Reports() {
+		spec, err := vendorapi.ParseReportSpec(w.vendor.ReportSpec())
+		if err != nil {
+			return nil, fmt.Errorf("start process: %w", err)
+		}
+		res := &reports.Resolver{Store: w.ledger, Spec: spec, MinAge: minAge}
+		p.sweeper = &reports.Sweeper{Resolver: res}
+		if spec.Pull != nil {
+			p.sweeper.Puller = reports.ClientPuller{Client: client, Spec: spec}
+		}
+		if spec.Push != nil {
+			p.push = res.Handler(w.vendor.Secret, w.clock.Now)
+		}
+	}
+	cfg := worker.Config{
+		Queue:          w.topo.Names.Main,
+		Concurrency:    1,
 		MaxAttempts:    w.s.Config.MaxAttempts,
 		PublishTimeout: handlerTimeout,
 		LedgerTimeout:  handlerTimeout,
-		Replica:        "sim",
-	})
-	if !w.s.Config.Reports() {
-		return p, nil
+		WorkerID:       "sim",
+		Logger:         slog.New(&logSink{w: w, p: p}),
 	}
-	spec, err := vendorapi.ParseReportSpec(w.vendor.ReportSpec())
-	if err != nil {
-		return nil, fmt.Errorf("start process: %w", err)
-	}
-	res := &reports.Resolver{Store: w.ledger, Spec: spec, MinAge: minAge}
-	p.sweeper = &reports.Sweeper{Resolver: res}
-	if spec.Pull != nil {
-		p.sweeper.Puller = reports.ClientPuller{Client: client, Spec: spec}
-	}
-	if spec.Push != nil {
-		p.push = res.Handler(w.vendor.Secret, w.clock.Now)
-	}
+	loop := worker.SimLoop{Config: cfg, Sender: sender, Ledger: p.ledger, Window: window.Default(), Clock: w.clock,
+		Dialer: dialer{w: w, p: p}, Now: w.clock.Now, Sleep: p.sleep, Jitter: newRand(w.s.Seed, 100+w.procs).Float64, Idle: p.idle}
+	ctx, cancel := context.WithCancel(context.Background())
+	p.cancel = cancel
+	go func() {
+		err := loop.Run(ctx)
+		p.signals <- signal{kind: sigExited, err: err}
+	}()
 	return p, nil
 }
 

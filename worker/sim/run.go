@@ -56,6 +56,10 @@ type Result struct {
 	// Outcomes counts the handler's outcomes ("" a requeue) and the
 	// settlements of reports (pull, push, horizon).
 	Outcomes map[string]int
+	// Loop counts what the worker's consume loop did: sessions, losses,
+	// stops for a broken ledger, the ledger wait's tries, pauses,
+	// wake-ups, deliveries of a lost generation refused.
+	Loop map[string]int
 	// Violation is the first invariant broken (nil: none).
 	Violation *Violation
 	Trace     Trace
@@ -94,7 +98,10 @@ func RunSchedule(s Schedule, opt Options) Result {
 
 func (w *world) result(r Result) Result {
 	r.Steps, r.Checks, r.Violation, r.Trace, r.Err = w.steps, w.checks, w.violation, w.trace, w.fatal
-	r.Faults, r.Outcomes = map[string]int{}, map[string]int{}
+	r.Faults, r.Outcomes, r.Loop = map[string]int{}, map[string]int{}, map[string]int{}
+	for k, n := range w.loop {
+		r.Loop[k] += n
+	}
 	for k, n := range w.outcomes {
 		if k == "" {
 			k = "requeued"
@@ -175,8 +182,8 @@ func (w *world) quiesce() {
 // deliveries prefetched on its channel.
 func (w *world) waiting() int {
 	n := w.broker.Len(w.topo.Names.Main)
-	if w.proc.ch != nil && w.proc.ch.Open() {
-		n += len(w.proc.ch.buf)
+	if s := w.proc.sess; s != nil && s.Live() {
+		n += len(s.ch.buf)
 	}
 	return n
 }
@@ -212,7 +219,7 @@ func (f Failure) String() string {
 // Summary is what Run did.
 type Summary struct {
 	Schedules, Steps, Checks int
-	Faults, Outcomes         map[string]int
+	Faults, Outcomes, Loop   map[string]int
 	Failures                 []Failure
 	// Errors are schedules the simulator could not run.
 	Errors []error
@@ -222,7 +229,7 @@ type Summary struct {
 // seed is shrunk (unless opt.NoShrink). The error is ctx's when it ended
 // the run early.
 func Run(ctx context.Context, opt Options) (Summary, error) {
-	sum := Summary{Faults: map[string]int{}, Outcomes: map[string]int{}}
+	sum := Summary{Faults: map[string]int{}, Outcomes: map[string]int{}, Loop: map[string]int{}}
 	workers := opt.Workers
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -248,6 +255,9 @@ func Run(ctx context.Context, opt Options) (Summary, error) {
 				}
 				for k, n := range r.Outcomes {
 					sum.Outcomes[k] += n
+				}
+				for k, n := range r.Loop {
+					sum.Loop[k] += n
 				}
 				if r.Err != nil {
 					sum.Errors = append(sum.Errors, fmt.Errorf("seed %d: %w", seed, r.Err))

@@ -19,8 +19,11 @@ const (
 	// reused refkey), 2 an undecodable body. Publishing the same Msg and
 	// Body twice is a producer's at-least-once re-publish.
 	Publish Kind = iota
-	// Deliver plays the consumer's serve loop at concurrency 1: the next
-	// delivery of the main queue goes to Handler.Handle.
+	// Deliver hands the next delivery of the main queue to the worker's
+	// real consume loop (concurrency 1, prefetch 2), which handles it to
+	// its end. When the loop sleeps (a backoff after a lost session, the
+	// wait for the ledger, the pause after a requeue), the clock first
+	// moves to each of its wake-ups until it waits for a delivery.
 	Deliver
 	// Advance moves the clock by Event.D; the broker then expires the
 	// heads of its TTL queues.
@@ -72,8 +75,12 @@ var (
 	// worker froze Event.D right after the answer) and, for the bbolt
 	// ledger only, "past-deadline" (the store is handed a context whose
 	// deadline has passed, as a store that answers after the worker gave
-	// up; the worker gets DeadlineExceeded).
-	LedgerFaults = []string{"error", "timeout", "commit-timeout", "slow", "pause", "past-deadline"}
+	// up; the worker gets DeadlineExceeded). "down" is an outage of
+	// Event.D by the clock, from now: every operation fails, Ping and
+	// CheckWrite included (Event.Op does not apply).
+	LedgerFaults = append(oneShotLedgerFaults[:len(oneShotLedgerFaults):len(oneShotLedgerFaults)], "down")
+	// oneShotLedgerFaults are the faults of the next operation.
+	oneShotLedgerFaults = []string{"error", "timeout", "commit-timeout", "slow", "pause", "past-deadline"}
 	// VendorFaults: the next send is "lost-before-write" (NOT_SENT),
 	// "lost-after-process" (processed, the answer lost), "lost-unprocessed"
 	// (written, not processed, the answer lost), "5xx-processed",
@@ -239,8 +246,15 @@ func Generate(seed uint64) Schedule {
 		ad[i] = r.IntN(2) == 0
 	}
 	s := Schedule{Seed: seed, Config: c}
+	// Outages come from a stream of their own, so that the other events
+	// of a seed are those it had before outages were modelled.
+	outages := newRand(seed, 3)
 	for range n {
-		s.Events = append(s.Events, genEvent(r, c, msgs, ad))
+		e := genEvent(r, c, msgs, ad)
+		if e.Kind == LedgerFault && outages.IntN(7) == 0 {
+			e = Event{Kind: LedgerFault, Fault: "down", D: time.Duration(5+outages.IntN(176)) * time.Second}
+		}
+		s.Events = append(s.Events, e)
 	}
 	return s
 }
@@ -284,7 +298,7 @@ func genEvent(r *rand.Rand, c Config, msgs int, ad []bool) Event {
 	case Crash:
 		e.Fault = pick(CrashPoints)
 	case LedgerFault:
-		e.Fault = pick(LedgerFaults)
+		e.Fault = pick(oneShotLedgerFaults)
 		if e.Fault == "past-deadline" && !c.Bolt {
 			e.Fault = "timeout"
 		}

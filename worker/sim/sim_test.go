@@ -18,12 +18,21 @@ const simSeeds = 10_000
 // branches, and one class it found beyond them. TestSimulate tolerates
 // their seeds and lists them; any other failure fails it. When a fix is
 // merged, delete its name here: its seeds must then pass.
-var knownOnThisBranch = []string{}
+var knownOnThisBranch = []string{
+	// Found once the simulator ran the real consume loop (seed 5403): four
+	// stops for a broken ledger, two crashes and a channel closed mid-send
+	// within seconds return a never-sent message to a quorum queue six
+	// times, and its delivery limit (5) dead-letters it. Not one of issue
+	// 27's defects, and not fixed here: it awaits a decision
+	// (docs/testing.md, Deterministic simulation).
+	DefectDeliveryLimit,
+}
 
 // TestSimulate runs the fixed seed set and fails on any failing seed that
 // is not a known defect of this branch (printed shrunk, with its trace).
-// It also checks that the schedules exercised every fault kind and every
-// outcome, so that a generator that stops generating some of them fails.
+// It also checks that the schedules exercised every fault kind, every
+// outcome and every path of the consume loop the simulator reaches, so
+// that a generator (or a loop) that stops reaching some of them fails.
 func TestSimulate(t *testing.T) {
 	n := simSeeds
 	if raceEnabled {
@@ -84,6 +93,13 @@ func TestSimulate(t *testing.T) {
 		"settled by pull", "settled by push", "settled by horizon"} {
 		if sum.Outcomes[o] == 0 {
 			t.Errorf("outcome %s never happened in %d schedules", o, n)
+		}
+	}
+	for _, k := range []string{"sessions", "sessions lost", "reconnects after a lost session", "stops for a broken ledger",
+		"ledger waits refused a write", "ledger waits that saw a write", "pauses after a requeue", "wake-ups",
+		"a delivery of a lost generation refused"} {
+		if sum.Loop[k] == 0 {
+			t.Errorf("the consume loop never did %q in %d schedules", k, n)
 		}
 	}
 	var md bytes.Buffer

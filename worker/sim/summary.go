@@ -8,7 +8,8 @@ import (
 )
 
 // WriteMarkdown writes the summary as a markdown page: a title, then
-// WriteMarkdownBody. firstSeed names the seed range.
+// WriteMarkdownBody (what the consume loop did included). firstSeed names
+// the seed range.
 func (s Summary) WriteMarkdown(w io.Writer, firstSeed uint64) error {
 	return s.write(w, firstSeed, "# Simulation summary\n\n")
 }
@@ -44,6 +45,7 @@ func (s Summary) write(w io.Writer, firstSeed uint64, title string) error {
 	}
 	table("Faults that fired", s.Faults)
 	table("Outcomes and settlements", s.Outcomes)
+	table("What the consume loop did", s.Loop)
 	if len(s.Failures) > 0 {
 		by := map[string][]uint64{}
 		for _, f := range s.Failures {

@@ -34,7 +34,9 @@ var defectSeeds = []struct {
 	{"window-not-rechecked-in-send", DefectWindowAfterToken, 2569, InvSendWindow},
 	{"window-not-rechecked-in-send", DefectWindowAfterToken, 4330, InvSendWindow},
 	{"stale-finish-is-ledger-failure", DefectStaleFinish, 412, InvLedgerStopNeedsFault},
-	{"stale-finish-is-ledger-failure", DefectStaleFinish, 272, InvLedgerStopNeedsFault},
+	{"stale-finish-is-ledger-failure", DefectStaleFinish, 439, InvLedgerStopNeedsFault},
+	{"wait-ledger-ping-hidden", DefectWaitLedgerHidden, 11, InvWaitForLedger},
+	{"wait-ledger-ping-hidden", DefectWaitLedgerHidden, 14, InvWaitForLedger},
 }
 
 // TestTeethDefectPutBack: without SIM_DEFECT every row's seed passes; with
@@ -126,7 +128,7 @@ func TestTeethPlantedDefects(t *testing.T) {
 		seeds []uint64
 	}{
 		{"transport replays a POST", Options{Plant: Plant{ReplaySends: true}}, []uint64{6, 11}},
-		{"ledger loses a committed Begin", Options{Ledger: "bbolt", Plant: Plant{LoseBeginOnCrash: true}}, []uint64{11, 25}},
+		{"ledger loses a committed Begin", Options{Ledger: "bbolt", Plant: Plant{LoseBeginOnCrash: true}}, []uint64{8, 39}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package sim
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,7 +18,8 @@ import (
 
 // world is the scheduler of one schedule: it owns the models, the worker
 // process and every step. Steps run one at a time on one goroutine; the
-// worker's own goroutines (its ledger calls) are always waited for.
+// worker's own goroutines (its consume loop, its handler and ledger
+// calls) run only in the scheduler's turns (loop.go).
 type world struct {
 	s      Schedule
 	opt    Options
@@ -39,14 +39,25 @@ type world struct {
 	msgs         map[string]Message
 	faults       map[string]int
 	outcomes     map[string]int
+	loop         map[string]int // what the consume loop did (Result.Loop)
 	trace        Trace
 	step         int
 	steps        int
 	checks       int
-	failed       int // ledger failures in the current step
-	ledgerStop   bool
-	violation    *Violation
-	fatal        error
+	// procs counts the worker processes started (each draws its loop's
+	// backoff randomness from a stream of the seed of its own, so what a
+	// dead process draws while it winds down changes nothing).
+	procs uint64
+	// inWorker: the worker's goroutines have the turn (drive).
+	inWorker bool
+	// Step facts: the loop stopped for a broken ledger (with the fewest
+	// Handler ledger failures before a stop), and deliveries it took while
+	// the ledger outage it had stopped in went on.
+	ledgerStop    bool
+	stopFailures  int
+	tookWhileDown []string
+	violation     *Violation
+	fatal         error
 }
 
 func newWorld(s Schedule, opt Options) (*world, error) {
@@ -58,7 +69,7 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	}
 	c := s.Config
 	w := &world{s: s, opt: opt, clock: NewClock(c.Start), doubt: map[string][]string{},
-		msgs: map[string]Message{}, faults: map[string]int{}, outcomes: map[string]int{}}
+		msgs: map[string]Message{}, faults: map[string]int{}, outcomes: map[string]int{}, loop: map[string]int{}}
 	w.topo = queues.DefaultTopology(queues.DefaultMain)
 	w.topo.MaxAttempts = c.MaxAttempts
 	if c.Quorum {
@@ -91,16 +102,18 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	} else {
 		w.ledger.inner = ledgertest.NewMem()
 	}
-	p, err := w.newProcess()
-	if err != nil {
+	if err := w.start(); err != nil {
 		w.close()
 		return nil, err
 	}
-	w.proc = p
 	return w, nil
 }
 
+// close stops the worker process and removes the ledger.
 func (w *world) close() {
+	if w.proc != nil {
+		w.kill(w.proc)
+	}
 	_ = w.ledger.Close()
 	if w.dir != "" {
 		_ = os.RemoveAll(w.dir)
@@ -147,10 +160,10 @@ func (w *world) exec(e Event) {
 	w.guard(func() { w.vendor.PushDue() })
 	v := w.view()
 	v.Moves = w.broker.TakeMoves()
-	v.LedgerStop, v.LedgerFailures = w.ledgerStop, w.ledger.Failed-w.failed
+	v.LedgerStop, v.LedgerFailures, v.TookWhileLedgerDown = w.ledgerStop, w.stopFailures, w.tookWhileDown
 	v.ForgedAccepted = w.vendor.Accepted
 	w.vendor.Accepted = nil
-	w.checks += 6
+	w.checks += 7
 	if vs := CheckStep(v); len(vs) > 0 && w.violation == nil {
 		vs[0].Step = w.step
 		w.violation = &vs[0]
@@ -162,8 +175,7 @@ func (w *world) exec(e Event) {
 }
 
 func (w *world) failed0() {
-	w.failed = w.ledger.Failed
-	w.ledgerStop = false
+	w.ledgerStop, w.stopFailures, w.tookWhileDown = false, 0, nil
 }
 
 func (w *world) view() View {
@@ -186,7 +198,9 @@ func (w *world) apply(e Event) {
 	case Deliver:
 		w.guard(w.deliver)
 	case Advance:
-		w.clock.Advance(e.D)
+		until := w.clock.Now().Add(e.D)
+		w.wakeUntil(until)
+		w.clock.Advance(until.Sub(w.clock.Now()))
 		w.note("clock %s", w.clock.Now().In(seoul).Format("01-02 15:04:05.000"))
 	case Sweep:
 		w.guard(w.sweep)
@@ -212,48 +226,39 @@ func (w *world) apply(e Event) {
 	case ChannelClose:
 		if e.Fault == "mid-send" {
 			w.closeMidSend = true
-		} else if w.proc.ch != nil {
+		} else if s := w.proc.sess; s != nil && s.Live() {
 			w.faults["close-now"]++
-			w.proc.ch.Close()
+			w.loseSession()
 		}
 	}
 }
 
-// deliver plays the consumer's serve loop at concurrency 1: open a
-// consume channel (prefetch Concurrency + PrefetchAhead) when there is
-// none, take the next delivery, Handle it; on worker.ErrLedger close the
-// session, as loop does (its unacked deliveries are requeued).
+// deliver hands the next delivery to the consume loop: while the loop
+// sleeps, the clock moves to its wake-up (it reconnects, waits for the
+// ledger, ends a pause); once it waits for a delivery, the session fills
+// its prefetch from the main queue and serve takes the first one, which
+// the loop handles to its end (the step's trace shows its account).
 func (w *world) deliver() {
-	p := w.proc
-	if p.ch == nil || !p.ch.Open() {
-		p.ch = w.broker.OpenChannel(1 + worker.PrefetchAhead)
+	if !w.wakeUntil(maxTime) {
+		w.note("the loop takes no delivery: %s", w.proc.state.kind)
+		return
 	}
-	d, ok := p.ch.Next()
+	p := w.proc
+	d, ok := p.sess.ch.Next()
 	if !ok {
 		w.note("nothing to deliver")
 		return
 	}
-	rec, err := p.handler.Handle(context.Background(), d)
-	w.outcomes[string(rec.Outcome)]++
-	to := rec.Queue
-	if to == "" {
-		to = "acked"
+	p.current = fmt.Sprintf("%s redelivered=%t", headerString(d.Headers, HeaderMessage), d.Redelivered)
+	if p.stopOutage != 0 && w.ledger.Down() && w.ledger.Outage() == p.stopOutage {
+		w.tookWhileDown = append(w.tookWhileDown, fmt.Sprintf("%s taken at %s, during the ledger outage the loop stopped its session for",
+			headerString(d.Headers, HeaderMessage), w.clock.Now().In(seoul).Format("15:04:05.000")))
 	}
-	if rec.Requeued {
-		to = "requeued"
-	}
-	w.note("%s redelivered=%t -> %s %s code=%q %s", headerString(d.Headers, HeaderMessage), d.Redelivered, rec.Outcome, to, rec.Code, short(rec.Error))
-	if err != nil {
-		if !errors.Is(err, worker.ErrLedger) {
-			w.fatal = fmt.Errorf("handle: unexpected error: %w", err)
-			return
-		}
-		w.ledgerStop = true
-		w.note("session closed: %s", short(err.Error()))
-		p.ch.Close()
-		p.ch = nil
-	}
+	w.drive(func() { p.sess.deliveries <- d })
 }
+
+// maxTime is a reading after every wake-up.
+var maxTime = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 func short(s string) string {
 	if len(s) > 160 {

@@ -14,10 +14,15 @@ import (
 const testcontainersLog = ".lab/logs/testcontainers.log"
 
 // quietTestcontainers appends testcontainers' lines to testcontainersLog,
-// or leaves them on standard error when that file cannot be opened (or
-// LAB_TESTCONTAINERS_LOG=stderr asks for them there).
+// or leaves them on standard error when LAB_TESTCONTAINERS_LOG=stderr asks
+// for them there, when the lab does not run where run.sh starts it (no
+// .lab folder: a test, a hand-run binary; nothing is created there), or
+// when the file cannot be opened.
 func quietTestcontainers(getenv func(string) string) {
 	if getenv("LAB_TESTCONTAINERS_LOG") == "stderr" {
+		return
+	}
+	if fi, err := os.Stat(filepath.Dir(filepath.Dir(testcontainersLog))); err != nil || !fi.IsDir() {
 		return
 	}
 	if err := os.MkdirAll(filepath.Dir(testcontainersLog), 0o755); err != nil {

@@ -1,0 +1,385 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/ledger"
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
+
+// The scheduler and the worker's consume loop take turns. The loop runs
+// on its own goroutines (its session loop, serve, a handler goroutine,
+// the Handler's ledger calls) and the scheduler never runs beside them:
+// it wakes the loop (hands it a delivery, lets a sleep end, loses its
+// session), then waits (settle) until the loop tells it where it waits
+// next, through the hooks worker.SimLoop gives:
+//
+//	idle     serve waits with nothing in flight: only a delivery, the
+//	         session's loss or a crash wakes it (SimLoop.Idle)
+//	asleep   the loop or serve sleeps until a reading of the simulated
+//	         clock (SimLoop.Sleep: the reconnect backoff, the ledger
+//	         wait, the pause after a requeue); the clock moves only when
+//	         the scheduler moves it
+//	crashed  the worker's code reached an armed crash point: it stops
+//	         there until the scheduler has killed the process
+//	exited   the loop returned
+//
+// Every model the worker's goroutines call answers at once, so each turn
+// ends, and all they share with the scheduler passes through these
+// channels: one seed is one history, with or without the race detector.
+// The backoff's randomness is the seed's (a stream per process).
+
+// sigKind is where the worker waits.
+type sigKind uint8
+
+const (
+	sigIdle sigKind = iota
+	sigAsleep
+	sigCrashed
+	sigExited
+)
+
+var sigNames = [...]string{"waiting for a delivery", "asleep", "stopped at a crash point", "returned"}
+
+func (k sigKind) String() string { return sigNames[k] }
+
+// signal is the worker telling the scheduler where it waits.
+type signal struct {
+	kind sigKind
+	// asleep: until wake; woken is closed to wake it; stop: the sleep
+	// also ends when the session is lost (serve's pause).
+	wake  time.Time
+	woken chan struct{}
+	stop  bool
+	point string // crashed: the crash point
+	err   error  // exited: the loop's error
+}
+
+// stuckAfter is how long, in real time, the scheduler waits for the loop
+// to reach a wait before it declares the simulator broken (a deadlock in
+// the simulator, never a verdict on the worker): a turn takes
+// microseconds.
+const stuckAfter = 2 * time.Minute
+
+// idle is SimLoop.Idle: serve waits with nothing in flight.
+func (p *process) idle() { p.signals <- signal{kind: sigIdle} }
+
+// sleep is SimLoop.Sleep: it sleeps until the scheduler moves the clock
+// to now+d, or ctx ends, or stop closes. A sleep already cut short (ctx
+// done, stop closed) returns at once and tells nothing.
+func (p *process) sleep(ctx context.Context, d time.Duration, stop <-chan struct{}) bool {
+	if ctx.Err() != nil {
+		return false
+	}
+	select {
+	case <-stop:
+		return false
+	default:
+	}
+	woken := make(chan struct{})
+	p.signals <- signal{kind: sigAsleep, wake: p.now().Add(d), woken: woken, stop: stop != nil}
+	select {
+	case <-ctx.Done():
+		return false
+	case <-stop:
+		return false
+	case <-woken:
+		return true
+	}
+}
+
+// drive hands the turn to the worker: act wakes it, then the scheduler
+// waits until it waits again (settle). Crash points the worker reaches
+// meanwhile crash the process (crashPoint).
+func (w *world) drive(act func()) {
+	if w.proc.state.kind == sigExited {
+		return // the loop returned (the run has failed): nothing to wake
+	}
+	prev := w.inWorker
+	w.inWorker = true
+	act()
+	w.settle()
+	w.inWorker = prev
+}
+
+// settle waits for the worker's next signal and acts on it: a session
+// lost while a delivery was in hand (pending) is now lost for serve too;
+// a crash point kills the process and starts the next one.
+func (w *world) settle() {
+	for {
+		p := w.proc
+		var s signal
+		select {
+		case s = <-p.signals:
+		case <-time.After(stuckAfter):
+			buf := make([]byte, 1<<20)
+			panic(fmt.Sprintf("sim: seed %d: the worker reached no wait in %s:\n%s", w.s.Seed, stuckAfter, buf[:runtime.Stack(buf, true)]))
+		}
+		p.state = s
+		if s.kind == sigAsleep && s.stop {
+			w.loop["pauses after a requeue"]++
+		}
+		switch s.kind {
+		case sigIdle, sigAsleep:
+			if p.sess != nil && p.sess.pending() {
+				p.sess.finish()
+				if s.kind == sigIdle || s.stop {
+					continue // serve wakes to the loss
+				}
+			}
+		case sigCrashed:
+			w.crash(s.point)
+		case sigExited:
+			if w.fatal == nil {
+				w.fatal = fmt.Errorf("the consume loop returned: %v", s.err)
+			}
+		}
+		return
+	}
+}
+
+// loseSession closes the live session's consume channel now: the broker
+// requeues its unacked deliveries and the loop, when Lost wakes it (serve
+// waiting for a delivery or in its pause), runs to its next wait.
+func (w *world) loseSession() {
+	p := w.proc
+	lose := func() {
+		p.sess.end(errChannelClosed)
+		p.sess.finish()
+	}
+	if p.state.kind == sigIdle || p.state.kind == sigAsleep && p.state.stop {
+		w.drive(lose)
+		return
+	}
+	lose()
+}
+
+// wake moves the clock to the end of the worker's sleep and wakes it.
+func (w *world) wake() {
+	s := w.proc.state
+	if d := s.wake.Sub(w.clock.Now()); d > 0 {
+		w.clock.Advance(d)
+		w.broker.Expire()
+	}
+	w.note("clock %s: the loop wakes", w.clock.Now().In(seoul).Format("01-02 15:04:05.000"))
+	w.loop["wake-ups"]++
+	w.drive(func() { close(s.woken) })
+}
+
+// maxWakes bounds the wake-ups one step makes: far more than a ledger
+// outage or a backoff needs (a guard against a loop that never waits for
+// a delivery).
+const maxWakes = 1000
+
+// wakeUntil wakes the sleeping worker at each of its wake-ups up to the
+// reading until, and reports whether it then waits for a delivery.
+func (w *world) wakeUntil(until time.Time) bool {
+	for n := 0; w.proc.state.kind == sigAsleep && !w.proc.state.wake.After(until); n++ {
+		if n == maxWakes && w.fatal == nil {
+			w.fatal = fmt.Errorf("the consume loop slept %d times in one step", n)
+		}
+		if w.fatal != nil {
+			return false
+		}
+		w.wake()
+	}
+	return w.proc.state.kind == sigIdle
+}
+
+// kill is the process's death: every model refuses its calls, its
+// session ends (the broker requeues its unacked deliveries), its context
+// ends, a goroutine stopped at a crash point goes on (into refusals),
+// and the scheduler waits until its loop returned.
+func (w *world) kill(p *process) {
+	if p.state.kind == sigExited {
+		return
+	}
+	p.dead.Store(true)
+	if p.sess != nil {
+		p.sess.end(errChannelClosed)
+		p.sess.finish()
+	}
+	p.cancel()
+	if p.state.kind == sigCrashed {
+		close(p.thaw)
+	}
+	for p.state.kind != sigExited {
+		select {
+		case p.state = <-p.signals:
+		case <-time.After(stuckAfter):
+			panic(fmt.Sprintf("sim: seed %d: a dead worker's loop did not return in %s", w.s.Seed, stuckAfter))
+		}
+	}
+}
+
+// procLedger is a process's ledger (the Handler's, inside the worker's
+// timedLedger): the fault layer, refusing everything once the process
+// died, and counting the Begin and Finish a fault failed. It keeps Ping
+// and CheckWrite, which the loop's ledger wait reaches through
+// timedLedger.
+type procLedger struct {
+	p *process
+	l *Ledger
+}
+
+func (g *procLedger) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (ledger.Decision, ledger.Entry, error) {
+	if g.p.dead.Load() {
+		return 0, ledger.Entry{}, errProcessDied
+	}
+	d, e, err := g.l.Begin(ctx, refkey, bodyHash, now)
+	g.failed(err)
+	return d, e, err
+}
+
+func (g *procLedger) Finish(ctx context.Context, refkey, bodyHash string, attempt int, state outcome.Outcome, detail string, now time.Time) error {
+	if g.p.dead.Load() {
+		return errProcessDied
+	}
+	err := g.l.Finish(ctx, refkey, bodyHash, attempt, state, detail, now)
+	g.failed(err)
+	return err
+}
+
+// Ping is the fault layer's Ping.
+func (g *procLedger) Ping(ctx context.Context) error {
+	if g.p.dead.Load() {
+		return errProcessDied
+	}
+	return g.l.Ping(ctx)
+}
+
+// CheckWrite is the fault layer's CheckWrite.
+func (g *procLedger) CheckWrite(ctx context.Context) error {
+	if g.p.dead.Load() {
+		return errProcessDied
+	}
+	return g.l.CheckWrite(ctx)
+}
+
+func (g *procLedger) failed(err error) {
+	if err == nil || !errors.Is(err, ErrLedgerFault) {
+		return
+	}
+	g.p.failures++
+	g.p.failOutage = 0
+	if g.l.Down() {
+		g.p.failOutage = g.l.Outage()
+	}
+}
+
+// procTransport is a process's way to the vendor: the vendor model,
+// refusing everything once the process died.
+type procTransport struct {
+	p *process
+	v *Vendor
+}
+
+func (t procTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if t.p.dead.Load() {
+		return nil, errProcessDied
+	}
+	return t.v.RoundTrip(req)
+}
+
+// logSink is a process's log (worker.Config.Logger): the lines of the
+// loop and the Handler become the trace's and the scheduler's facts;
+// those of a dead process are dropped.
+type logSink struct {
+	w *world
+	p *process
+}
+
+func (h *logSink) Enabled(context.Context, slog.Level) bool { return true }
+func (h *logSink) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *logSink) WithGroup(string) slog.Handler            { return h }
+
+// traced are the attributes a worker line keeps in the trace: none
+// measures wall time.
+var traced = []string{"refkey", "outcome", "queue", "code", "generation", "delay", "tries", "error", "publish_error", "ack_error"}
+
+// loopEvents are the loop's lines Result.Loop counts, by the name it
+// counts them under.
+var loopEvents = map[string]string{
+	"consuming":                                      "sessions",
+	"broker session lost":                            "sessions lost",
+	"broker session ended; reconnecting":             "reconnects after a lost session",
+	"ledger failed; consuming again once it answers": "stops for a broken ledger",
+	"ledger still does not take a write":             "ledger waits refused a write",
+	"ledger takes writes again; reconnecting":        "ledger waits that saw a write",
+}
+
+// quiet are worker lines the trace leaves out.
+var quiet = []string{"standby", "active consumer", "summary", "starting"}
+
+func (h *logSink) Handle(_ context.Context, r slog.Record) error {
+	if h.p.dead.Load() {
+		return nil
+	}
+	a := map[string]string{}
+	r.Attrs(func(at slog.Attr) bool {
+		a[at.Key] = at.Value.String()
+		return true
+	})
+	w, p := h.w, h.p
+	if k, ok := loopEvents[r.Message]; ok {
+		w.loop[k]++
+	}
+	if strings.Contains(a["error"], "delivery from a lost channel") || strings.Contains(a["error"], "broker session was lost") {
+		w.loop["a delivery of a lost generation refused"]++
+	}
+	switch r.Message {
+	case "handled", "message requeued":
+		w.handled(p, a["outcome"], a["queue"], a["code"], a["error"], r.Message != "handled")
+		return nil
+	case "ledger failed; consuming again once it answers":
+		w.ledgerStopped(p, a["error"])
+		return nil
+	}
+	for _, q := range quiet {
+		if r.Message == q {
+			return nil
+		}
+	}
+	var b strings.Builder
+	b.WriteString("worker: " + r.Message)
+	for _, k := range traced {
+		if v, ok := a[k]; ok {
+			fmt.Fprintf(&b, " %s=%s", k, short(v))
+		}
+	}
+	w.note("%s", b.String())
+	return nil
+}
+
+// handled is the loop's account of the delivery in hand.
+func (w *world) handled(p *process, out, queue, code, errText string, requeued bool) {
+	w.outcomes[out]++
+	to := queue
+	if to == "" {
+		to = "acked"
+	}
+	if requeued {
+		to = "requeued"
+	}
+	w.note("%s -> %s %s code=%q %s", p.current, out, to, code, short(errText))
+}
+
+// ledgerStopped is the loop stopping its session for a broken ledger
+// (worker.ErrLedger): a step fact for the checker, with the Handler's
+// ledger failures since the previous stop.
+func (w *world) ledgerStopped(p *process, errText string) {
+	if !w.ledgerStop || p.failures < w.stopFailures {
+		w.stopFailures = p.failures
+	}
+	w.ledgerStop = true
+	p.failures = 0
+	p.stopOutage = p.failOutage
+	w.note("session closed: %s", short(errText))
+}

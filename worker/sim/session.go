@@ -1,0 +1,123 @@
+package sim
+
+import (
+	"context"
+	"errors"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/notifier-lab/notifier-lab/worker"
+)
+
+// errProcessDied is what a model answers the worker's code of a process
+// that crashed (its goroutines finish against models that take nothing
+// from it, as if they had stopped at the crash point).
+var errProcessDied = errors.New("sim: the worker process died")
+
+// errChannelClosed is the broker's reason for closing a consume channel
+// (a lost session): 504 CHANNEL_ERROR.
+var errChannelClosed = &amqp.Error{Code: amqp.ChannelError, Reason: "sim: the consume channel closed", Server: true}
+
+// dialer is a process's worker.BrokerDialer on the broker model: every
+// session is a consume Channel with the loop's prefetch.
+type dialer struct {
+	w *world
+	p *process
+}
+
+var _ worker.BrokerDialer = dialer{}
+
+// Dial opens a session on the broker model (it never fails: the model
+// has no broker outage).
+func (d dialer) Dial(prefetch int) (worker.BrokerSession, error) {
+	if d.p.dead.Load() {
+		return nil, errProcessDied
+	}
+	s := &Session{ch: d.w.broker.OpenChannel(prefetch), deliveries: make(chan amqp.Delivery),
+		pub: d.p.publisher, lost: make(chan struct{})}
+	d.p.sess = s
+	return s, nil
+}
+
+// Session is the broker model's side of one session of the worker's
+// consume loop (worker.BrokerSession): a consume Channel (the prefetch
+// the loop asked for, filled from the main queue at each Deliver), the
+// process's publisher and the session's end. The scheduler hands the
+// loop one delivery per Deliver event, on an unbuffered channel, so a
+// delivery leaves the model's buffer only when serve takes it.
+type Session struct {
+	ch         *Channel
+	deliveries chan amqp.Delivery
+	pub        worker.Publisher
+	lost       chan struct{}
+	tag        string
+	ended      func(error)
+	// over: the channel is closed and ended ran; lostClosed: Lost is
+	// closed. A close mid-send leaves a session over with Lost still
+	// open until the loop waits (pending): serve then sees the loss after
+	// it accounted the delivery in hand, one order a real loss allows.
+	over, lostClosed bool
+}
+
+var _ worker.BrokerSession = (*Session)(nil)
+
+// Consume registers the consumer: the deliveries are the scheduler's.
+func (s *Session) Consume(tag string, ended func(error)) (<-chan amqp.Delivery, error) {
+	s.tag, s.ended = tag, ended
+	return s.deliveries, nil
+}
+
+// Publisher is the process's publisher (a confirm channel of its own: a
+// closed consume channel leaves it working).
+func (s *Session) Publisher() worker.Publisher { return s.pub }
+
+// Lost is closed once the session is over.
+func (s *Session) Lost() <-chan struct{} { return s.lost }
+
+// Close is the loop's close: the channel closes (its unacked deliveries
+// requeued, redelivered), ended runs and Lost is closed.
+func (s *Session) Close() {
+	s.end(nil)
+	s.finish()
+}
+
+// Live reports whether the session is not over.
+func (s *Session) Live() bool { return !s.over }
+
+// pending reports whether the session is over and Lost not closed yet.
+func (s *Session) pending() bool { return s.over && !s.lostClosed }
+
+// end closes the channel and tells the loop (ended), once; err is the
+// broker's reason (nil: the loop closed it).
+func (s *Session) end(err error) {
+	if s.over {
+		return
+	}
+	s.over = true
+	s.ch.Close()
+	if s.ended != nil {
+		s.ended(err)
+	}
+}
+
+// finish closes Lost, once.
+func (s *Session) finish() {
+	if !s.lostClosed {
+		s.lostClosed = true
+		close(s.lost)
+	}
+}
+
+// procPublisher is a process's Publisher: the broker model's, refusing
+// everything once the process died.
+type procPublisher struct {
+	p   *process
+	pub *Publisher
+}
+
+func (pp procPublisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
+	if pp.p.dead.Load() {
+		return errProcessDied
+	}
+	return pp.pub.Publish(ctx, queue, msg)
+}

@@ -1,0 +1,69 @@
+package worker
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/worker/records"
+	"github.com/notifier-lab/notifier-lab/worker/window"
+)
+
+// SimLoop runs the worker's consume loop as Run wires it (newConsumer:
+// the Handler over the metrics wrapper of the ledger, the session loop,
+// serve, the ledger wait, the channel generations) on parts the caller
+// provides: the broker, the loop's clock and sleeps, and the backoff's
+// randomness. It exists for the deterministic simulator (worker/sim),
+// which runs it against its models and steps it from one wait to the
+// next; a worker calls Run. Records are discarded (the simulator reads
+// the log), there are no metrics and no /healthz.
+type SimLoop struct {
+	// Config is the worker's configuration; WithDefaults is applied and
+	// Validate is not (no broker URL, vendor or ledger path is needed).
+	// Config.Logger receives every line of the loop and the Handler
+	// (nil: discarded).
+	Config Config
+	// Sender, Ledger (the store, wrapped in the worker's timedLedger as
+	// Run does), Window and Clock are the Handler's (HandlerConfig).
+	Sender Sender
+	Ledger Ledger
+	Window Window
+	Clock  window.Clock
+	// Dialer opens the broker sessions (required).
+	Dialer BrokerDialer
+	// Now reads the loop's clock (a session's age, for the backoff's
+	// reset); nil is time.Now.
+	Now func() time.Time
+	// Sleep is every wait of the loop and serve: it waits d, or until ctx
+	// is done or stop (nil: none) is closed, and reports whether the
+	// whole delay elapsed. nil is a real timer.
+	Sleep func(ctx context.Context, d time.Duration, stop <-chan struct{}) bool
+	// Jitter is the backoff's randomness, uniform in [0, 1); nil is
+	// rand.Float64.
+	Jitter func() float64
+	// Idle, when set, is called each time serve is about to wait with
+	// nothing in flight, so that only a delivery, the session's loss or
+	// ctx can wake it (with Config.SendInterval, also the pacer's real
+	// timer: the simulator does not pace).
+	Idle func()
+}
+
+// Run runs the loop until ctx is done (nil), or a fatal error: the broker
+// refused the topology for good (wraps ErrTopology) or the Handler
+// failed otherwise than the ledger (a ledger failure is waited out, as
+// Run does).
+func (s SimLoop) Run(ctx context.Context) error {
+	cfg := s.Config.WithDefaults()
+	log := cfg.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	c := newConsumer(cfg, log, consumerParts{sender: s.Sender, ledger: s.Ledger, window: s.Window, clock: s.Clock,
+		records: records.NewWriter(io.Discard), dialer: s.Dialer})
+	if s.Now != nil {
+		c.now = s.Now
+	}
+	c.sleeper, c.jitter, c.idle = s.Sleep, s.Jitter, s.Idle
+	return c.loop(ctx)
+}
