@@ -81,6 +81,10 @@ type HandlerConfig struct {
 	Clock     window.Clock
 	// Names are the queue names (queues.NamesFor(main)).
 	Names queues.Names
+	// DeliveryLimit is the main queue's x-delivery-limit when it is a
+	// quorum queue (queues.Topology.DeliveryLimit), 0 otherwise: a
+	// delivery the broker returned before has its budget renewed (renew).
+	DeliveryLimit int
 	// MaxAttempts is the number of send attempts before a NOT_SENT message
 	// is dead-lettered instead of retried. 0 = DefaultMaxAttempts.
 	MaxAttempts int
@@ -224,6 +228,9 @@ func (h *Handler) handle(ctx context.Context, d amqp.Delivery, pre *decoded, rel
 	rec = records.Record{Redelivered: d.Redelivered, Start: time.Now(), Clock: now, Attempt: queues.Attempt(d.Headers), Replica: h.c.Replica}
 	defer func() { rec.End = time.Now() }()
 
+	if h.renew(ctx, d, &rec) {
+		return rec, nil
+	}
 	var n message.Notification
 	var derr error
 	if pre != nil {

@@ -146,6 +146,7 @@ func newConsumer(cfg Config, log *slog.Logger, p consumerParts) *consumer {
 			Clock:          p.clock,
 			Names:          topo.Names,
 			MaxAttempts:    cfg.MaxAttempts,
+			DeliveryLimit:  quorumDeliveryLimit(topo),
 			PublishTimeout: cfg.PublishTimeout,
 			LedgerTimeout:  cfg.LedgerTimeout,
 			SendFence:      cfg.SendFence,
@@ -273,4 +274,13 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 	}
 	creds := vendorapi.Credentials{ClientID: cfg.ClientID, ClientSecret: cfg.ClientSecret}
 	return vendorapi.NewClient(cfg.VendorURL, creds, newStrategy(vc), opts...), nil
+}
+
+// quorumDeliveryLimit is topo's delivery limit when its queues are quorum
+// queues (the only ones that count deliveries), else 0.
+func quorumDeliveryLimit(topo queues.Topology) int {
+	if topo.Type != queues.Quorum {
+		return 0
+	}
+	return topo.DeliveryLimit
 }

@@ -27,12 +27,36 @@ const (
 // int32, uint32 and int64), a float32/float64 holding a whole number, and a
 // decimal string or []byte ("3"), because publishers in other languages
 // send the header with different types.
-func Attempt(h amqp.Table) int {
+func Attempt(h amqp.Table) int { return headerInt(h, HeaderAttempt) }
+
+// Headers of a delivery's quorum-queue delivery budget (DeliveryCount,
+// Renewals).
+const (
+	// HeaderDeliveryCount is set by RabbitMQ on a redelivery from a quorum
+	// queue: how many times the message was returned (nacked with
+	// requeue, or unacked when its channel closed, prefetched ones
+	// included: RabbitMQ 3.10 counts every return).
+	HeaderDeliveryCount = "x-delivery-count"
+	// HeaderRenewals counts the times the worker renewed the message's
+	// delivery budget (int32; worker.Handler, docs/deployment.md).
+	HeaderRenewals = "x-notifier-renewals"
+)
+
+// DeliveryCount reads HeaderDeliveryCount from h (0 when missing), with
+// Attempt's rules for its type.
+func DeliveryCount(h amqp.Table) int { return headerInt(h, HeaderDeliveryCount) }
+
+// Renewals reads HeaderRenewals from h (0 when missing), with Attempt's
+// rules for its type.
+func Renewals(h amqp.Table) int { return headerInt(h, HeaderRenewals) }
+
+// headerInt reads h[key] as a count by Attempt's rules.
+func headerInt(h amqp.Table, key string) int {
 	if h == nil {
 		return 0
 	}
 	var n int64
-	switch v := h[HeaderAttempt].(type) {
+	switch v := h[key].(type) {
 	case int:
 		n = int64(v)
 	case int8:

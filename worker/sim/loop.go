@@ -128,6 +128,12 @@ func (w *world) settle() {
 		}
 		switch s.kind {
 		case sigIdle, sigAsleep:
+			if s.kind == sigIdle && p.sess != nil && p.sess.over && p.sess.lostClosed {
+				// serve reached its wait on a session already lost (the
+				// loss came during its requeue pause): it wakes to the
+				// closed Lost at once, so this is no wait.
+				continue
+			}
 			if p.sess != nil && p.sess.pending() {
 				p.sess.finish()
 				if s.kind == sigIdle || s.stop {

@@ -13,6 +13,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/message"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
+	"github.com/notifier-lab/notifier-lab/worker/queues"
 	"github.com/notifier-lab/notifier-lab/worker/reports"
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 	"github.com/notifier-lab/notifier-lab/worker/window"
@@ -106,6 +107,12 @@ func (w *world) newProcess() (*process, error) {
 		LedgerTimeout:  handlerTimeout,
 		WorkerID:       "sim",
 		Logger:         slog.New(&logSink{w: w, p: p}),
+	}
+	if w.topo.Type == queues.Quorum {
+		// The worker declares the same queues as the broker model: its
+		// Handler then knows the delivery limit (a delivery budget
+		// renewed, worker.MaxDeliveryRenewals).
+		cfg.QueueType, cfg.DeliveryLimit = string(queues.Quorum), w.topo.DeliveryLimit
 	}
 	loop := worker.SimLoop{Config: cfg, Sender: sender, Ledger: p.ledger, Window: window.Default(), Clock: w.clock,
 		Dialer: dialer{w: w, p: p}, Now: w.clock.Now, Sleep: p.sleep, Jitter: newRand(w.s.Seed, 100+w.procs).Float64, Idle: p.idle}

@@ -18,15 +18,7 @@ const simSeeds = 10_000
 // branches, and one class it found beyond them. TestSimulate tolerates
 // their seeds and lists them; any other failure fails it. When a fix is
 // merged, delete its name here: its seeds must then pass.
-var knownOnThisBranch = []string{
-	// Found once the simulator ran the real consume loop (seed 5403): four
-	// stops for a broken ledger, two crashes and a channel closed mid-send
-	// within seconds return a never-sent message to a quorum queue six
-	// times, and its delivery limit (5) dead-letters it. Not one of issue
-	// 27's defects, and not fixed here: it awaits a decision
-	// (docs/testing.md, Deterministic simulation).
-	DefectDeliveryLimit,
-}
+var knownOnThisBranch = []string{}
 
 // TestSimulate runs the fixed seed set and fails on any failing seed that
 // is not a known defect of this branch (printed shrunk, with its trace).
