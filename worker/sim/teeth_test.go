@@ -37,6 +37,9 @@ var defectSeeds = []struct {
 	{"stale-finish-is-ledger-failure", DefectStaleFinish, 439, InvLedgerStopNeedsFault},
 	{"wait-ledger-ping-hidden", DefectWaitLedgerHidden, 11, InvWaitForLedger},
 	{"wait-ledger-ping-hidden", DefectWaitLedgerHidden, 14, InvWaitForLedger},
+	// Beyond issue 27's list: found by the simulator itself once it ran
+	// the real loop, fixed by the worker's delivery renewal.
+	{"no-delivery-renewal", DefectDeliveryLimit, 5403, InvOnePlace},
 }
 
 // TestTeethDefectPutBack: without SIM_DEFECT every row's seed passes; with
