@@ -29,6 +29,7 @@ func (s Summary) write(w io.Writer, firstSeed uint64, title string) error {
 	b.WriteString(title)
 	fmt.Fprintf(&b, "| | |\n|---|---|\n| schedules | %d (seeds %d to %d) |\n| steps | %d |\n| invariant checks | %d |\n| failing seeds | %d |\n",
 		s.Schedules, firstSeed, firstSeed+uint64(max(s.Schedules, 1))-1, s.Steps, s.Checks, len(s.Failures))
+	fmt.Fprintf(&b, "\nInvariants judged (checker.go; after every step, the last two at quiescence): %s.\n", strings.Join(Invariants, ", "))
 	if len(s.Errors) > 0 {
 		fmt.Fprintf(&b, "| simulator errors | %d |\n", len(s.Errors))
 	}

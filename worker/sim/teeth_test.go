@@ -29,7 +29,7 @@ var defectSeeds = []struct {
 	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 49, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
-	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 68, InvLedgerAgrees},
+	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 406, InvLedgerAgrees},
 	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 73, InvLedgerAgrees},
 	{"window-not-rechecked-in-send", DefectWindowAfterToken, 2569, InvSendWindow},
 	{"window-not-rechecked-in-send", DefectWindowAfterToken, 4330, InvSendWindow},

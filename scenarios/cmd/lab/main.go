@@ -255,7 +255,7 @@ func exitCode(err error, stderr io.Writer) int {
 	case err == nil:
 		return 0
 	case errors.As(err, &ue) || errors.Is(err, errUsage):
-		fmt.Fprintf(stderr, "lab: %v\n(./run.sh --help explains every key; nothing was started)\n", err)
+		fmt.Fprintf(stderr, "lab: %v\n(./run.sh --help explains every key, ./run.sh simulate help the simulator's; nothing was started)\n", err)
 		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "lab: interrupted; containers and network removed")

@@ -35,7 +35,7 @@ var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind}
 func checkOutKind(dir string, kinds []resultKind) error {
 	for _, k := range kinds {
 		if m, _ := filepath.Glob(filepath.Join(dir, k.pattern)); len(m) > 0 {
-			return fmt.Errorf("OUT %s holds another command's results (%s: a %s run's); this command would write its own summary and charts beside them: name a new folder", dir, filepath.Base(m[0]), k.command)
+			return fmt.Errorf("OUT %s holds another command's results (%s: a %s run's); this command would write its own summary beside them: name a new folder", dir, filepath.Base(m[0]), k.command)
 		}
 	}
 	return nil

@@ -179,7 +179,8 @@ func (p *simProgress) line(done, failed int, now time.Time) string {
 	if done > 0 && done < p.total {
 		eta = time.Duration(float64(p.total-done) / rate * float64(time.Second)).Round(time.Second).String()
 	} else if done >= p.total {
-		eta = "done in " + el.Round(time.Second).String()
+		return fmt.Sprintf("[simulate] %d/%d schedules (100%%), %d failing, %.0f/s, done in %s",
+			done, p.total, failed, rate, el.Round(time.Second))
 	}
 	return fmt.Sprintf("[simulate] %d/%d schedules (%d%%), %d failing, %.0f/s, ETA %s",
 		done, p.total, done*100/max(p.total, 1), failed, rate, eta)

@@ -159,7 +159,7 @@ func TestSimulateWritesSummary(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "out", outdir.Marker)); err != nil {
 		t.Errorf("OUT carries no marker: %v", err)
 	}
-	if !regexp.MustCompile(`\[simulate\] 40/40 schedules \(100%\), 0 failing, \d+/s, ETA done in`).MatchString(stderr.String()) {
+	if !regexp.MustCompile(`\[simulate\] 40/40 schedules \(100%\), 0 failing, \d+/s, done in`).MatchString(stderr.String()) {
 		t.Errorf("stderr has no final progress line:\n%s", stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "verdict: pass") {
@@ -275,7 +275,7 @@ func TestSimProgressLines(t *testing.T) {
 	if !strings.HasPrefix(lines[0], "[simulate] 20/200 schedules (10%), 0 failing, ") || !strings.Contains(lines[0], "/s, ETA ") {
 		t.Errorf("first line %q", lines[0])
 	}
-	if !strings.HasPrefix(lines[9], "[simulate] 200/200 schedules (100%), 2 failing, ") || !strings.Contains(lines[9], "ETA done in ") {
+	if !strings.HasPrefix(lines[9], "[simulate] 200/200 schedules (100%), 2 failing, ") || !strings.Contains(lines[9], "done in ") {
 		t.Errorf("last line %q", lines[9])
 	}
 }
