@@ -25,7 +25,7 @@ var defectSeeds = []struct {
 }{
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 1, InvSettled},
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 2, InvSettled},
-	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 291, InvLedgerAgrees},
+	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 244, InvLedgerAgrees},
 	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 49, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
