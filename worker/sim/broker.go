@@ -28,8 +28,12 @@ const HeaderMessage = "x-sim-message"
 // crash); a quorum queue's delivery count (x-delivery-count) and
 // x-delivery-limit, over which a returned message is dead-lettered (at
 // least once: the model never drops one); basic.get for the unknown
-// drain; publisher confirms (a publish returns nil once enqueued).
-// Single active consumer holds trivially: the simulator runs one worker.
+// drain; publisher confirms (a publish returns nil once enqueued); single
+// active consumer on the main queue when the topology declares it
+// (x-single-active-consumer): only the first registered consumer that is
+// still open gets deliveries, and when its channel closes (its unacked
+// deliveries requeued, redelivered) the next one becomes active; without
+// it every consumer takes deliveries (competing consumers).
 type Broker struct {
 	clock  *Clock
 	names  queues.Names
@@ -40,6 +44,11 @@ type Broker struct {
 	gen    int
 	// unacked holds every delivered, unsettled message by tag.
 	unacked map[uint64]*unacked
+	// sac: the main queue has single active consumer; consumers are the
+	// open consume channels in the order they registered (the first is
+	// the active one).
+	sac       bool
+	consumers []*Channel
 	// fault is the armed publish fault ("" none).
 	fault string
 	// crash is called at the crash points a publish or an ack passes
@@ -98,6 +107,9 @@ func NewBroker(clock *Clock, topo queues.Topology) *Broker {
 		}
 		b.queues[spec.Name] = q
 		b.order = append(b.order, spec.Name)
+		if spec.Name == topo.Names.Main {
+			b.sac, _ = spec.Args[queues.ArgSingleActiveConsumer].(bool)
+		}
 	}
 	return b
 }
@@ -210,10 +222,25 @@ type Channel struct {
 	buf      []amqp.Delivery
 }
 
-// OpenChannel opens a channel with prefetch (0: a channel for Get).
+// OpenChannel opens a channel with prefetch (0: a channel for Get); one
+// with a prefetch consumes the main queue, registered behind the
+// consumers already there.
 func (b *Broker) OpenChannel(prefetch int) *Channel {
 	b.gen++
-	return &Channel{b: b, gen: b.gen, open: true, prefetch: prefetch}
+	c := &Channel{b: b, gen: b.gen, open: true, prefetch: prefetch}
+	if prefetch > 0 {
+		b.consumers = append(b.consumers, c)
+	}
+	return c
+}
+
+// Active reports whether the consume channel c gets deliveries: it is
+// open and, under single active consumer, the first registered.
+func (c *Channel) Active() bool {
+	if !c.open || c.prefetch == 0 {
+		return false
+	}
+	return !c.b.sac || c.b.consumers[0] == c
 }
 
 // Open reports whether the channel is open.
@@ -236,7 +263,7 @@ func (c *Channel) Next() (amqp.Delivery, bool) {
 		return amqp.Delivery{}, false
 	}
 	main := c.b.queues[c.b.names.Main]
-	for c.inFlight() < c.prefetch && len(main.msgs) > 0 {
+	for c.Active() && c.inFlight() < c.prefetch && len(main.msgs) > 0 {
 		c.buf = append(c.buf, c.deliver(main))
 	}
 	if len(c.buf) == 0 {
@@ -285,13 +312,21 @@ func (c *Channel) Get(name string, autoAck bool) (amqp.Delivery, bool, error) {
 
 // Close closes the channel: its unacked deliveries go back to the head of
 // their queues in order, redelivered (a quorum queue counts a return, and
-// dead-letters a message over its delivery limit).
+// dead-letters a message over its delivery limit), and a consumer leaves
+// the main queue (under single active consumer the next one registered
+// becomes active).
 func (c *Channel) Close() {
 	if !c.open {
 		return
 	}
 	c.open = false
 	c.buf = nil
+	for i, o := range c.b.consumers {
+		if o == c {
+			c.b.consumers = append(c.b.consumers[:i:i], c.b.consumers[i+1:]...)
+			break
+		}
+	}
 	var tags []uint64
 	for t, u := range c.b.unacked {
 		if u.ch == c {

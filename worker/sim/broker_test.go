@@ -108,6 +108,7 @@ func TestBrokerDeliveryLimit(t *testing.T) {
 				break
 			}
 			_ = d.Nack(false, true)
+			ch.Close() // nothing unacked: no return counted; the next channel is the active consumer
 		}
 		dead := b.Len(b.names.Dead)
 		if quorum && (dead != 1 || b.Copies()[0].DeathReason != "delivery_limit") {
@@ -144,5 +145,52 @@ func TestBrokerPublishFaults(t *testing.T) {
 	}
 	if mv := b.TakeMoves(); len(mv) != 4 || mv[0].Who != "handler" || mv[3].Who != "broker" {
 		t.Errorf("moves %+v", mv)
+	}
+}
+
+// TestBrokerSingleActiveConsumer: with x-single-active-consumer on the
+// main queue only the first registered consumer gets deliveries; when its
+// channel closes, its unacked delivery goes back redelivered and the next
+// registered consumer becomes active. Without the argument both consume
+// at once (competing consumers).
+func TestBrokerSingleActiveConsumer(t *testing.T) {
+	cases := []struct {
+		name string
+		sac  bool
+	}{
+		{"single active consumer", true},
+		{"competing consumers", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			clock := NewClock(noon)
+			topo := queues.DefaultTopology("notifications")
+			topo.SingleActiveConsumer = c.sac
+			b := NewBroker(clock, topo)
+			for _, id := range []string{"a", "b", "c"} {
+				b.Produce(msg(id))
+			}
+			first, second := b.OpenChannel(1), b.OpenChannel(1)
+			d1, ok1 := first.Next()
+			d2, ok2 := second.Next()
+			if !ok1 || headerString(d1.Headers, HeaderMessage) != "a" {
+				t.Fatalf("the first consumer got %v %v; want a", ok1, headerString(d1.Headers, HeaderMessage))
+			}
+			if c.sac {
+				if ok2 {
+					t.Fatalf("the standby got %s while the active consumer's channel was open", headerString(d2.Headers, HeaderMessage))
+				}
+				first.Close()
+				d2, ok2 = second.Next()
+				if !ok2 || headerString(d2.Headers, HeaderMessage) != "a" || !d2.Redelivered {
+					t.Fatalf("after the active consumer's close the standby got %v %s redelivered=%t; want a redelivered",
+						ok2, headerString(d2.Headers, HeaderMessage), d2.Redelivered)
+				}
+				return
+			}
+			if !ok2 || headerString(d2.Headers, HeaderMessage) != "b" {
+				t.Fatalf("the second competing consumer got %v %s; want b", ok2, headerString(d2.Headers, HeaderMessage))
+			}
+		})
 	}
 }

@@ -72,7 +72,9 @@
 // unavailable" is not exercised); the unknown drain's own connection
 // (drainOnce: issue 27's "drain dials only the first URL" is not
 // modelled) and its dirty flag (the scheduler drains after every sweep);
-// ledger pruning; replicas and single active consumer.
+// ledger pruning; a second replica (the broker models single active
+// consumer, but one worker process runs, so its consume channel is always
+// the one registered consumer).
 //
 // # Models, and where they simplify
 //
@@ -83,7 +85,10 @@
 // the head, redelivered; a quorum queue's delivery count raised by every
 // return, a closed channel included, as RabbitMQ before 4.3 counts it
 // (the lab runs 3.10), and dead-lettered over x-delivery-limit, at least
-// once (the model never drops a message). It has no cluster, no broker
+// once (the model never drops a message); single active consumer on
+// the main queue as the topology declares it (the first registered
+// consumer gets the deliveries, the next takes over when its channel
+// closes; without it, competing consumers). It has no cluster, no broker
 // restart and no x-death array. A session's prefetch is filled from the
 // main queue at each Deliver (RabbitMQ pushes it as soon as it can), and
 // a channel closed mid-send reaches serve (Lost) once it has accounted
