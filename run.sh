@@ -82,10 +82,12 @@ build_lab() {
   go build -buildvcs=auto -o .lab/bin/lab ./scenarios/cmd/lab
 }
 
-# prerequisites: Docker engine, then the images (LAB_IMAGES=official|offline|auto).
+# prerequisites [SET]: Docker engine, then the images (LAB_IMAGES=official|offline|auto):
+# SET (LAB_IMAGE_SET of ensure-images.sh, default all) says which; start_lab
+# asks `lab images` for the ones its command starts.
 prerequisites() {
   vendormock/images/ensure-docker.sh
-  vendormock/images/ensure-images.sh
+  LAB_IMAGE_SET="${1:-all}" vendormock/images/ensure-images.sh
   set -a
   # shellcheck source=/dev/null
   . .lab/images.env
@@ -106,7 +108,9 @@ start_lab() {
   for arg in "$@"; do
     case $arg in LAB_IMAGES=*) export LAB_IMAGES="${arg#LAB_IMAGES=}" ;; esac
   done
-  prerequisites
+  # Only the images this command starts (the case run: RabbitMQ, nginx,
+  # WireMock, Toxiproxy and the worker).
+  prerequisites "$(.lab/bin/lab images "$cmd" "$@")"
   trap cleanup EXIT
   run_forwarding_signals .lab/bin/lab "$cmd" "$@"
 }

@@ -32,12 +32,15 @@ const (
 	DefaultMalformed    = 0
 	DefaultTCPHandshake = netmodel.HandshakeOff
 	DefaultWorkers      = 1
-	DefaultLedger       = vendormock.LedgerBbolt
-	DefaultQueueType    = vendormock.QueueClassic
-	DefaultWorker       = vendormock.WorkerGo
-	DefaultScheme       = results.DefaultScheme
-	DefaultConcurrency  = 1
-	DefaultHTTPVersion  = results.DefaultHTTPVersion
+	// DefaultLanes is LANES: four stacks side by side, as ./run.sh test
+	// runs the catalog.
+	DefaultLanes       = 4
+	DefaultLedger      = vendormock.LedgerBbolt
+	DefaultQueueType   = vendormock.QueueClassic
+	DefaultWorker      = vendormock.WorkerGo
+	DefaultScheme      = results.DefaultScheme
+	DefaultConcurrency = 1
+	DefaultHTTPVersion = results.DefaultHTTPVersion
 	// MaxWorkers bounds WORKERS (each replica has a CPU of its own).
 	MaxWorkers = 8
 )
@@ -84,6 +87,10 @@ type Config struct {
 	// runs the bench. The lab command checks the name against the catalog
 	// (package scenarios/fault).
 	Scenario string
+	// Lanes is how many stacks run the scenarios of SCENARIO=all side by
+	// side (LANES, 1..8; scenarios/fault.Options.Lanes); one scenario
+	// always runs alone.
+	Lanes int
 	// Malformed is how many malformed messages (MALFORMED) are mixed among
 	// the measured ones of every run: each must be dead-lettered with its
 	// reason while every valid message is SENT . Their
@@ -216,5 +223,6 @@ func DefaultConfig() Config {
 		HTTPVersion:   DefaultHTTPVersion,
 		Active:        DefaultActive,
 		RatePace:      RatePaceShare,
+		Lanes:         DefaultLanes,
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
@@ -50,6 +51,10 @@ type Options struct {
 	Provenance *results.Provenance
 	// Session labels the run's containers (vendormock.Options.Session).
 	Session string
+	// Lanes is how many stacks run scenarios side by side (1..MaxLanes;
+	// 0 or 1 = one after the other). Each cluster size takes a lane; the
+	// one-node scenarios share the rest (planLanes).
+	Lanes int
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
@@ -176,13 +181,16 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	}
 	fmt.Fprintf(w, "[fault] %d scenario(s): %s; worker %s; work dir %s\n", len(sel), names(sel), worker.Name, o.WorkDir)
 	var (
+		mu       sync.Mutex // verdicts, failed and the files under out
 		verdicts []Verdict
 		failed   []string
 	)
-	// One stack per cluster size: each cluster first (broker_nodes 3:
-	// rabbitmq-1 .. rabbitmq-3), then the one-node stack (every scenario
-	// without broker_nodes, then the idle races). The fault verdicts are
-	// written, in catalog order, before the idle races run.
+	// One stack per lane: each cluster size has a lane (broker_nodes 3:
+	// rabbitmq-1 .. rabbitmq-3), the one-node scenarios are spread over
+	// the other lanes (Options.Lanes), fault scenarios before idle races.
+	// The lanes run side by side; faults.json (+ .md) is rewritten, in
+	// catalog order, as each lane's fault verdicts come in, and once more
+	// at the end.
 	writeFaults := func() error {
 		if len(verdicts) == 0 {
 			return nil
@@ -193,25 +201,49 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		})
 		return WriteFaults(out, verdicts, o.Provenance, w)
 	}
-	groups := brokerGroups(sel)
-	for _, nodes := range groups {
-		vs, fs, err := runGroup(ctx, o, worker, nodes, sel, out, w, func(vs []Verdict) error {
-			verdicts = append(verdicts, vs...)
-			return writeFaults()
-		})
-		if nodes > 1 {
-			verdicts = append(verdicts, vs...)
+	lanes := planLanes(sel, o.Lanes)
+	if len(lanes) > 1 {
+		fmt.Fprintf(w, "[fault] %d lanes side by side, each on a stack of its own: %s\n", len(lanes), laneNames(lanes))
+		w = &lockedWriter{W: w}
+	}
+	errs := make([]error, len(lanes))
+	var wg sync.WaitGroup
+	for i, l := range lanes {
+		lo, lw := o, w
+		if len(lanes) > 1 {
+			lo.WorkDir = filepath.Join(o.WorkDir, l.name)
+			lw = lab.PrefixWriter{W: w, Prefix: "[" + l.name + "] "}
 		}
-		failed = append(failed, fs...)
-		if err != nil {
-			return err
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			vs, fs, err := runGroup(ctx, lo, worker, l.nodes, l.scs, out, lw, &mu, func(vs []Verdict) error {
+				verdicts = append(verdicts, vs...)
+				return writeFaults()
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if l.nodes > 1 {
+				verdicts = append(verdicts, vs...)
+			}
+			failed = append(failed, fs...)
+			errs[i] = err
+		}()
+		if len(lanes) == 1 || o.Lanes <= 1 {
+			wg.Wait() // one lane at a time, in order, as before lanes
 		}
 	}
-	if !slices.Contains(groups, 1) {
-		if err := writeFaults(); err != nil {
-			return err
-		}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return err
 	}
+	if err := writeFaults(); err != nil {
+		return err
+	}
+	slices.SortStableFunc(failed, func(a, b string) int {
+		return slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == a }) -
+			slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == b })
+	})
 	if len(failed) > 0 {
 		return fmt.Errorf("%w: %s (see %s)", ErrFailed, strings.Join(failed, ", "), out)
 	}
@@ -241,12 +273,14 @@ func (sc *Scenario) stackNodes() int {
 
 // runGroup starts a runner of nodes broker nodes, runs the fault
 // scenarios of sel on that stack, then (one node) hands their verdicts to
-// faultsDone and runs the idle races, and removes the stack. It returns
+// faultsDone and runs the idle races, and removes the stack. mu guards
+// what lanes share: faultsDone runs under it, and so does the writing of
+// each idle race's files under out. It returns
 // the fault verdicts and the names of the scenarios that failed; errors:
 // the stack's, a cancelled ctx, faultsDone's, an idle race that could not
 // run, WriteIdleRace's.
 func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection, nodes int, sel []*Scenario, out string, w io.Writer,
-	faultsDone func([]Verdict) error) (verdicts []Verdict, failed []string, err error) {
+	mu *sync.Mutex, faultsDone func([]Verdict) error) (verdicts []Verdict, failed []string, err error) {
 	workDir := o.WorkDir
 	if nodes > 1 {
 		workDir = filepath.Join(o.WorkDir, fmt.Sprintf("cluster-%d", nodes))
@@ -286,7 +320,10 @@ func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection,
 	if nodes != 1 {
 		return verdicts, failed, nil
 	}
-	if err := faultsDone(verdicts); err != nil {
+	mu.Lock()
+	err = faultsDone(verdicts)
+	mu.Unlock()
+	if err != nil {
 		return verdicts, failed, err
 	}
 	for _, sc := range sel {
@@ -298,7 +335,10 @@ func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection,
 			return verdicts, failed, fmt.Errorf("idle race %s: %w", sc.Name, err)
 		}
 		res.Provenance = o.Provenance
-		if err := WriteIdleRace(out, res, w); err != nil {
+		mu.Lock()
+		err = WriteIdleRace(out, res, w)
+		mu.Unlock()
+		if err != nil {
 			return verdicts, failed, err
 		}
 		if !res.Pass {
@@ -306,6 +346,14 @@ func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection,
 		}
 	}
 	return verdicts, failed, nil
+}
+
+func laneNames(lanes []stackLane) string {
+	var ns []string
+	for _, l := range lanes {
+		ns = append(ns, fmt.Sprintf("%s (%d)", l.name, len(l.scs)))
+	}
+	return strings.Join(ns, ", ")
 }
 
 func names(scs []*Scenario) string {

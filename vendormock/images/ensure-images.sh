@@ -10,6 +10,15 @@
 #   LAB_IMAGES=auto      official if present locally or pullable, else
 #                        offline (the default)
 #
+#   LAB_IMAGE_SET=all    every image (the default; ./run.sh test)
+#   LAB_IMAGE_SET="postgres workers streamreset" (any of them, or "core")
+#                        the core images (RabbitMQ, nginx, WireMock,
+#                        Toxiproxy, the worker) plus the named extras only:
+#                        ./run.sh asks `lab images` which ones a command
+#                        starts, so the case run builds no PostgreSQL, no
+#                        reference workers and no stream-reset proxy.
+#                        images.env then names only what was ensured.
+#
 # Toxiproxy is always built from the lab's server module
 # (vendormock/images/toxiproxy/server: Toxiproxy plus the handshake toxic),
 # and the worker from this checkout; both are static binaries in FROM scratch
@@ -27,6 +36,7 @@ mkdir -p "$build"
 
 kind=${LAB_IMAGES:-auto}
 label=notifier-lab.inputs
+set_words=${LAB_IMAGE_SET:-all}
 
 # Pinned official images and the Debian packages that stand in for them.
 OFFICIAL_RABBITMQ=rabbitmq:3.13.7
@@ -38,6 +48,14 @@ DEBIAN_PACKAGES=rabbitmq-server,nginx-light,openjdk-17-jre-headless,ca-certifica
 
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] error: %s\n' "$*" >&2; exit 1; }
+
+# wanted EXTRA : is EXTRA (postgres, workers, streamreset) in LAB_IMAGE_SET?
+wanted() { [[ " $set_words " == *" all "* || " $set_words " == *" $1 "* ]]; }
+for w in $set_words; do
+  case $w in all | core | postgres | workers | streamreset) ;;
+    *) die "LAB_IMAGE_SET: unknown word '$w'; allowed: all, core, postgres, workers, streamreset" ;;
+  esac
+done
 
 # hash_of FILES... : one sha256 over the files' contents and names.
 hash_of() {
@@ -221,11 +239,16 @@ else
 fi
 ensure_toxiproxy
 ensure_worker
-ensure_streamreset
+STREAMRESET_IMAGE=
+if wanted streamreset; then ensure_streamreset; fi
 
-cat >"$state/images.env" <<EOF
+# Written to a temporary file first: a failed build leaves the previous
+# images.env as it was.
+env_new="$state/images.env.new"
+cat >"$env_new" <<EOF
 # written by vendormock/images/ensure-images.sh; read by run.sh and the Go code
 LAB_IMAGES_KIND=$kind
+LAB_IMAGE_SET=$set_words
 LAB_IMAGE_RABBITMQ=$RABBITMQ_IMAGE
 LAB_IMAGE_NGINX=$NGINX_IMAGE
 LAB_IMAGE_WIREMOCK=$WIREMOCK_IMAGE
@@ -233,6 +256,11 @@ LAB_IMAGE_TOXIPROXY=$TOXIPROXY_IMAGE
 LAB_IMAGE_WORKER=$WORKER_IMAGE
 LAB_IMAGE_STREAMRESET=$STREAMRESET_IMAGE
 EOF
-LAB_IMAGES_KIND=$kind DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/offline/postgres.sh" >>"$state/images.env"
-DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/workers.sh" >>"$state/images.env"
-log "images ready ($kind): see .lab/images.env"
+if wanted postgres; then
+  LAB_IMAGES_KIND=$kind DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/offline/postgres.sh" >>"$env_new"
+fi
+if wanted workers; then
+  DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/workers.sh" >>"$env_new"
+fi
+mv "$env_new" "$state/images.env"
+log "images ready ($kind; $set_words): see .lab/images.env"

@@ -170,6 +170,10 @@ var keys = []key{
 			c.Scenario = v
 			return nil
 		}},
+	{name: "LANES", in: cmdRun, help: "with SCENARIO=all, how many stacks run the scenarios side by side (each cluster size takes one; the one-node scenarios share the rest); 1 runs them one after the other",
+		allowed: "a whole number 1..8",
+		show:    func(c *scale.Config) string { return strconv.Itoa(c.Lanes) },
+		set:     func(c *scale.Config, v string) (err error) { c.Lanes, err = parseInt(v, 1, 8); return }},
 	{name: "MALFORMED", in: cmdRun, help: "malformed messages mixed evenly among the measured ones; each must end in the dead-letter queue with a reason",
 		allowed: "a whole number >= 0",
 		show:    func(c *scale.Config) string { return strconv.Itoa(c.Malformed) },

@@ -17,6 +17,7 @@
 //	lab simulate-check [KEY=...] validate the simulation's arguments only
 //	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
+//	lab images CMD [KEY=...]   the images CMD starts, as LAB_IMAGE_SET for ensure-images.sh
 //	lab help                   explain every key
 //
 // Keys are also read from the environment; a word wins. Exit codes: 0 done,
@@ -93,7 +94,7 @@ func runScenarios(ctx context.Context, cfg bench.Config, args []string, getenv f
 	return fault.Run(ctx, fault.Options{
 		Scenario: cfg.Scenario, Out: cfg.Out, Profile: profile,
 		KeepaliveTimeout: cfg.KeepaliveTimeout, Count: count, Images: cfg.Images, Worker: cfg.Worker, Session: cfg.Session,
-		Provenance: cfg.Provenance,
+		Provenance: cfg.Provenance, Lanes: cfg.Lanes,
 	}, stdout)
 }
 
@@ -229,6 +230,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return report.MatrixReport(rest[0], stdout)
 	case "provenance":
 		return runStamp(rest)
+	case "images":
+		// lab images CMD ARGS...: the LAB_IMAGE_SET run.sh builds for CMD.
+		if len(rest) == 0 {
+			return fmt.Errorf("%w: images takes a command and its arguments, e.g. images run COUNT=10", errUsage)
+		}
+		set, err := imagesFor(rest[0], rest[1:], getenv)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, set)
+		return err
 	case "keys":
 		if len(rest) != 1 || rest[0] != "--markdown" {
 			return fmt.Errorf("%w: keys takes one argument, --markdown", errUsage)
