@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 )
 
@@ -122,7 +123,7 @@ func TestTallySortsEachRefkeyFromOutside(t *testing.T) {
 		{RefKey: "other", Status: 200},
 	}
 	queued := []QueuedMessage{
-		{Queue: "in", Body: `{"id":"k4"}`},    // never handled
+		{Queue: "in", Body: `{"id":"k4"}`},     // never handled
 		{Queue: "parked", Body: `{"id":"k5"}`}, // routed
 		{Queue: "retry", Body: `{"id":"k7"}`},  // sent and queued again
 	}
@@ -134,5 +135,21 @@ func TestTallySortsEachRefkeyFromOutside(t *testing.T) {
 	}
 	if s := got.Summary(); !strings.Contains(s, "1 lost: no send, no queue (k6)") || !strings.Contains(s, "1 not sent, routed to parked") {
 		t.Fatalf("summary %q", s)
+	}
+}
+
+func TestNginxFiguresCountNewConnectionsAfterTheFirst(t *testing.T) {
+	var kept, perSend []vendormock.AccessEntry
+	for i := range 10 {
+		kept = append(kept, vendormock.AccessEntry{Connection: 7, Method: "POST", Path: "/send", Status: 200, TLSProtocol: "TLSv1.3", RequestTime: 0.02})
+		perSend = append(perSend, vendormock.AccessEntry{Connection: int64(100 + i), Method: "POST", Path: "/send", Status: 499, RequestTime: float64(i)})
+	}
+	k := NginxFrom(append([]vendormock.AccessEntry{{Connection: 7, Method: "POST", Path: "/token", Status: 200}}, kept...), "/send", "/token")
+	if k.NewConnectionsPerSend() != 0 || k.Tokens != 1 || k.Sends != 10 || k.P50MS != 20 || len(k.TLS) != 1 {
+		t.Fatalf("kept: %+v", k)
+	}
+	p := NginxFrom(perSend, "/send", "/token")
+	if got := p.NewConnectionsPerSend(); got != 0.9 || p.ClientClosed != 10 || p.MaxWaitMS != 9000 {
+		t.Fatalf("per send: %v %+v", got, p)
 	}
 }

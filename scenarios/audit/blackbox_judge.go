@@ -171,10 +171,13 @@ func NginxFrom(entries []vendormock.AccessEntry, sendPath, tokenPath string) Ngi
 	return f
 }
 
-// ConnectionsPerSend is Connections / Sends (0 without sends).
-func (f NginxFigures) ConnectionsPerSend() float64 {
+// NewConnectionsPerSend is the connections opened after the first one
+// per send, (Connections - 1) / Sends: 0 for a client that keeps one
+// connection whatever the count, about 1 for one that opens a
+// connection per send (0 without sends).
+func (f NginxFigures) NewConnectionsPerSend() float64 {
 	if f.Sends == 0 {
 		return 0
 	}
-	return float64(f.Connections) / float64(f.Sends)
+	return float64(max(f.Connections-1, 0)) / float64(f.Sends)
 }

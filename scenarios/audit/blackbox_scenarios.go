@@ -86,7 +86,7 @@ func (r *bbRun) publish(ctx context.Context, tag string, n int) ([]string, error
 func (r *bbRun) end(ctx context.Context, err error) BlackBoxResult {
 	res := &r.res
 	res.WorkerExit = r.env.StopWorker(ctx, r.worker, res.Name)
-	defer func() { res.Seconds = time.Since(r.t0).Seconds() }()
+	res.Seconds = time.Since(r.t0).Seconds()
 	if err != nil {
 		res.Verdict, res.Error, res.Summary = Fail, err.Error(), "the scenario could not run: "+err.Error()
 		return *res
@@ -134,8 +134,8 @@ func steady(ctx context.Context, env *BlackBoxEnv, count int) BlackBoxResult {
 	}
 	res := r.end(ctx, err)
 	if f := res.Nginx; f != nil && res.Tally != nil && f.Sends > 0 {
-		res.Evidence = append(res.Evidence, fmt.Sprintf("nginx: %d sends over %d connections (%.2f per send), TLS %s, %s, send p50 %.1f ms, p99 %.1f ms (server side)",
-			f.Sends, f.Connections, f.ConnectionsPerSend(), strings.Join(f.TLS, ", "), strings.Join(f.Protocols, ", "), f.P50MS, f.P99MS))
+		res.Evidence = append(res.Evidence, fmt.Sprintf("nginx: %d sends over %d connections (%.2f new connections per send after the first), TLS %s, %s, send p50 %.1f ms, p99 %.1f ms (server side)",
+			f.Sends, f.Connections, f.NewConnectionsPerSend(), strings.Join(f.TLS, ", "), strings.Join(f.Protocols, ", "), f.P50MS, f.P99MS))
 	}
 	return res
 }
