@@ -167,6 +167,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		_, err := parseAuditArgs(rest, getenv)
 		return err
+	case "contract-check":
+		return runContractCheck(ctx, rest, getenv, stdout)
+	case "contract-check-check":
+		_, err := parseContractCheckArgs(rest, getenv)
+		return err
 	case "audit-clients":
 		return runClients(ctx, rest, getenv, stdout)
 	case "audit-clients-check":
@@ -244,7 +249,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+clientsHelp+simulateHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+simulateHelp)
 		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate or help", errUsage, cmd)
