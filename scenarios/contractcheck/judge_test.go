@@ -32,6 +32,11 @@ func TestGapsNoneForAWorkerThatKeepsTheContract(t *testing.T) {
 	if g := Gaps(kept()); len(g) != 0 {
 		t.Fatalf("gaps %v", g)
 	}
+	e, jvm := kept(), 143
+	e.Exit = &jvm // the JVM's status after SIGTERM
+	if g := Gaps(e); len(g) != 0 {
+		t.Fatalf("exit 143: gaps %v", g)
+	}
 }
 
 // Each planted breach is named.
