@@ -3,11 +3,13 @@ package audit
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/vendormock/journal"
 )
@@ -151,5 +153,34 @@ func TestNginxFiguresCountNewConnectionsAfterTheFirst(t *testing.T) {
 	p := NginxFrom(perSend, "/send", "/token")
 	if got := p.NewConnectionsPerSend(); got != 0.9 || p.ClientClosed != 10 || p.MaxWaitMS != 9000 {
 		t.Fatalf("per send: %v %+v", got, p)
+	}
+}
+
+// A black-box audit can run again into its own OUT: every file it wrote
+// is one it owns (outdir.Fresh empties them), and a user's file is kept.
+func TestBlackBoxOutIsFreshAgain(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	if err := outdir.Fresh(dir, "audit-1", BlackBoxOutputs); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"audit.md", "blackbox.json", "adapter.yaml", "steady/worker.log", "broker-cut/worker.log"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("x"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := outdir.Fresh(dir, "audit-2", BlackBoxOutputs); err != nil {
+		t.Fatalf("second run into the same OUT: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "steady", "worker.log")); !os.IsNotExist(err) {
+		t.Fatalf("steady/worker.log kept: %v", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := outdir.Fresh(dir, "audit-3", BlackBoxOutputs); err == nil {
+		t.Fatal("a folder with a user's file was emptied; want it refused")
 	}
 }

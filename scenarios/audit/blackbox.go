@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -76,7 +77,7 @@ func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("resolve OUT: %w", err)
 	}
-	owned := BlackBoxOutputs
+	owned := outdir.Owned{Files: BlackBoxOutputs.Files, Dirs: maps.Clone(BlackBoxOutputs.Dirs)}
 	for _, p := range BlackBoxProbes {
 		owned.Dirs["probe-"+p.Name] = []string{"*"}
 	}
@@ -85,9 +86,9 @@ func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
 	}
 	logf := func(format string, args ...any) { fmt.Fprintf(w, "[blackbox] "+format+"\n", args...) }
 	logf("starting the stack (profile %s)", o.ProfileDir)
+	work := filepath.Join(workRoot(), ".lab", "blackbox", filepath.Base(out)+"-"+time.Now().UTC().Format("20060102T150405"))
 	st, err := vendormock.Start(ctx, vendormock.Options{
-		ProfileDir: o.ProfileDir, ServerDelayMS: -1, Images: o.Images, Session: o.Session,
-		WorkDir: filepath.Join(workRoot(), ".lab", "blackbox", filepath.Base(out)+"-"+time.Now().UTC().Format("20060102T150405")),
+		ProfileDir: o.ProfileDir, ServerDelayMS: -1, Images: o.Images, Session: o.Session, WorkDir: work,
 	})
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
@@ -105,7 +106,7 @@ func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
 	prefix := "bb" + time.Now().UTC().Format("150405")
 	env := func(dir string) *BlackBoxEnv {
 		_ = os.MkdirAll(dir, 0o755)
-		return &BlackBoxEnv{Stack: st, Adapter: o.Adapter, Image: image, Dir: dir, Log: logf,
+		return &BlackBoxEnv{Stack: st, Adapter: o.Adapter, Image: image, Dir: dir, State: filepath.Join(work, "state", filepath.Base(dir)), Log: logf,
 			BrokerProxy: &BrokerCut{Disable: bp.Disable, Enable: bp.Enable}, seq: seq, prefix: prefix}
 	}
 	count := cmp.Or(o.Count, DefaultBlackBoxCount)

@@ -28,6 +28,9 @@ type BlackBoxEnv struct {
 	Image   string
 	// Dir is the scenario's (or probe's) own folder: worker.log goes there.
 	Dir string
+	// State is the host folder mounted at /out in the worker (outside
+	// OUT: a team's worker may write there what it likes).
+	State string
 	// BrokerViaProxy: the worker reaches the broker through Toxiproxy's
 	// BrokerProxyName proxy (BrokerProxy), so a scenario can cut it.
 	BrokerProxy *BrokerCut
@@ -97,7 +100,7 @@ const blackBoxBrokerPort = 5672
 func (e *BlackBoxEnv) StartWorker(ctx context.Context, name string) (*vendormock.Worker, error) {
 	w, err := e.Stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: "bb-" + name, Image: e.Image, Env: e.Adapter.Environment(e.Values()), CPUs: 1,
-		OutDir: filepath.Join(e.Dir, "out"), Grace: e.Adapter.GraceDuration(),
+		OutDir: e.State, Grace: e.Adapter.GraceDuration(),
 	})
 	if err != nil {
 		return w, err

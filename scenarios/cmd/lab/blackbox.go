@@ -72,10 +72,18 @@ func parseBlackBoxArgs(args []string, getenv func(string) string) (b blackBoxArg
 	}
 	b.adapter = a
 	worker, wsrc := givenValue(rest, getenv, "WORKER")
+	// WORKER and OUT are this command's own: OUT is checked against what
+	// a black-box audit writes, not the contract audit's files.
 	var restNoWorker []string
+	out, outSrc := givenValue(rest, getenv, "OUT")
 	for _, x := range rest {
-		if !strings.HasPrefix(x, "WORKER=") {
+		if !strings.HasPrefix(x, "WORKER=") && !strings.HasPrefix(x, "OUT=") {
 			restNoWorker = append(restNoWorker, x)
+		}
+	}
+	if out != "" {
+		if err := outdir.CheckFresh(out, audit.BlackBoxOutputs); err != nil {
+			return b, true, &UsageError{Key: "OUT", Value: out, Source: outSrc, Msg: err.Error()}
 		}
 	}
 	b.image = a.Image
@@ -95,7 +103,7 @@ func parseBlackBoxArgs(args []string, getenv func(string) string) (b blackBoxArg
 		return b, true, &UsageError{Key: "WORKER", Value: b.image, Source: "adapter or argument", Msg: err.Error()}
 	}
 	noEnv := func(k string) string {
-		if k == "WORKER" || k == "ADAPTER" {
+		if k == "WORKER" || k == "ADAPTER" || k == "OUT" {
 			return ""
 		}
 		if getenv == nil {
@@ -110,6 +118,9 @@ func parseBlackBoxArgs(args []string, getenv func(string) string) (b blackBoxArg
 	b.countGiven = given(restNoWorker, noEnv, "COUNT")
 	if b.countGiven && cfg.Count > 1000 {
 		return b, true, &UsageError{Key: "COUNT", Value: fmt.Sprint(cfg.Count), Source: "argument", Msg: "the black-box steady scenario takes 1..1000 messages"}
+	}
+	if out != "" {
+		cfg.Out = out
 	}
 	b.cfg = cfg
 	return b, true, nil
