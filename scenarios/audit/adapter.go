@@ -61,7 +61,7 @@ type AdapterQueues struct {
 }
 
 // AdapterMessage is the message template: Body with the placeholders
-// {{refkey}} (required), {{recipient}} and {{text}}; ContentType
+// {{refkey}} (required), {{recipient}}, {{text}} and {{now}}; ContentType
 // ("application/json" by default: the placeholders are then filled
 // JSON-escaped and the filled body must be valid JSON) and AMQP Headers.
 type AdapterMessage struct {
@@ -82,6 +82,13 @@ type AdapterRefKey struct {
 // {{name}} in Env), with what each holds.
 var AdapterValueNames = map[string]string{
 	"broker_url":          "AMQP URL of the broker (amqp://user:pass@host:5672/)",
+	"broker_host":         "the broker's host name",
+	"broker_port":         "the broker's AMQP port",
+	"broker_user":         "the broker's user name",
+	"broker_password":     "the broker's password",
+	"broker_vhost":        "the broker's virtual host (/)",
+	"vendor_host":         "the vendor's host name (the certificate's name)",
+	"ca_pem":              "the CA certificate itself (PEM text), for an image that takes it in a variable",
 	"queue":               "the queue the worker consumes (queues.consume)",
 	"vendor_url":          "the vendor's base URL (https://host)",
 	"ca_file":             "path of the CA certificate (PEM) that signs the vendor's certificate",
@@ -109,8 +116,9 @@ var (
 	bodyPathRE    = regexp.MustCompile(`^(\$\.)?[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$`)
 )
 
-// messageValues are the placeholders of a message body.
-var messageValues = []string{"refkey", "recipient", "text"}
+// messageValues are the placeholders of a message body: {{now}} is the
+// publish time, RFC 3339 in UTC.
+var messageValues = []string{"refkey", "recipient", "text", "now"}
 
 // LoadAdapter reads and validates an adapter file (YAML; JSON is YAML
 // too). Errors: the file's, ErrAdapter with every problem found, each
@@ -170,9 +178,14 @@ func (a *Adapter) validate() []string {
 		bad("env_names", "missing: name at least the variables of broker_url, queue, vendor_url and ca_file (or give env, a template)")
 	} else {
 		env := a.Environment(AdapterSample())
-		for _, need := range []string{"broker_url", "queue", "vendor_url", "ca_file"} {
-			if !slices.ContainsFunc(slices.Collect(maps.Values(env)), func(v string) bool { return strings.Contains(v, AdapterSample()[need]) }) {
-				bad("env_names."+need, "no variable carries the lab's %s (%s): name one in env_names or use {{%s}} in env", need, AdapterValueNames[need], need)
+		// Each group must reach a variable: the value, or one of its forms.
+		for _, group := range [][]string{{"broker_url", "broker_host"}, {"queue"}, {"vendor_url", "vendor_host"}, {"ca_file", "ca_pem"}} {
+			reached := slices.ContainsFunc(group, func(need string) bool {
+				return slices.ContainsFunc(slices.Collect(maps.Values(env)), func(v string) bool { return strings.Contains(v, AdapterSample()[need]) })
+			})
+			if !reached {
+				need := group[0]
+				bad("env_names."+need, "no variable carries the lab's %s (%s; or %s): name one in env_names or use {{%s}} in env", need, AdapterValueNames[need], strings.Join(group, ", "), need)
 			}
 		}
 	}
@@ -204,7 +217,7 @@ func (a *Adapter) validate() []string {
 		seen := map[string]bool{}
 		for _, m := range placeholderRE.FindAllStringSubmatch(a.Message.Body, -1) {
 			if !slices.Contains(messageValues, m[1]) {
-				bad("message.body", "unknown placeholder {{%s}}; allowed: refkey, recipient, text", m[1])
+				bad("message.body", "unknown placeholder {{%s}}; allowed: refkey, recipient, text, now", m[1])
 			}
 			seen[m[1]] = true
 		}
@@ -311,7 +324,7 @@ func (a *Adapter) Environment(vals map[string]string) map[string]string {
 // Render fills the message template: refkey, recipient and text,
 // JSON-escaped when the message is JSON.
 func (a *Adapter) Render(refkey, recipient, text string) []byte {
-	vals := map[string]string{"refkey": refkey, "recipient": recipient, "text": text}
+	vals := map[string]string{"refkey": refkey, "recipient": recipient, "text": text, "now": time.Now().UTC().Format(time.RFC3339)}
 	return []byte(placeholderRE.ReplaceAllStringFunc(a.Message.Body, func(m string) string {
 		v := vals[placeholderRE.FindStringSubmatch(m)[1]]
 		if a.jsonBody() {

@@ -54,7 +54,7 @@ func TestAdapterFillsTheTeamsEnvironmentAndMessage(t *testing.T) {
 func TestAdapterErrorsNameTheField(t *testing.T) {
 	for _, c := range []struct{ name, change, want string }{
 		{"unknown top-level field", "imag: x\n", "field imag not found"},
-		{"unknown lab value", "env_names: {broker: MQ, queue: INBOX, vendor_url: GW, ca_file: CA}\n", "env_names.broker: unknown lab value; allowed: broker_url"},
+		{"unknown lab value", "env_names: {broker: MQ, queue: INBOX, vendor_url: GW, ca_file: CA}\n", "env_names.broker: unknown lab value; allowed: broker_host, broker_password"},
 		{"no broker variable", "env_names: {queue: INBOX, vendor_url: GW, ca_file: CA}\n", "env_names.broker_url: no variable carries"},
 		{"unknown placeholder", "env: {X: \"{{nope}}\"}\n", "env.X: unknown placeholder {{nope}}"},
 		{"routes missing", "queues: {consume: jobs.in}\n", "queues.routes: missing"},

@@ -61,6 +61,12 @@ func (e *BlackBoxEnv) Values() map[string]string {
 		"client_id":     st.ClientID,
 		"client_secret": st.ClientSecret,
 		"http_version":  "1.1",
+		"broker_host":   vendormock.AliasToxiproxy, "broker_port": strconv.Itoa(blackBoxBrokerPort),
+		"broker_user": "guest", "broker_password": "guest", "broker_vhost": "/",
+		"vendor_host": st.VendorHost,
+	}
+	if pem, err := os.ReadFile(st.CAFile); err == nil {
+		v["ca_pem"] = string(pem)
 	}
 	if st.HTTP2 {
 		v["http_version"] = "2"
