@@ -8,6 +8,12 @@
 #                             audit a worker on a vendor profile: bench, idle
 #                             race and fault scenarios, then OUT/audit.{md,html}
 #                             (OUT=results/audit/<worker>-<profile> for the committed one)
+#   ./run.sh audit ADAPTER=<adapter.yaml> [WORKER=image:NAME] PROFILE=<dir>
+#                             black-box audit of a team's image as it is
+#                             (docs/auditing.md#the-adapter-file)
+#   ./run.sh contract-check WORKER=image:NAME [PROFILE=<dir>]
+#                             check an image against docs/worker-contract.md
+#                             in about a minute and name each gap
 #   ./run.sh audit-clients PROFILE=<dir> [KEY=VALUE...]
 #                             audit every third-party client (python-*,
 #                             java-okhttp, java-apache, node-axios, node-got)
@@ -437,6 +443,17 @@ case "${1:-}" in
         ;;
     esac
     start_lab audit-check audit "$@"
+    ;;
+  contract-check)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab help
+        exit 0
+        ;;
+    esac
+    start_lab contract-check-check contract-check "$@"
     ;;
   audit-clients)
     shift

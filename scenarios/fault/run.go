@@ -287,7 +287,7 @@ func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection,
 		fmt.Fprintf(w, "[fault] a stack with a %d-node RabbitMQ cluster for the scenarios with broker_nodes %d\n", nodes, nodes)
 	}
 	r, err := NewRunner(ctx, RunnerOptions{Profile: o.Profile, Images: o.Images, Session: o.Session, KeepaliveTimeout: o.KeepaliveTimeout,
-		WorkDir: workDir, Log: w, Worker: worker, BrokerNodes: nodes})
+		WorkDir: workDir, Log: w, Worker: worker, BrokerNodes: nodes, Out: o.Out})
 	if err != nil {
 		return nil, nil, err
 	}

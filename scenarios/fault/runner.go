@@ -59,6 +59,9 @@ type RunnerOptions struct {
 	// BrokerNodes): 0 or 1 one node, 3 a cluster for the scenarios whose
 	// broker_nodes is 3 (Run starts one runner per value).
 	BrokerNodes int
+	// Out is the results folder: each scenario's worker log is kept in
+	// Out/WorkerLogsDir ("" = not kept outside WorkDir).
+	Out string
 }
 
 // Runner runs scenarios one after another on one stack (RabbitMQ, WireMock,

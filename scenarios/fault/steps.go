@@ -187,12 +187,16 @@ func (s *scenarioRun) stopWorkers(ctx context.Context) error {
 		return s.stopReplicas(ctx)
 	}
 	s.stopReportRelay()
-	if err := s.wk.Stop(ctx, stopTimeout); err != nil {
-		return err
-	}
+	// Logs first: Stop removes the container and its log with it (the
+	// worker.log of every scenario was empty before).
 	logs, _ := s.wk.Logs(context.WithoutCancel(ctx))
+	err := s.wk.Stop(ctx, stopTimeout)
+	if more, lerr := s.wk.Logs(context.WithoutCancel(ctx)); lerr == nil && len(more) > len(logs) {
+		logs = more // the shutdown's lines, when the container was still there
+	}
 	_ = os.WriteFile(filepath.Join(s.dir, "worker.log"), []byte(logs), 0o644)
-	return nil
+	s.r.keepWorkerLog(s.sc.Name, logs)
+	return err
 }
 
 // workerConfig returns the worker's config of the scenario (its command

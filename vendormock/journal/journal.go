@@ -108,7 +108,12 @@ func Read(ctx context.Context, c *http.Client, baseURL, refkeyField string) ([]E
 // Read does), oldest first. Errors: ErrDisabled,
 // ErrTruncated, or a decoding error.
 func Parse(r io.Reader, refkeyField string) ([]Entry, error) {
-	field := cmp.Or(refkeyField, DefaultRefKeyField)
+	return ParseLocated(r, Locator{BodyPath: []string{cmp.Or(refkeyField, DefaultRefKeyField)}, Header: DefaultRefKeyHeader})
+}
+
+// ParseLocated is Parse with the refkey found where loc says: the body
+// path first, then the header (Locator).
+func ParseLocated(r io.Reader, loc Locator) ([]Entry, error) {
 	var j wiremockJournal
 	if err := json.NewDecoder(r).Decode(&j); err != nil {
 		return nil, fmt.Errorf("decode journal: %w", err)
@@ -132,9 +137,12 @@ func Parse(r io.Reader, refkeyField string) ([]Entry, error) {
 				body = string(b)
 			}
 		}
-		refkey := BodyField([]byte(body), field)
-		if refkey == "" {
-			refkey = header(e.Request.Headers, DefaultRefKeyHeader)
+		refkey := ""
+		if len(loc.BodyPath) > 0 {
+			refkey = BodyPath([]byte(body), loc.BodyPath)
+		}
+		if refkey == "" && loc.Header != "" {
+			refkey = header(e.Request.Headers, loc.Header)
 		}
 		var at time.Time
 		if e.Request.LoggedDate > 0 {

@@ -72,3 +72,25 @@ func TestParseErrors(t *testing.T) {
 		t.Fatal("a non-JSON answer parsed without error")
 	}
 }
+
+func TestParseLocatedFindsTheRefkeyWhereTheLocatorSays(t *testing.T) {
+	doc := `{"requests":[
+	 {"request":{"url":"/send","method":"POST","headers":{"X-Req-Id":"h-2"},"body":"{\"meta\":{\"ref\":\"b-2\"}}"},"response":{"status":202}},
+	 {"request":{"url":"/send?x=1","method":"POST","headers":{"x-req-id":["h-1"]},"body":"{\"meta\":{\"ref\":7}}"},"response":{"status":202}}]}`
+	got, err := ParseLocated(strings.NewReader(doc), Locator{BodyPath: ParsePath("$.meta.ref"), Header: "X-Req-Id"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Oldest first: the second listed is the first; its body value is a
+	// number, so the header is used.
+	if len(got) != 2 || got[0].RefKey != "h-1" || got[1].RefKey != "b-2" || got[0].Path != "/send" {
+		t.Fatalf("got %+v, want refkeys h-1 (header fallback) then b-2 (body path)", got)
+	}
+	got, err = ParseLocated(strings.NewReader(doc), Locator{Header: "X-Req-Id"})
+	if err != nil || got[1].RefKey != "h-2" {
+		t.Fatalf("header only: got %+v, %v; want h-2", got, err)
+	}
+	if p := ParsePath("client_ref"); len(p) != 1 || p[0] != "client_ref" {
+		t.Fatalf("ParsePath(client_ref) = %v", p)
+	}
+}

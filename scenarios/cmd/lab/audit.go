@@ -63,6 +63,12 @@ func auditArgs(args []string, getenv func(string) string) (bench.Config, error) 
 
 // runAudit runs `lab audit` with parseAuditArgs's configuration.
 func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
+	if b, ok, err := parseBlackBoxArgs(args, getenv); ok || err != nil {
+		if err != nil {
+			return err
+		}
+		return runBlackBox(ctx, b, args, getenv, stdout)
+	}
 	cfg, err := parseAuditArgs(args, getenv)
 	if err != nil {
 		return err

@@ -163,7 +163,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "audit":
 		return runAudit(ctx, rest, getenv, stdout)
 	case "audit-check":
+		if _, ok, err := parseBlackBoxArgs(rest, getenv); ok || err != nil {
+			return err
+		}
 		_, err := parseAuditArgs(rest, getenv)
+		return err
+	case "contract-check":
+		return runContractCheck(ctx, rest, getenv, stdout)
+	case "contract-check-check":
+		_, err := parseContractCheckArgs(rest, getenv)
 		return err
 	case "audit-clients":
 		return runClients(ctx, rest, getenv, stdout)
@@ -253,7 +261,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp+simulateHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+simulateHelp)
 		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate or help", errUsage, cmd)

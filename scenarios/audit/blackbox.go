@@ -1,0 +1,146 @@
+package audit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+)
+
+// BlackBoxProbe measures one behaviour of any worker image from outside
+// (issue 30, item 1: idle timeout ladder, POST replay, response timeout,
+// connections and TLS from nginx's log). It gets a BlackBoxEnv whose Dir
+// is the probe's own folder; it starts and stops the worker itself
+// (StartWorker, StopWorker, which keeps the worker's log in Dir) and
+// returns its result, Verdict NA with Summary "unknown: ..." for a value
+// it could not see.
+type BlackBoxProbe struct {
+	Name string
+	Run  func(ctx context.Context, env *BlackBoxEnv) BlackBoxResult
+}
+
+// BlackBoxProbes are run by RunBlackBox after its scenarios, each in
+// OUT/probe-<name>/. Item 1's probes (scenarios/audit/probe_*.go) plug in
+// here: RegisterBlackBoxProbe from an init function.
+var BlackBoxProbes []BlackBoxProbe
+
+// RegisterBlackBoxProbe appends p to BlackBoxProbes (call it from init).
+func RegisterBlackBoxProbe(p BlackBoxProbe) { BlackBoxProbes = append(BlackBoxProbes, p) }
+
+// BlackBoxOptions configure RunBlackBox.
+type BlackBoxOptions struct {
+	Adapter    *Adapter
+	Image      string // the worker image ("" = Adapter.Image)
+	ProfileDir string
+	Out        string
+	Count      int      // steady's messages (0 = DefaultBlackBoxCount)
+	Only       []string // scenario and probe names to run (nil = all)
+	Images     vendormock.Images
+	Session    string
+	Provenance *results.Provenance
+}
+
+// DefaultBlackBoxCount is the steady scenario's messages.
+const DefaultBlackBoxCount = 50
+
+// BlackBoxOutputs are the files and folders a black-box audit writes
+// into OUT (outdir.Fresh empties only these).
+var BlackBoxOutputs = outdir.Owned{
+	Files: []string{"audit.md", "blackbox.json", "adapter.yaml"},
+	Dirs: map[string][]string{
+		"steady": {"*"}, "tls-stall": {"*"}, "response-timeout": {"*"}, "broker-cut": {"*"},
+	},
+}
+
+// RunBlackBox audits a worker image from outside: one stack on the
+// profile, then each BlackBoxScenarios scenario and each BlackBoxProbes
+// probe with a fresh worker container, then OUT/audit.md and
+// audit.json. Rules that need the records file are listed as "not
+// judged: no records". Errors: the stack's, a folder that cannot be
+// written, ErrFailed when a scenario or probe failed (after the report).
+func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
+	image := cmp.Or(o.Image, o.Adapter.Image)
+	if image == "" {
+		return fmt.Errorf("black-box audit: no image: give WORKER=image:NAME or image: in the adapter file")
+	}
+	out, err := filepath.Abs(o.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	owned := outdir.Owned{Files: BlackBoxOutputs.Files, Dirs: maps.Clone(BlackBoxOutputs.Dirs)}
+	for _, p := range BlackBoxProbes {
+		owned.Dirs["probe-"+p.Name] = []string{"*"}
+	}
+	if err := outdir.Fresh(out, "audit-"+time.Now().UTC().Format("20060102T150405"), owned); err != nil {
+		return fmt.Errorf("audit folder: %w", err)
+	}
+	logf := func(format string, args ...any) { fmt.Fprintf(w, "[blackbox] "+format+"\n", args...) }
+	logf("starting the stack (profile %s)", o.ProfileDir)
+	work := filepath.Join(workRoot(), ".lab", "blackbox", filepath.Base(out)+"-"+time.Now().UTC().Format("20060102T150405"))
+	st, err := vendormock.Start(ctx, vendormock.Options{
+		ProfileDir: o.ProfileDir, ServerDelayMS: -1, Images: o.Images, Session: o.Session, WorkDir: work,
+	})
+	if err != nil {
+		return fmt.Errorf("start stack: %w", err)
+	}
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+		defer cancel()
+		_ = st.Close(cctx)
+	}()
+	bp, err := st.AddProxy(ctx, "broker", blackBoxBrokerPort, vendormock.AliasRabbitMQ+":5672", 0)
+	if err != nil {
+		return fmt.Errorf("broker proxy: %w", err)
+	}
+	seq := &atomic.Int64{}
+	prefix := "bb" + time.Now().UTC().Format("150405")
+	env := func(dir string) *BlackBoxEnv {
+		_ = os.MkdirAll(dir, 0o755)
+		return &BlackBoxEnv{Stack: st, Adapter: o.Adapter, Image: image, Dir: dir, State: filepath.Join(work, "state", filepath.Base(dir)), Log: logf,
+			BrokerProxy: &BrokerCut{Disable: bp.Disable, Enable: bp.Enable}, seq: seq, prefix: prefix}
+	}
+	count := cmp.Or(o.Count, DefaultBlackBoxCount)
+	var runs []BlackBoxResult
+	for _, sc := range BlackBoxScenarios(count) {
+		if o.Only != nil && !slices.Contains(o.Only, sc.Name) {
+			continue
+		}
+		logf("scenario %s: %s", sc.Name, sc.Description)
+		res := sc.Run(ctx, env(filepath.Join(out, sc.Name)))
+		res.Description = sc.Description
+		logf("  %s: %s", res.Verdict, res.Summary)
+		runs = append(runs, res)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+	for _, p := range BlackBoxProbes {
+		if o.Only != nil && !slices.Contains(o.Only, p.Name) {
+			continue
+		}
+		logf("probe %s", p.Name)
+		res := p.Run(ctx, env(filepath.Join(out, "probe-"+p.Name)))
+		res.Name = cmp.Or(res.Name, p.Name)
+		logf("  %s: %s", res.Verdict, res.Summary)
+		runs = append(runs, res)
+	}
+	rep := NewBlackBoxReport(image, st.Profile.Name, o.Adapter, runs, o.Provenance)
+	if err := WriteBlackBox(out, rep); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%s\nreport: %s\n", rep.Headline(), filepath.Join(out, MarkdownFile))
+	if !rep.Pass {
+		return fmt.Errorf("%w: %s on profile %s (see %s)", ErrFailed, image, st.Profile.Name, filepath.Join(out, MarkdownFile))
+	}
+	return nil
+}
