@@ -19,8 +19,14 @@ import (
 // (StackSendPath) count as sends in the access log and the journal.
 const SendPath = "/v3/message"
 
-// AllModes are the client strategies a run may compare, in report order.
+// AllModes are the client strategies a run compares by default (the
+// case's two), in report order.
 var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
+
+// KnownModes are every client strategy a run may compare (MODES), in
+// report order: AllModes, then the shared client whose engine closes
+// every connection (vendorapi.SharedClosing, docs/studies.md).
+var KnownModes = []string{vendorapi.PerRequestName, vendorapi.PooledName, vendorapi.SharedClosingName}
 
 // Result is one bench run (one mode at one RTT), written as
 // OUT/bench-<mode>-<rtt>ms.json. The JSON keys are a contract that other
@@ -112,6 +118,10 @@ type Result struct {
 	// shows under RATE_LIMIT; nil without one.
 	Active    string          `json:"active,omitempty"`
 	RateLimit *RateLimitCheck `json:"rate_limit,omitempty"`
+	// Gaps is a run whose messages arrived with gaps (ARRIVALS other than
+	// back-to-back): each measured send's idle gap, latency and reuse, and
+	// the split by gap (GapStudy); nil for a back-to-back run.
+	Gaps *GapStudy `json:"gaps,omitempty"`
 	// Scheme, Concurrency, HTTPVersion and PoolSize are the run's SCHEME,
 	// CONCURRENCY, HTTP_VERSION and the pooled client's idle pool
 	// (POOL_SIZE, or the concurrency when 0; 0 for per-request). "" and 0
@@ -328,8 +338,8 @@ func SortResults(rs []Result) {
 }
 
 func ModeRank(m string) int {
-	if i := slices.Index(AllModes, m); i >= 0 {
+	if i := slices.Index(KnownModes, m); i >= 0 {
 		return i
 	}
-	return len(AllModes)
+	return len(KnownModes)
 }
