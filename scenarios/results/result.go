@@ -33,7 +33,7 @@ var KnownModes = []string{vendorapi.PerRequestName, vendorapi.PooledName, vendor
 // tools read: keep them, add freely. Latencies and CPU are
 // milliseconds, durations seconds.
 type Result struct {
-	Mode   string `json:"mode"`   // vendorapi.PerRequestName or vendorapi.PooledName
+	Mode   string `json:"mode"`   // one of KnownModes (a contract worker's runs: its own name)
 	RTTMS  int    `json:"rtt_ms"` // RTT added by Toxiproxy, ms
 	Count  int    `json:"count"`  // measured sends of this run (COUNT, capped per point: PointCounts)
 	Warmup int    `json:"warmup"` // warm-up sends before them (WARMUP, capped per point: PointCounts)
@@ -50,8 +50,9 @@ type Result struct {
 	// Malformed is how many malformed messages were mixed among the
 	// measured ones (MALFORMED); each must end INVALID in the dead-letter queue.
 	Malformed int `json:"malformed,omitempty"`
-	// TLSMax is the per-request client's highest TLS version ("1.2", "1.3");
-	// "" for pooled, which negotiates the highest both sides speak.
+	// TLSMax is the per-request or shared-closing client's highest TLS
+	// version ("1.2", "1.3"); "" for pooled, which negotiates the highest
+	// both sides speak.
 	TLSMax string `json:"tls_max,omitempty"`
 	// IdleConnTimeoutS is the pooled client's idle timeout, s (0 for
 	// per-request); KeepaliveTimeoutS is nginx's keepalive_timeout, s.
