@@ -49,8 +49,12 @@ type singleKind struct {
 
 func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	b := k.b
-	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
-		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, p.n)
+	published := fmt.Sprintf("%d messages published", p.n)
+	if p.feed != nil {
+		published = fmt.Sprintf("%d warm-up messages published, %d to come at their gaps", b.cfg.Warmup, p.n-b.cfg.Warmup)
+	}
+	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %s; starting the worker (1 CPU)",
+		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, published)
 	env := lab.WorkerEnv(b.stack)
 	if editWorkerEnv != nil {
 		editWorkerEnv(env)
