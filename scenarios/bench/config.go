@@ -167,6 +167,26 @@ type Config struct {
 	// Thresholds are THRESHOLD_P99_MS and THRESHOLD_CONNECTIONS (zero:
 	// not judged); Run judges every result by them (Judge).
 	Thresholds Thresholds
+	// Arrivals is ARRIVALS: how the measured messages arrive (the zero
+	// value, back-to-back, publishes them all before the worker starts;
+	// a paced process publishes them at its gaps while the worker runs:
+	// feed.go). Paced arrivals run one Go worker (not Replicated, not a
+	// contract worker); the lab command refuses the others.
+	Arrivals Arrivals
+	// ClientIdle is CLIENT_IDLE: the pooled client's idle timeout in the
+	// case's time (divided by TimeScale for the run); 0 = the lab's
+	// default, one RTT and netmodel.IdleConnMargin below nginx's
+	// keepalive_timeout.
+	ClientIdle time.Duration
+	// TimeScale is TIME_SCALE: the run divides every ARRIVALS gap, the
+	// client's idle timeout and nginx's keepalive_timeout by it, so a run
+	// with gaps of tens of seconds takes minutes; 0 or 1 = real time.
+	// The lab command divides KeepaliveTimeout itself (CaseKeepalive
+	// keeps the value before it).
+	TimeScale int
+	// CaseKeepalive is nginx's keepalive_timeout before TIME_SCALE
+	// divided it (0 = KeepaliveTimeout is not scaled).
+	CaseKeepalive time.Duration
 	// AuditFixed is FIXED=1: `lab audit-clients` also audits each
 	// third-party client's fixed variant after the defaults
 	// (docs/auditing.md#fixed-variants); no other command reads it.
@@ -186,6 +206,9 @@ type Config struct {
 	// here (docs/running.md#adding-a-key).
 	WorkerKnobs worker.Config
 }
+
+// TimeScaleOr1 is TimeScale, 1 when it is not set.
+func (c Config) TimeScaleOr1() int { return max(c.TimeScale, 1) }
 
 // Replicated reports whether the runs use worker replicas (WORKERS,
 // LEDGER or QUEUE_TYPE away from its default, ACTIVE=competing or a

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
-	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker"
@@ -27,10 +26,12 @@ func (b *Bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (wor
 	}
 	var idle time.Duration
 	switch mode {
-	case vendorapi.PerRequestName:
+	case vendorapi.PerRequestName, vendorapi.SharedClosingName:
+		// shared-closing models the case's engine too (Ktor CIO 2.3, TLS
+		// 1.2 only), so PER_REQUEST_TLS caps it as well.
 		c.TLSMax = b.cfg.PerRequestTLS
 	case vendorapi.PooledName:
-		idle = netmodel.IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)
+		idle = b.clientIdle(rtt)
 		if idle <= 0 {
 			return worker.Config{}, 0, fmt.Errorf("pooled idle timeout: keepalive_timeout %s is too short for RTT %d ms", b.stack.KeepaliveTimeout, rtt)
 		}
@@ -48,8 +49,12 @@ type singleKind struct {
 
 func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	b := k.b
-	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %d messages published; starting the worker (1 CPU)",
-		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, p.n)
+	published := fmt.Sprintf("%d messages published", p.n)
+	if p.feed != nil {
+		published = fmt.Sprintf("%d warm-up messages published, %d to come at their gaps", b.cfg.Warmup, p.n-b.cfg.Warmup)
+	}
+	logf(b.w, "%s: self-check RTT %.1f ms, new connection's first byte %.1f ms (TCP_HANDSHAKE=%s); %s; starting the worker (1 CPU)",
+		p.label, lab.MS(p.selfRTT), lab.MS(p.selfNew), b.cfg.TCPHandshake, published)
 	env := lab.WorkerEnv(b.stack)
 	if editWorkerEnv != nil {
 		editWorkerEnv(env)
@@ -76,7 +81,17 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 	}()
 	tw, tick := sampleTimeWait(ctx, b.w, wk.ContainerID())
 	k.timeWait = tw
-	if err := waitWorker(ctx, b.prog, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.limits(p.n, p.rtt), tick)); err != nil {
+	wctx, feedDone := k.startFeed(ctx, p)
+	werr := waitWorker(wctx, b.prog, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.pointLimits(p), tick))
+	if ferr := feedDone(werr); ferr != nil && ctx.Err() == nil {
+		// The feed failed (the wait then ended with its context), or
+		// the worker ended while the feed still published.
+		if werr != nil {
+			ferr = errors.Join(ferr, werr)
+		}
+		return p.fail("publish", ferr)
+	}
+	if err := werr; err != nil {
 		re := p.fail("wait worker", err)
 		if ctx.Err() == nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -89,6 +104,45 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 		return re
 	}
 	return nil
+}
+
+// startFeed starts p's feed (paced ARRIVALS) beside the worker: the
+// returned context ends when the feed fails, and done waits for the feed
+// and returns its error (nil without a feed, or once the feed published
+// everything). After a wait that succeeded done lets the feed finish
+// (writing the published file); after a failed one it stops the feed.
+func (k *singleKind) startFeed(ctx context.Context, p *point) (context.Context, func(waitErr error) error) {
+	if p.feed == nil {
+		return ctx, func(error) error { return nil }
+	}
+	fctx, cancel := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() {
+		pub, err := p.feed.run(fctx, p.recordsPath)
+		if err != nil {
+			cancel()
+		} else {
+			p.published = pub
+		}
+		errc <- err
+	}()
+	return fctx, func(waitErr error) error {
+		defer cancel()
+		if waitErr == nil {
+			return <-errc
+		}
+		select {
+		case err := <-errc:
+			return err
+		default:
+		}
+		// The wait failed before the feed ended: stop it.
+		cancel()
+		if err := <-errc; err != nil && !errors.Is(err, context.Canceled) {
+			return err
+		}
+		return fmt.Errorf("feed: stopped before publishing every message")
+	}
 }
 
 func (k *singleKind) readRecords(_ *point, _ []records.Record, err error) error { return err }

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -103,10 +104,15 @@ type point struct {
 	rtt               int
 	dir               string // the worker's /out (on tmpfs with WORKER_STATE=tmpfs)
 	topo              queues.Topology
-	n                 int           // messages published
-	wcfg              worker.Config // the Go worker's config (workerConfig; its command line is its Args)
-	idle              time.Duration
-	selfRTT, selfNew  time.Duration
+	n                 int // messages published
+	// feed publishes the measured messages at their gaps while the
+	// worker runs (paced ARRIVALS; nil = all published before);
+	// published is then what it published.
+	feed             *feed
+	published        []reconcile.Published
+	wcfg             worker.Config // the Go worker's config (workerConfig; its command line is its Args)
+	idle             time.Duration
+	selfRTT, selfNew time.Duration
 	// recordsPath and ledgerPath are what the reconciler reads; a kind
 	// clears one it cannot read.
 	recordsPath, ledgerPath string
@@ -187,17 +193,28 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	// consumer; a different argument would refuse them (PRECONDITION_FAILED).
 	p.topo.SingleActiveConsumer = b.cfg.Active != ActiveCompeting
 	p.n = b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed
-	published, err := b.publish(ctx, p.topo, mode, rtt, filepath.Join(p.dir, PublishedFile))
+	published, fd, err := b.publish(ctx, p.topo, mode, rtt, filepath.Join(p.dir, PublishedFile))
 	if err != nil {
 		return results.Result{}, p.fail("publish", err)
+	}
+	p.feed = fd
+	if fd != nil {
+		defer fd.pub.Close() // feed.run closes it too; this covers a worker that never started
 	}
 	if p.wcfg, p.idle, err = b.workerConfig(p.topo, mode, rtt, p.n); err != nil {
 		return results.Result{}, p.fail("start worker", err)
 	}
 	p.recordsPath, p.ledgerPath = filepath.Join(p.dir, lab.RecordsFile), filepath.Join(p.dir, lab.LedgerFile)
 	kind := b.kindFor(mode)
+	if _, single := kind.(*singleKind); p.feed != nil && !single {
+		p.feed.pub.Close()
+		return results.Result{}, p.fail("start worker", fmt.Errorf("paced ARRIVALS run one Go worker only"))
+	}
 	if err := kind.run(ctx, p); err != nil {
 		return results.Result{}, err
+	}
+	if p.feed != nil {
+		published = p.published
 	}
 
 	if b.cfg.CPUProfile == "on" {
@@ -261,10 +278,13 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	if b.stack.Profile != nil {
 		r.Profile = b.stack.Profile.Name
 	}
-	if mode == vendorapi.PerRequestName {
+	if mode == vendorapi.PerRequestName || mode == vendorapi.SharedClosingName {
 		r.TLSMax = b.cfg.PerRequestTLS
 	} else {
 		r.IdleConnTimeoutS = p.idle.Seconds()
+	}
+	if b.cfg.Arrivals.Paced() {
+		r.Gaps = b.gapStudy(recs, published, p)
 	}
 	r.SetTransport(b.tr, mode, CountProtocols(entries))
 	r.Environment.Date = time.Now().UTC().Format(time.RFC3339)

@@ -12,24 +12,21 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
-// publish declares the topology, purges every queue, and publishes WARMUP
-// warm-up then COUNT measured notifications (MALFORMED malformed ones
-// spread among the measured), persistent, with publisher confirms; it
-// returns once the broker confirmed them all and the main queue holds
-// exactly that many. What was published (warm-up marked) is returned and
-// written to publishedPath (reconcile.WritePublished lines) for the
-// reconciler and the metrics.
-func (b *Bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int, publishedPath string) ([]reconcile.Published, error) {
-	pub, err := lab.NewPublisher(b.amqp, topo, lab.Purge)
-	if err != nil {
-		return nil, err
-	}
-	defer pub.Close()
+// item is one message a point publishes.
+type item struct {
+	id   string
+	body []byte
+	rec  reconcile.Published
+}
+
+// items returns WARMUP warm-up then COUNT measured notifications of a
+// point, MALFORMED malformed ones spread evenly among the measured.
+func (b *Bench) items(mode string, rtt int) ([]item, error) {
 	now := time.Now()
-	// MALFORMED messages are spread evenly among the measured ones.
 	malformedAfter := func(measured int) int { // malformed messages due once `measured` measured ones went out
 		return measured * b.cfg.Malformed / b.cfg.Count
 	}
+	var out []item
 	malformed := 0
 	for i := range b.cfg.Warmup + b.cfg.Count {
 		warm := i < b.cfg.Warmup
@@ -42,31 +39,68 @@ func (b *Bench) publish(ctx context.Context, topo queues.Topology, mode string, 
 		if err != nil {
 			return nil, err
 		}
-		if err := pub.Publish(ctx, key, body, reconcile.Published{RefKey: key, Valid: true, Warmup: warm}); err != nil {
-			return nil, err
-		}
+		out = append(out, item{key, body, reconcile.Published{RefKey: key, Valid: true, Warmup: warm}})
 		for !warm && malformed < malformedAfter(idx) {
 			malformed++
 			id, body, refkey := malformedMessage(b.runID, mode, rtt, malformed, now)
-			if err := pub.Publish(ctx, id, body, reconcile.Published{RefKey: refkey, Valid: false}); err != nil {
-				return nil, err
-			}
+			out = append(out, item{id, body, reconcile.Published{RefKey: refkey, Valid: false}})
+		}
+	}
+	return out, nil
+}
+
+// publish declares the topology, purges every queue, and publishes WARMUP
+// warm-up then COUNT measured notifications (MALFORMED malformed ones
+// spread among the measured), persistent, with publisher confirms; it
+// returns once the broker confirmed them all and the main queue holds
+// exactly that many. What was published (warm-up marked) is returned and
+// written to publishedPath (reconcile.WritePublished lines) for the
+// reconciler and the metrics.
+//
+// With paced ARRIVALS it publishes the warm-up messages only and returns
+// the feed that publishes the rest at their gaps while the worker runs
+// (feed.run); the published list is then the feed's.
+func (b *Bench) publish(ctx context.Context, topo queues.Topology, mode string, rtt int, publishedPath string) ([]reconcile.Published, *feed, error) {
+	all, err := b.items(mode, rtt)
+	if err != nil {
+		return nil, nil, err
+	}
+	pub, err := lab.NewPublisher(b.amqp, topo, lab.Purge)
+	if err != nil {
+		return nil, nil, err
+	}
+	now, rest := all, []item(nil)
+	if b.cfg.Arrivals.Paced() {
+		now, rest = all[:b.cfg.Warmup], all[b.cfg.Warmup:]
+	}
+	for _, it := range now {
+		if err := pub.Publish(ctx, it.id, it.body, it.rec); err != nil {
+			pub.Close()
+			return nil, nil, err
 		}
 	}
 	if err := pub.Confirm(ctx); err != nil {
-		return nil, err
+		pub.Close()
+		return nil, nil, err
 	}
 	depth, err := pub.MainDepth()
 	if err != nil {
-		return nil, err
+		pub.Close()
+		return nil, nil, err
 	}
-	if want := b.cfg.Warmup + b.cfg.Count + b.cfg.Malformed; depth != want {
-		return nil, fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, depth, want)
+	if want := len(now); depth != want {
+		pub.Close()
+		return nil, nil, fmt.Errorf("queue %s holds %d messages after publishing %d", topo.Names.Main, depth, want)
 	}
+	if b.cfg.Arrivals.Paced() {
+		gaps := b.cfg.Arrivals.Gaps(b.cfg.Count, b.cfg.TimeScaleOr1(), ArrivalSeed)
+		return nil, &feed{pub: pub, items: rest, gaps: gaps, warmup: b.cfg.Warmup, path: publishedPath, w: b.w}, nil
+	}
+	defer pub.Close()
 	if err := lab.WritePublished(publishedPath, pub.Published()); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return pub.Published(), nil
+	return pub.Published(), nil, nil
 }
 
 // benchMessage returns the JSON body of the i-th (0-based) message of a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
@@ -82,6 +83,17 @@ type waitLimits struct{ timeout, stall time.Duration }
 // limits are WorkerTimeout and StallTimeout of a point of n messages.
 func (b *Bench) limits(n, rtt int) waitLimits {
 	return waitLimits{timeout: WorkerTimeout(n, rtt, b.cfg.ServerDelayMS), stall: StallTimeout}
+}
+
+// pointLimits are limits of p, with a paced point's gaps added to the
+// timeout and its largest gap to the stall limit.
+func (b *Bench) pointLimits(p *point) waitLimits {
+	lim := b.limits(p.n, p.rtt)
+	if p.feed != nil {
+		lim.timeout += sumGaps(p.feed.gaps)
+		lim.stall += slices.Max(append([]time.Duration{0}, p.feed.gaps...))
+	}
+	return lim
 }
 
 // limitWatch is the Go worker's watch: the wait errors when the worker

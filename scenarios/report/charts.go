@@ -62,8 +62,10 @@ var barWidth = vg.Points(22)
 // seriesColor gives each mode a hue; the case's bars are a lighter shade.
 func seriesColor(mode string, isCase bool) color.Color {
 	switch {
-	case !slices.Contains(results.AllModes, mode): // a contract worker's runs (WORKER)
+	case !slices.Contains(results.KnownModes, mode): // a contract worker's runs (WORKER)
 		return color.RGBA{R: 0x27, G: 0x8e, B: 0x4a, A: 0xff}
+	case mode == vendorapi.SharedClosingName:
+		return color.RGBA{R: 0xe6, G: 0x7e, B: 0x22, A: 0xff}
 	case mode == vendorapi.PerRequestName && !isCase:
 		return color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff}
 	case mode == vendorapi.PerRequestName:

@@ -321,6 +321,7 @@ func NewMarkdownReporter(rs []results.Result, opts ...ReportOption) Reporter {
 		mdTable(&b, detailTable(rs))
 		b.WriteString(settlementSection(rs))
 		writeNetworkSections(&b, rs, o)
+		b.WriteString(gapSection(rs))
 		b.WriteString(contractSection(rs))
 		b.WriteString("\n## Notes\n\n")
 		for _, n := range notes(rs) {
@@ -430,6 +431,9 @@ func WriteReport(out string, rs []results.Result, w io.Writer, opts ...ReportOpt
 		return err
 	}
 	if err := WriteSweepCharts(filepath.Join(out, "charts"), rs); err != nil {
+		return err
+	}
+	if err := WriteGapCharts(filepath.Join(out, "charts"), rs); err != nil {
 		return err
 	}
 	if err := NewTextReporter(rs)(w); err != nil {

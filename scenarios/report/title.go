@@ -55,8 +55,8 @@ func settingsLabel(rs []results.Result) string {
 	})
 	add(func(r results.Result) string { return "TCP_HANDSHAKE=" + handshakeLabel(r) })
 	add(func(r results.Result) string {
-		if r.Mode == vendorapi.PerRequestName && r.TLSMax != "" {
-			return "per-request TLS <= " + r.TLSMax
+		if r.Mode != vendorapi.PooledName && r.TLSMax != "" {
+			return r.Mode + " TLS <= " + r.TLSMax
 		}
 		return ""
 	})

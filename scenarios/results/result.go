@@ -19,15 +19,21 @@ import (
 // (StackSendPath) count as sends in the access log and the journal.
 const SendPath = "/v3/message"
 
-// AllModes are the client strategies a run may compare, in report order.
+// AllModes are the client strategies a run compares by default (the
+// case's two), in report order.
 var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
+
+// KnownModes are every client strategy a run may compare (MODES), in
+// report order: AllModes, then the shared client whose engine closes
+// every connection (vendorapi.SharedClosing, docs/studies.md).
+var KnownModes = []string{vendorapi.PerRequestName, vendorapi.PooledName, vendorapi.SharedClosingName}
 
 // Result is one bench run (one mode at one RTT), written as
 // OUT/bench-<mode>-<rtt>ms.json. The JSON keys are a contract that other
 // tools read: keep them, add freely. Latencies and CPU are
 // milliseconds, durations seconds.
 type Result struct {
-	Mode   string `json:"mode"`   // vendorapi.PerRequestName or vendorapi.PooledName
+	Mode   string `json:"mode"`   // one of KnownModes (a contract worker's runs: its own name)
 	RTTMS  int    `json:"rtt_ms"` // RTT added by Toxiproxy, ms
 	Count  int    `json:"count"`  // measured sends of this run (COUNT, capped per point: PointCounts)
 	Warmup int    `json:"warmup"` // warm-up sends before them (WARMUP, capped per point: PointCounts)
@@ -44,8 +50,9 @@ type Result struct {
 	// Malformed is how many malformed messages were mixed among the
 	// measured ones (MALFORMED); each must end INVALID in the dead-letter queue.
 	Malformed int `json:"malformed,omitempty"`
-	// TLSMax is the per-request client's highest TLS version ("1.2", "1.3");
-	// "" for pooled, which negotiates the highest both sides speak.
+	// TLSMax is the per-request or shared-closing client's highest TLS
+	// version ("1.2", "1.3"); "" for pooled, which negotiates the highest
+	// both sides speak.
 	TLSMax string `json:"tls_max,omitempty"`
 	// IdleConnTimeoutS is the pooled client's idle timeout, s (0 for
 	// per-request); KeepaliveTimeoutS is nginx's keepalive_timeout, s.
@@ -112,6 +119,10 @@ type Result struct {
 	// shows under RATE_LIMIT; nil without one.
 	Active    string          `json:"active,omitempty"`
 	RateLimit *RateLimitCheck `json:"rate_limit,omitempty"`
+	// Gaps is a run whose messages arrived with gaps (ARRIVALS other than
+	// back-to-back): each measured send's idle gap, latency and reuse, and
+	// the split by gap (GapStudy); nil for a back-to-back run.
+	Gaps *GapStudy `json:"gaps,omitempty"`
 	// Scheme, Concurrency, HTTPVersion and PoolSize are the run's SCHEME,
 	// CONCURRENCY, HTTP_VERSION and the pooled client's idle pool
 	// (POOL_SIZE, or the concurrency when 0; 0 for per-request). "" and 0
@@ -328,8 +339,8 @@ func SortResults(rs []Result) {
 }
 
 func ModeRank(m string) int {
-	if i := slices.Index(AllModes, m); i >= 0 {
+	if i := slices.Index(KnownModes, m); i >= 0 {
 		return i
 	}
-	return len(AllModes)
+	return len(KnownModes)
 }

@@ -1,5 +1,5 @@
 // Package vendor is the worker's HTTP client for the messaging vendor: the
-// token call, the send call, the client strategies (per-request, pooled), the
+// token call, the send call, the client strategies (per-request, pooled, shared-closing), the
 // per-send httptrace timings, and the classification of every failure into
 // the delivery classes of docs/outcomes.md (SENT, REJECTED, NOT_SENT, UNKNOWN).
 //
@@ -13,6 +13,7 @@
 //	      v                                                          v
 //	Strategy.Client()  per-request: new Transport + Client per call, closed by release
 //	      |            pooled:      one keep-alive Transport for token and sends
+//	      |            shared-closing: one Transport that closes every connection
 //	      v
 //	POST /v3/message (Bearer, X-Refkey) --httptrace--> tracer (timings, reuse,
 //	      |                                            TLS version, write started)

@@ -13,8 +13,9 @@ import (
 // Strategy names, the values of Strategy.Name and the keys of Strategies.
 // They are also the values of the lab's MODES key.
 const (
-	PerRequestName = "per-request"
-	PooledName     = "pooled"
+	PerRequestName    = "per-request"
+	PooledName        = "pooled"
+	SharedClosingName = "shared-closing"
 )
 
 // Config is what every strategy is built from. Durations are wall time; a
@@ -116,9 +117,9 @@ func TLSVersionName(v uint16) string {
 }
 
 // Strategy hands out the *http.Client used for one call (a token call or a
-// send). Implementations: *PerRequest, *Pooled.
+// send). Implementations: *PerRequest, *Pooled, *SharedClosing.
 type Strategy interface {
-	// Name is PerRequestName or PooledName.
+	// Name is PerRequestName, PooledName or SharedClosingName.
 	Name() string
 	// Client returns the client for one call and a release func to call
 	// once the response body is closed. After Close it returns
@@ -129,12 +130,13 @@ type Strategy interface {
 }
 
 // Strategies returns the constructors by name (a fresh map on every call:
-// there is no global registry to mutate). Keys are PerRequestName and
-// PooledName.
+// there is no global registry to mutate). Keys are PerRequestName,
+// PooledName and SharedClosingName.
 func Strategies() map[string]func(Config) Strategy {
 	return map[string]func(Config) Strategy{
-		PerRequestName: func(c Config) Strategy { return NewPerRequest(c) },
-		PooledName:     func(c Config) Strategy { return NewPooled(c) },
+		PerRequestName:    func(c Config) Strategy { return NewPerRequest(c) },
+		PooledName:        func(c Config) Strategy { return NewPooled(c) },
+		SharedClosingName: func(c Config) Strategy { return NewSharedClosing(c) },
 	}
 }
 

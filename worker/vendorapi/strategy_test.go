@@ -17,10 +17,10 @@ import (
 
 func TestStrategies(t *testing.T) {
 	m := Strategies()
-	if len(m) != 2 {
-		t.Fatalf("%d strategies, want 2", len(m))
+	if len(m) != 3 {
+		t.Fatalf("%d strategies, want 3", len(m))
 	}
-	for _, name := range []string{PerRequestName, PooledName} {
+	for _, name := range []string{PerRequestName, PooledName, SharedClosingName} {
 		mk, ok := m[name]
 		if !ok {
 			t.Fatalf("no strategy %q", name)

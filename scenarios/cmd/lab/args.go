@@ -21,7 +21,7 @@ var scenarioNameRE = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,39}$`)
 
 // Allowed values of the enumerated keys, in the order usage prints them.
 var (
-	allowedModes     = results.AllModes
+	allowedModes     = results.KnownModes
 	allowedTLS       = []string{"1.2", "1.3"}
 	allowedLabImages = []string{"official", "offline", "auto"}
 	allowedStates    = []string{"tmpfs", "disk"}
@@ -68,7 +68,10 @@ func parseKeys(args []string, getenv func(string) string) (bench.Config, error) 
 	if err := checkTransport(cfg, sources); err != nil {
 		return bench.Config{}, err
 	}
-	if cfg.KeepaliveTimeout > 0 {
+	if err := checkGaps(&cfg, sources); err != nil {
+		return bench.Config{}, err
+	}
+	if cfg.KeepaliveTimeout > 0 && cfg.ClientIdle == 0 {
 		maxRTT := time.Duration(slices.Max(cfg.RTTs)) * time.Millisecond
 		if netmodel.IdleConnTimeout(cfg.KeepaliveTimeout, slices.Max(cfg.RTTs)) <= 0 {
 			return bench.Config{}, &UsageError{Key: "KEEPALIVE_TIMEOUT", Value: cfg.KeepaliveTimeout.String(), Source: sources["KEEPALIVE_TIMEOUT"],

@@ -103,7 +103,7 @@ func TestParseArgsErrors(t *testing.T) {
 		{"word without equals", []string{"COUNT"}, nil, "", "argument",
 			[]string{"KEY=VALUE", "COUNT", "WARMUP", "RTTS", "MODES", "PROFILE"}},
 		{"unknown key", []string{"COUNTS=3"}, nil, "COUNTS", "argument",
-			[]string{"unknown key", "known keys: COUNT, WARMUP, RTTS, MODES, SERVER_DELAY_MS, PER_REQUEST_TLS, OUT, LAB_IMAGES, KEEPALIVE_TIMEOUT, PROFILE"}},
+			[]string{"unknown key", "known keys: COUNT, WARMUP, RTTS, MODES, SERVER_DELAY_MS, PER_REQUEST_TLS, OUT, LAB_IMAGES, KEEPALIVE_TIMEOUT, ARRIVALS, CLIENT_IDLE, TIME_SCALE, PROFILE"}},
 		{"lower-case key is unknown", []string{"count=3"}, nil, "count", "argument", []string{"known keys"}},
 		{"count not a number", []string{"COUNT=abc"}, nil, "COUNT", "argument", []string{"not a whole number", ">= 1"}},
 		{"count zero", []string{"COUNT=0"}, nil, "COUNT", "argument", []string{"out of range", ">= 1"}},

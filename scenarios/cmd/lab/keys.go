@@ -326,6 +326,12 @@ var keys = []key{
 		set:     func(c *scale.Config, v string) (err error) { c.SoakS, err = parseInt(v, 0, scale.MaxSoakS); return }},
 }
 
+// The keys of traffic with gaps (gapkeys.go) follow KEEPALIVE_TIMEOUT.
+func init() {
+	i := slices.IndexFunc(keys, func(k key) bool { return k.name == "KEEPALIVE_TIMEOUT" })
+	keys = slices.Insert(keys, i+1, gapKeys...)
+}
+
 // schemesOf is the matrix's schemes, or the run's one.
 func schemesOf(c *scale.Config) []vendormock.Scheme {
 	if len(c.Schemes) > 0 {

@@ -1,0 +1,90 @@
+//go:build integration
+
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/testlog"
+	"github.com/notifier-lab/notifier-lab/scenarios/report"
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
+	"github.com/notifier-lab/notifier-lab/vendormock"
+	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
+)
+
+// TestBenchGapsAndSharedClosing runs paced arrivals through the real stack
+// (about 2 min): gaps alternating 200 ms and 1.2 s against a pooled client
+// idle timeout of 600 ms. The pooled client must reuse its connection
+// after every short gap and dial after every long one (so both shape
+// checks pass), the shared-closing client must dial for every call with
+// one client, and both runs must reconcile with every message SENT once.
+func TestBenchGapsAndSharedClosing(t *testing.T) {
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil || images.Worker == "" {
+		t.Fatalf("lab images: %v (LAB_IMAGE_WORKER %q)\nBuild them and load their names first: vendormock/images/ensure-images.sh && set -a && . .lab/images.env && set +a (./run.sh test does both)", err, images.Worker)
+	}
+	const count, warmup = 12, 2
+	cfg := DefaultConfig()
+	cfg.Images = images // the test is the edge that reads LAB_IMAGE_* and LAB_SESSION
+	cfg.Session = os.Getenv(vendormock.EnvSession)
+	cfg.Count, cfg.Warmup, cfg.RTTs = count, warmup, []int{3}
+	cfg.Modes = []string{vendorapi.PooledName, vendorapi.SharedClosingName}
+	cfg.Arrivals = Arrivals{Kind: ArrivalsFile, Spec: "file:test", File: []time.Duration{200 * time.Millisecond, 1200 * time.Millisecond}}
+	cfg.ClientIdle = 600 * time.Millisecond
+	cfg.KeepaliveTimeout = 3 * time.Second
+	cfg.Out = filepath.Join(t.TempDir(), "results")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	if err := Run(ctx, cfg, testlog.New(t)); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	rs, err := results.ReadResults(cfg.Out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rs) != 2 {
+		t.Fatalf("results = %+v; want one per mode", rs)
+	}
+	for _, r := range rs {
+		if r.Outcomes["SENT"] != count+warmup || len(r.Outcomes) != 1 || r.JournalCount != count+warmup {
+			t.Errorf("%s: outcomes %v, journal %d; want every one of %d messages SENT once", r.Mode, r.Outcomes, r.JournalCount, count+warmup)
+		}
+		if r.Reconcile == nil || !r.Reconcile.OK || r.Reconcile.Lost != 0 || r.Reconcile.Duplicates != 0 {
+			t.Errorf("%s: reconcile = %+v; want OK, 0 lost, 0 duplicates", r.Mode, r.Reconcile)
+		}
+		g := r.Gaps
+		if g == nil || g.Overall.N != count {
+			t.Fatalf("%s: gaps %+v; want a study of %d sends", r.Mode, g, count)
+		}
+		for i, s := range g.Sends {
+			// The arrival gap minus the previous send's time and the
+			// worker's own work: above 0, below the long gap.
+			if s.GapS <= 0 || s.GapS > 1.5 {
+				t.Errorf("%s: send %d gap %.3f s; want (0, 1.5] s (arrival gaps of 0.2 and 1.2 s)", r.Mode, i, s.GapS)
+			}
+		}
+	}
+	byMode := map[string]results.Result{rs[0].Mode: rs[0], rs[1].Mode: rs[1]}
+	po, sc := byMode[vendorapi.PooledName], byMode[vendorapi.SharedClosingName]
+	for _, s := range po.Gaps.Sends {
+		if short := s.GapS < 0.6; s.Reused != short {
+			t.Errorf("pooled: gap %.3f s reused %v; want reuse exactly below the 600 ms idle timeout", s.GapS, s.Reused)
+		}
+	}
+	if sh := po.Gaps.Shape(); !sh.MedianBetween || !sh.ReuseFalls {
+		t.Errorf("pooled shape %+v; want both checks to pass", sh)
+	}
+	if sc.ClientReused != 0 || sc.TCPConnections != count+warmup {
+		t.Errorf("shared-closing: %d reused, %d TCP connections; want 0 and one per send (%d)", sc.ClientReused, sc.TCPConnections, count+warmup)
+	}
+	for _, f := range []string{"summary.md", "charts/" + report.GapChartFile(po.Mode, po.RTTMS)} {
+		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+			t.Errorf("report file: %v", err)
+		}
+	}
+}
