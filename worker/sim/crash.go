@@ -33,11 +33,15 @@ func (w *world) crashPoint(point string) bool {
 	if w.crashAt != point {
 		return false
 	}
-	w.crashAt = ""
 	if !w.inWorker {
+		w.crashAt = ""
 		panic(crashSignal{point})
 	}
-	p := w.proc
+	p := w.cur
+	if p == nil || p.dead.Load() {
+		return false
+	}
+	w.crashAt = ""
 	p.signals <- signal{kind: sigCrashed, point: point}
 	<-p.thaw
 	return true
@@ -48,8 +52,8 @@ func (w *world) crashPoint(point string) bool {
 // there. The loop learns it at once through its generation (ended); serve
 // sees Lost once it waits again (settle).
 func (w *world) midSend() {
-	p := w.proc
-	if w.closeMidSend && p.sess != nil && p.sess.Live() {
+	p := w.cur
+	if w.closeMidSend && p != nil && p.sess != nil && p.sess.Live() {
 		w.closeMidSend = false
 		w.faults["close-mid-send"]++
 		w.note("the consume channel closes mid-send")
@@ -57,55 +61,61 @@ func (w *world) midSend() {
 	}
 }
 
-// guard runs the worker's code on the scheduler (the unknown drain, the
-// report sweep and push); a crash point reached inside it crashes the
-// process.
-func (w *world) guard(f func()) {
+// guard runs the worker's code on the scheduler for p (the unknown drain,
+// the report sweep and push); a crash point reached inside it crashes p.
+func (w *world) guard(p *process, f func()) {
 	defer func() {
 		if r := recover(); r != nil {
 			c, ok := r.(crashSignal)
 			if !ok {
 				panic(r)
 			}
-			w.crash(c.point)
+			w.crash(p, c.point)
 		}
 	}()
 	f()
 }
 
-// crash kills the worker process and starts a new one: the broker
-// requeues its unacked deliveries, every ATTEMPTING entry is in doubt,
-// the ledger file is closed and opened again.
-func (w *world) crash(point string) {
+// crash kills p and starts its replica's next process: the broker
+// requeues its unacked deliveries (under single active consumer the next
+// registered replica takes over), every ATTEMPTING entry of its ledger is
+// in doubt, a bbolt file is closed and opened again. The restarted
+// process registers its consumer behind the others.
+func (w *world) crash(p *process, point string) {
 	w.faults["crash-"+point]++
-	w.note("CRASH (%s): the worker process dies and restarts", point)
-	w.kill(w.proc)
+	if len(w.procs) > 1 {
+		w.note("CRASH (%s): replica %d's process dies and restarts", point, p.rep)
+	} else {
+		w.note("CRASH (%s): the worker process dies and restarts", point)
+	}
+	w.kill(p)
 	if w.drainCh != nil {
 		w.drainCh.Close()
 		w.drainCh = nil
 	}
-	if es, err := w.ledger.Inner().List(context.Background(), ledger.Attempting, 0); err == nil {
+	l := p.ledger.l
+	if es, err := l.Inner().List(context.Background(), ledger.Attempting, 0); err == nil {
 		for _, e := range es {
 			w.addDoubt(e.RefKey, "the worker crashed during its attempt")
 		}
 	}
-	if err := w.ledger.Crash(); err != nil {
+	if err := l.Crash(); err != nil {
 		w.fatal = err
 		return
 	}
-	if err := w.start(); err != nil {
+	if err := w.start(p.rep); err != nil {
 		w.fatal = err
 	}
 }
 
-// start starts a new worker process and lets its loop run until it
+// start starts replica i's new process and lets its loop run until it
 // waits for its first delivery.
-func (w *world) start() error {
-	p, err := w.newProcess()
+func (w *world) start(i int) error {
+	p, err := w.newProcess(i)
 	if err != nil {
 		return err
 	}
-	w.proc = p
-	w.drive(func() {})
+	w.procs[i] = p
+	w.drive(p, func() {})
 	return nil
 }

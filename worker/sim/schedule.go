@@ -117,6 +117,11 @@ type Event struct {
 	Fault string        // the fault, crash point, close point or push mode
 	Op    string        // LedgerFault: "begin", "finish" or "" (any)
 	D     time.Duration // Advance; the duration of a slow fault or a Retry-After
+	// Replica is the replica (0 or 1, Config.Replicas) the event acts on
+	// where it matters: a Deliver under competing consumers (under single
+	// active consumer the broker picks the active one), a Crash or a
+	// ChannelClose "now", a LedgerFault on per-replica ledgers.
+	Replica int
 }
 
 // String prints the event as one trace line.
@@ -141,6 +146,9 @@ func (e Event) String() string {
 		if e.D != 0 {
 			fmt.Fprintf(&b, " d=%s", e.D)
 		}
+	}
+	if e.Replica != 0 {
+		fmt.Fprintf(&b, " replica=%d", e.Replica)
 	}
 	return b.String()
 }
@@ -167,6 +175,14 @@ type Config struct {
 	Horizon, ReportDelay          time.Duration
 	// TokenLife is the lifetime of a vendor token.
 	TokenLife time.Duration
+	// Replicas is the number of worker replicas (1 or 2; 0 is 1), each a
+	// process with its own session on the broker, all on one ledger.
+	// Competing: the main queue has no single active consumer (every
+	// replica takes deliveries), only with the in-memory ledger, which
+	// stands for the shared PostgreSQL one (the worker refuses competing
+	// consumers on bbolt).
+	Replicas  int
+	Competing bool
 }
 
 // Reports reports whether the vendor publishes delivery reports.
@@ -186,8 +202,15 @@ func (c Config) String() string {
 		rep = fmt.Sprintf("push=%t pull=%t complete=%t delayed=%t horizon=%s delay=%s",
 			c.Push, c.Pull, c.Complete, c.Delayed, c.Horizon, c.ReportDelay)
 	}
-	return fmt.Sprintf("start=%s ledger=%s queues=%s max_attempts=%d reports[%s] token_life=%s",
+	out := fmt.Sprintf("start=%s ledger=%s queues=%s max_attempts=%d reports[%s] token_life=%s",
 		c.Start.In(seoul).Format("2006-01-02T15:04:05Z07:00"), ledger, queues, c.MaxAttempts, rep, c.TokenLife)
+	if c.Replicas > 1 {
+		out += fmt.Sprintf(" replicas=%d", c.Replicas)
+		if c.Competing {
+			out += " competing"
+		}
+	}
+	return out
 }
 
 // Schedule is one seed's world and its events.
@@ -249,10 +272,23 @@ func Generate(seed uint64) Schedule {
 	// Outages come from a stream of their own, so that the other events
 	// of a seed are those it had before outages were modelled.
 	outages := newRand(seed, 3)
+	// So do the replicas: a seed's other draws stay those it had with one
+	// replica.
+	// Three seeds in four run two replicas; a quarter of those (never on
+	// bbolt) without single active consumer.
+	reps := newRand(seed, 4)
+	s.Config.Replicas = 1
+	if reps.IntN(4) != 0 {
+		s.Config.Replicas = 2
+		s.Config.Competing = !c.Bolt && reps.IntN(4) == 0
+	}
 	for range n {
 		e := genEvent(r, c, msgs, ad)
 		if e.Kind == LedgerFault && outages.IntN(7) == 0 {
 			e = Event{Kind: LedgerFault, Fault: "down", D: time.Duration(5+outages.IntN(176)) * time.Second}
+		}
+		if s.Config.Replicas > 1 {
+			e.Replica = reps.IntN(s.Config.Replicas)
 		}
 		s.Events = append(s.Events, e)
 	}

@@ -120,18 +120,32 @@ func defectInvariant(patch string) string {
 }
 
 // TestTeethPlantedDefects: the simulator catches the negative controls
-// planted in the worker, within TestSimulate's seeds: a transport that
-// replays a POST whose answer was lost, and a ledger that loses a
-// committed Begin at a crash. Without the plant, the same seeds keep
-// at-most-once.
+// planted in the worker's deployment, within TestSimulate's seeds, by
+// at-most-once: a transport that replays a POST whose answer was lost; a
+// ledger that loses a committed Begin at a crash; the catalog's
+// no-sac-crash (two replicas, competing consumers, a bbolt file each);
+// and two replicas under single active consumer with a bbolt file each
+// (docs/deployment.md: a standby with a file of its own sends again what
+// the active one sent before it died; seed 8: the active one crashes
+// before its ack, seed 11: its channel closes mid-send, and the standby
+// takes the redelivery). Without the plant (clean: the same replicas and
+// consumers on one shared ledger) the same seeds keep at-most-once.
 func TestTeethPlantedDefects(t *testing.T) {
+	perReplica := Options{Ledger: "bbolt", Replicas: 2, Plant: Plant{LedgerPerReplica: true}}
+	noSAC, sac := perReplica, perReplica
+	noSAC.Plant.NoSingleActiveConsumer = true
+	sac.SingleActiveConsumer = true
 	cases := []struct {
-		name  string
-		opt   Options
-		seeds []uint64
+		name       string
+		opt, clean Options
+		seeds      []uint64
 	}{
-		{"transport replays a POST", Options{Plant: Plant{ReplaySends: true}}, []uint64{6, 11}},
-		{"ledger loses a committed Begin", Options{Ledger: "bbolt", Plant: Plant{LoseBeginOnCrash: true}}, []uint64{8, 39}},
+		{"transport replays a POST", Options{Plant: Plant{ReplaySends: true}}, Options{}, []uint64{6, 11}},
+		{"ledger loses a committed Begin", Options{Ledger: "bbolt", Plant: Plant{LoseBeginOnCrash: true}}, Options{Ledger: "bbolt"}, []uint64{8, 39}},
+		{"no single active consumer, a bbolt file per replica", noSAC,
+			Options{Ledger: "bbolt", Replicas: 2, Plant: Plant{NoSingleActiveConsumer: true}}, []uint64{0, 3}},
+		{"single active consumer, a bbolt file per replica", sac,
+			Options{Ledger: "bbolt", Replicas: 2, SingleActiveConsumer: true}, []uint64{8, 11}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -140,9 +154,7 @@ func TestTeethPlantedDefects(t *testing.T) {
 				if with.Violation == nil || with.Violation.Invariant != InvAtMostOnce {
 					t.Errorf("seed %d with the plant: %v; want %s", seed, with.Violation, InvAtMostOnce)
 				}
-				clean := c.opt
-				clean.Plant = Plant{}
-				if without := RunSeed(seed, clean); without.Violation != nil && without.Violation.Invariant == InvAtMostOnce {
+				if without := RunSeed(seed, c.clean); without.Violation != nil && without.Violation.Invariant == InvAtMostOnce {
 					t.Errorf("seed %d without the plant: %v", seed, without.Violation)
 				}
 			}
