@@ -27,7 +27,7 @@ var defectSeeds = []struct {
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 2, InvSettled},
 	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 244, InvLedgerAgrees},
 	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
-	{"horizon-after-interim", DefectHorizonAfterInterim, 49, InvLedgerAgrees},
+	{"horizon-after-interim", DefectHorizonAfterInterim, 87, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
 	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 406, InvLedgerAgrees},
 	{"bolt-begin-ignores-deadline", DefectBoltBeginDeadline, 73, InvLedgerAgrees},
