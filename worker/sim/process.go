@@ -78,7 +78,7 @@ var minAge = worker.ShutdownGrace(worker.Config{})
 func (w *world) newProcess(rep int) (*process, error) {
 	w.lives++
 	p := &process{rep: rep, signals: make(chan signal), thaw: make(chan struct{}), now: w.clock.Now}
-	p.publisher = procPublisher{p: p, pub: w.broker.Publisher("handler")}
+	p.publisher = procPublisher{p: p, w: w, pub: w.broker.Publisher("handler"), returnIsRouted: w.opt.Plant.ReturnIsRouted}
 	l := w.ledgerOf(rep)
 	p.ledger = &procLedger{p: p, l: l}
 	client := vendorapi.NewClient("https://vendor.sim", vendorapi.Credentials{ClientID: "sim", ClientSecret: "sim-secret"},

@@ -54,6 +54,9 @@ type Plant struct {
 	// Options.Ledger "bbolt"), puts the file back at each crash as it was
 	// before the last Begin: a disk that lost a committed write.
 	LoseBeginOnCrash bool
+	// ReturnIsRouted takes a publish the broker returned unroutable for a
+	// routed one (the copy is lost, its original acked).
+	ReturnIsRouted bool
 	// LedgerPerReplica gives each replica a ledger of its own (a bbolt
 	// file each, or an in-memory store each) instead of one they share.
 	LedgerPerReplica bool

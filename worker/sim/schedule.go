@@ -94,10 +94,16 @@ var (
 	// PullFaults: the pulls of the next sweep fail with "error" (503),
 	// "401" or "timeout" (a transport error).
 	PullFaults = []string{"error", "401", "timeout"}
-	// PublishFaults: the next publish is "nack"ed (not enqueued) or its
+	// PublishFaults: the next publish is "nack"ed (not enqueued), its
 	// confirm is lost ("confirm-lost": enqueued, the publisher gets an
-	// error).
-	PublishFaults = []string{"nack", "confirm-lost"}
+	// error), or its target queue is deleted ("unroutable": the next
+	// publish to an empty copy queue that is no dead-letter target comes
+	// back as a mandatory return, until a declaration creates the queue
+	// again).
+	PublishFaults = append(oneShotPublishFaults[:2:2], "unroutable")
+	// oneShotPublishFaults are the faults genEvent draws; "unroutable"
+	// comes from a stream of its own (Generate).
+	oneShotPublishFaults = []string{"nack", "confirm-lost"}
 	// CrashPoints: "now", or during the next delivery: "send-before"
 	// (in the send, before the vendor processed it), "send-after" (after
 	// it processed it, before the answer), "publish-before",
@@ -277,6 +283,7 @@ func Generate(seed uint64) Schedule {
 	// Three seeds in four run two replicas; a quarter of those (never on
 	// bbolt) without single active consumer.
 	reps := newRand(seed, 4)
+	returns := newRand(seed, 5)
 	s.Config.Replicas = 1
 	if reps.IntN(4) != 0 {
 		s.Config.Replicas = 2
@@ -289,6 +296,9 @@ func Generate(seed uint64) Schedule {
 		}
 		if s.Config.Replicas > 1 {
 			e.Replica = reps.IntN(s.Config.Replicas)
+		}
+		if e.Kind == PublishFault && returns.IntN(3) == 0 {
+			e.Fault = "unroutable"
 		}
 		s.Events = append(s.Events, e)
 	}
@@ -356,7 +366,7 @@ func genEvent(r *rand.Rand, c Config, msgs int, ad []bool) Event {
 	case PullFault:
 		e.Fault = pick(PullFaults)
 	case PublishFault:
-		e.Fault = pick(PublishFaults)
+		e.Fault = pick(oneShotPublishFaults)
 	case ChannelClose:
 		e.Fault = []string{"now", "mid-send"}[r.IntN(2)]
 	}

@@ -28,11 +28,13 @@ type dialer struct {
 var _ worker.BrokerDialer = dialer{}
 
 // Dial opens a session on the broker model (it never fails: the model
-// has no broker outage).
+// has no broker outage), declaring the topology first (a deleted queue
+// is created again).
 func (d dialer) Dial(prefetch int) (worker.BrokerSession, error) {
 	if d.p.dead.Load() {
 		return nil, errProcessDied
 	}
+	d.w.declared(d.w.broker.Declare(), "the session's declarations")
 	s := &Session{ch: d.w.broker.OpenChannel(prefetch), deliveries: make(chan amqp.Delivery),
 		pub: d.p.publisher, lost: make(chan struct{})}
 	d.p.sess = s
@@ -109,15 +111,61 @@ func (s *Session) finish() {
 }
 
 // procPublisher is a process's Publisher: the broker model's, refusing
-// everything once the process died.
+// everything once the process died. It is a worker.Repairer, as the
+// session's publisher is (sessionPublisher): Repair declares the topology
+// again.
 type procPublisher struct {
 	p   *process
+	w   *world
 	pub *Publisher
+	// returnIsRouted is a planted defect (Plant.ReturnIsRouted).
+	returnIsRouted bool
 }
+
+var _ worker.Repairer = procPublisher{}
 
 func (pp procPublisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
 	if pp.p.dead.Load() {
 		return errProcessDied
 	}
-	return pp.pub.Publish(ctx, queue, msg)
+	err := pp.pub.Publish(ctx, queue, msg)
+	if pp.returnIsRouted && errors.Is(err, worker.ErrUnroutable) {
+		return nil
+	}
+	return err
+}
+
+// Repair declares the topology again (a deleted queue is created again);
+// the publish channel needs no replacing (the model never closes it).
+func (pp procPublisher) Repair(ctx context.Context) error {
+	if pp.p.dead.Load() {
+		return errProcessDied
+	}
+	pp.w.loop["publish path repairs"]++
+	pp.w.declared(pp.w.broker.Declare(), "the publish path's repair")
+	return nil
+}
+
+// declared notes the queues a declaration created again.
+func (w *world) declared(made []string, by string) {
+	if len(made) > 0 {
+		w.note("%s declared %v again", by, made)
+	}
+}
+
+// drainPublisher is the unknown drain's publisher (the worker's drainOnce
+// publishes through a sessionPublisher of its own connection): the broker
+// model's, a worker.Repairer whose Repair declares the topology again.
+type drainPublisher struct {
+	*Publisher
+	w *world
+}
+
+var _ worker.Repairer = drainPublisher{}
+
+// Repair declares the topology again.
+func (dp drainPublisher) Repair(ctx context.Context) error {
+	dp.w.loop["publish path repairs"]++
+	dp.w.declared(dp.w.broker.Declare(), "the drain's repair")
+	return nil
 }

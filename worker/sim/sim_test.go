@@ -89,7 +89,8 @@ func TestSimulate(t *testing.T) {
 	}
 	for _, k := range []string{"sessions", "sessions lost", "reconnects after a lost session", "stops for a broken ledger",
 		"ledger waits refused a write", "ledger waits that saw a write", "pauses after a requeue", "wake-ups",
-		"a delivery of a lost generation refused", "handovers to another replica"} {
+		"a delivery of a lost generation refused", "handovers to another replica",
+		"publish path repairs"} {
 		if sum.Loop[k] == 0 {
 			t.Errorf("the consume loop never did %q in %d schedules", k, n)
 		}

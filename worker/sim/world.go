@@ -378,7 +378,7 @@ func (w *world) drain(i int) {
 	}
 	names := w.topo.Names
 	w.drainCh = w.broker.OpenChannel(0)
-	st, err := worker.DrainUnknown(context.Background(), w.drainCh, w.broker.Publisher("drain"), w.ledgerOf(i), names, w.broker.Len(names.Unknown))
+	st, err := worker.DrainUnknown(context.Background(), w.drainCh, drainPublisher{w.broker.Publisher("drain"), w}, w.ledgerOf(i), names, w.broker.Len(names.Unknown))
 	if w.drainCh != nil {
 		w.drainCh.Close()
 		w.drainCh = nil
