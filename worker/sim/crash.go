@@ -6,8 +6,9 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
 )
 
-// The crash model: the worker process dies at a step boundary ("now") or
-// at a crash point inside the worker's code (CrashPoints): in the send
+// The crash model: a replica's worker process dies at a step boundary
+// ("now", the replica the event names) or at a crash point inside the
+// worker's code (CrashPoints, whichever replica reaches it): in the send
 // before or after the vendor processed it, around a copy's enqueue, before
 // an ack. A crash point reached by the consume loop's goroutines stops
 // that goroutine there (crashPoint) while the scheduler kills the
@@ -16,10 +17,11 @@ import (
 // it. One reached by the scheduler's own calls into the worker's code
 // (the unknown drain) panics with crashSignal, which guard recovers.
 // Nothing of the dead process survives but what lives outside it: the
-// broker (its unacked deliveries are requeued, redelivered), the vendor,
-// and the ledger (the bbolt file is closed and opened again; the
-// in-memory store stands for a database server). The restart is
-// immediate: a new process with an empty token cache and a new session.
+// broker (its unacked deliveries are requeued, redelivered, to the
+// standby under single active consumer), the vendor, and the ledger (the
+// bbolt file is closed and opened again; the in-memory store stands for a
+// database server). The restart is immediate: a new process with an empty
+// token cache and a new session, registered behind the other replica's.
 
 // crashSignal unwinds the scheduler's call into the worker's code from a
 // crash point to guard, as the process's death would stop it there.
