@@ -52,9 +52,10 @@ type Broker struct {
 	// fault is the armed publish fault ("" none).
 	fault string
 	// crash is called at the crash points a publish or an ack passes
-	// ("publish-before", "publish-after", "ack"); it reports whether the
-	// process died there (crashPoint), and the call then fails.
-	crash func(point string) bool
+	// ("publish-before", "publish-after", "ack"); a non-nil error (the
+	// process died there, or its connection closed while it was frozen
+	// there: crashPoint) is the call's.
+	crash func(point string) error
 	// moves records every enqueue since the scheduler last took them.
 	moves []Move
 	// Faults counts the publish faults that fired, by kind.
@@ -96,7 +97,7 @@ type unacked struct {
 // NewBroker returns a broker with topo's six queues declared.
 func NewBroker(clock *Clock, topo queues.Topology) *Broker {
 	b := &Broker{clock: clock, names: topo.Names, queues: map[string]*queue{}, unacked: map[uint64]*unacked{},
-		crash: func(string) bool { return false }, Faults: map[string]int{}}
+		crash: func(string) error { return nil }, Faults: map[string]int{}}
 	for _, spec := range topo.Queues() {
 		q := &queue{name: spec.Name}
 		if v, ok := spec.Args[queues.ArgDeadLetterRoutingKey].(string); ok {
@@ -411,8 +412,8 @@ func (a acker) check(tag uint64) error {
 }
 
 func (a acker) Ack(tag uint64, multiple bool) error {
-	if a.c.b.crash("ack") {
-		return errProcessDied
+	if err := a.c.b.crash("ack"); err != nil {
+		return err
 	}
 	if err := a.check(tag); err != nil {
 		return err

@@ -95,8 +95,8 @@ func (b *Broker) Publisher(who string) *Publisher { return &Publisher{b: b, who:
 // stays armed for a later publish).
 func (p *Publisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
 	b := p.b
-	if b.crash("publish-before") {
-		return errProcessDied
+	if err := b.crash("publish-before"); err != nil {
+		return err
 	}
 	f := b.fault
 	b.fault = ""
@@ -115,8 +115,8 @@ func (p *Publisher) Publish(ctx context.Context, queue string, msg amqp.Publishi
 	if err := b.publish(p.who, queue, msg); err != nil {
 		return err
 	}
-	if b.crash("publish-after") {
-		return errProcessDied
+	if err := b.crash("publish-after"); err != nil {
+		return err
 	}
 	if f == "confirm-lost" {
 		return fmt.Errorf("publish to %s: no confirm: %w", queue, context.DeadlineExceeded)

@@ -29,11 +29,20 @@ type crashSignal struct{ point string }
 
 // crashPoint is the models' crash hook: when the crash armed is point,
 // the process dies there. On a goroutine of the consume loop it waits
-// until the scheduler has killed the process and reports true (the
-// model's call then fails); on the scheduler's it panics (guard).
-func (w *world) crashPoint(point string) bool {
+// until the scheduler has killed the process and returns errProcessDied
+// (the model's call then fails); on the scheduler's it panics (guard).
+// A freeze armed at point stops the loop's goroutine there first
+// (freezeHere).
+func (w *world) crashPoint(point string) error {
+	if w.freezeAt == point && w.inWorker {
+		if p := w.cur; p != nil && !p.dead.Load() {
+			if err := w.freezeHere(p, point); err != nil {
+				return err
+			}
+		}
+	}
 	if w.crashAt != point {
-		return false
+		return nil
 	}
 	if !w.inWorker {
 		w.crashAt = ""
@@ -41,12 +50,12 @@ func (w *world) crashPoint(point string) bool {
 	}
 	p := w.cur
 	if p == nil || p.dead.Load() {
-		return false
+		return nil
 	}
 	w.crashAt = ""
 	p.signals <- signal{kind: sigCrashed, point: point}
 	<-p.thaw
-	return true
+	return errProcessDied
 }
 
 // midSend is the vendor's hook in the middle of a send (on the loop's

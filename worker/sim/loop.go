@@ -58,8 +58,10 @@ type signal struct {
 	wake  time.Time
 	woken chan struct{}
 	stop  bool
-	point string // crashed: the crash point
-	err   error  // exited: the loop's error
+	// frozen: the sleep is a freeze at this point (freezeHere).
+	frozen string
+	point  string // crashed: the crash point
+	err    error  // exited: the loop's error
 }
 
 // stuckAfter is how long, in real time, the scheduler waits for the loop
@@ -127,6 +129,10 @@ func (w *world) settle(p *process) {
 		}
 		switch s.kind {
 		case sigIdle, sigAsleep:
+			if s.frozen != "" {
+				w.froze(p, s)
+				return
+			}
 			if s.kind == sigIdle && p.sess != nil && p.sess.over && p.sess.lostClosed {
 				// serve reached its wait on a session already lost (the
 				// loss came during its requeue pause): it wakes to the
@@ -260,6 +266,9 @@ func (w *world) kill(p *process) {
 	p.cancel()
 	if p.state.kind == sigCrashed {
 		close(p.thaw)
+	}
+	if p.state.kind == sigAsleep && p.state.frozen != "" {
+		close(p.state.woken) // it goes on into the models' refusals
 	}
 	for p.state.kind != sigExited {
 		select {

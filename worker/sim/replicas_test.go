@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -65,5 +66,49 @@ func TestCompetingConsumersShareTheQueue(t *testing.T) {
 		if !strings.Contains(tr, want) {
 			t.Errorf("trace lacks %q:\n%s", want, tr)
 		}
+	}
+}
+
+// TestFreezeHandsOverToTheStandby is the catalog's frozen-active: the
+// active replica freezes after the vendor processed its send, for longer
+// than the heartbeat timeout; the broker closes its connection and hands
+// the delivery to the standby, which finds the attempt in the shared
+// ledger (UNKNOWN, no second send); the frozen one resumes into the
+// vendor's answer, records SENT, and its ack fails on the closed
+// connection. With a ledger per replica the standby sends it again.
+func TestFreezeHandsOverToTheStandby(t *testing.T) {
+	s := failover()
+	s.Events = []Event{
+		{Kind: Publish, Msg: 0},
+		{Kind: Freeze, Fault: "send-after", D: 30 * time.Second},
+		{Kind: Deliver},
+		{Kind: Deliver},
+		{Kind: Advance, D: time.Minute},
+	}
+	r := RunSchedule(s, Options{})
+	if r.Err != nil || r.Violation != nil {
+		t.Fatalf("shared ledger: %v %v\n%s", r.Err, r.Violation, r.Trace.String())
+	}
+	tr := r.Trace.String()
+	for _, want := range []string{
+		"FREEZE (send-after): replica 0's process stops for 30s",
+		"the broker misses replica 0's heartbeats and closes its connection",
+		"[replica 1] m0/b0 redelivered=true -> UNKNOWN notifications.unknown",
+		"[replica 0] m0/b0 redelivered=false -> SENT",
+	} {
+		if !strings.Contains(tr, want) {
+			t.Errorf("trace lacks %q:\n%s", want, tr)
+		}
+	}
+	short := s
+	short.Events = slices.Clone(s.Events)
+	short.Events[1].D = 10 * time.Second // within the heartbeat timeout: no handover
+	if r := RunSchedule(short, Options{}); r.Violation != nil || strings.Contains(r.Trace.String(), "closes its connection") ||
+		strings.Contains(r.Trace.String(), "[replica 1]") {
+		t.Errorf("a 10 s freeze: %v\n%s", r.Violation, r.Trace.String())
+	}
+	per := RunSchedule(s, Options{Plant: Plant{LedgerPerReplica: true}})
+	if per.Violation == nil || per.Violation.Invariant != InvAtMostOnce {
+		t.Errorf("a ledger per replica: %v; want %s\n%s", per.Violation, InvAtMostOnce, per.Trace.String())
 	}
 }

@@ -149,13 +149,14 @@ func (w *world) result(r Result) Result {
 // next TTL expiry or report, then past the horizon, until nothing is
 // due; then it checks where every message ended.
 func (w *world) quiesce() {
-	w.crashAt, w.closeMidSend, w.pullFault = "", false, ""
+	w.crashAt, w.closeMidSend, w.pullFault, w.freezeAt = "", false, "", ""
 	for _, l := range w.ledgers {
 		l.Arm("", "", 0)
 	}
 	w.vendor.Disarm()
 	w.broker.ArmPublishFault("")
 	w.trace.begin(w.step, "-- quiescence: faults off --")
+	w.thawAll()
 	w.trace.end()
 	reports := w.s.Config.Reports()
 	idle := 0

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,10 +54,16 @@ const (
 	// ChannelClose closes the consume channel, now or during the next
 	// send ("now", "mid-send"): its unacked deliveries are requeued.
 	ChannelClose
+	// Freeze stops the replica that next reaches the point Event.Fault
+	// (FreezePoints) of a delivery for Event.D of simulated time, as a
+	// long GC stall or a VM pause does; past the broker's heartbeat
+	// timeout (heartbeatTimeout) the broker closes its connection and
+	// hands its unacked deliveries to the standby. Then it goes on.
+	Freeze
 )
 
 var kindNames = [...]string{"publish", "deliver", "advance", "sweep", "drain", "push", "crash",
-	"ledger-fault", "vendor-fault", "pull-fault", "publish-fault", "channel-close"}
+	"ledger-fault", "vendor-fault", "pull-fault", "publish-fault", "channel-close", "freeze"}
 
 // String is the kind's name as the trace prints it.
 func (k Kind) String() string {
@@ -110,6 +117,10 @@ var (
 	// "publish-after" (around the copy's enqueue), "ack" (before the
 	// ack).
 	CrashPoints = []string{"now", "send-before", "send-after", "publish-before", "publish-after", "ack"}
+	// FreezePoints are the points of a delivery a replica freezes at: the
+	// vendor processed the send and its answer waits ("send-after", the
+	// catalog's frozen-active), around a copy's publish, before the ack.
+	FreezePoints = []string{"send-after", "publish-before", "publish-after", "ack"}
 	// PushModes are the PushTick modes.
 	PushModes = []string{"normal", "duplicate", "forged", "interim"}
 )
@@ -284,6 +295,7 @@ func Generate(seed uint64) Schedule {
 	// bbolt) without single active consumer.
 	reps := newRand(seed, 4)
 	returns := newRand(seed, 5)
+	freezes := newRand(seed, 6)
 	s.Config.Replicas = 1
 	if reps.IntN(4) != 0 {
 		s.Config.Replicas = 2
@@ -300,6 +312,10 @@ func Generate(seed uint64) Schedule {
 		if e.Kind == PublishFault && returns.IntN(3) == 0 {
 			e.Fault = "unroutable"
 		}
+		// A third of the two-replica seeds' crash points are freezes.
+		if e.Kind == Crash && slices.Contains(FreezePoints, e.Fault) && s.Config.Replicas > 1 && freezes.IntN(3) == 0 {
+			e = Event{Kind: Freeze, Fault: e.Fault, D: time.Duration(5+freezes.IntN(41)) * time.Second, Replica: e.Replica}
+		}
 		s.Events = append(s.Events, e)
 	}
 	return s
@@ -309,6 +325,7 @@ func Generate(seed uint64) Schedule {
 var weights = [...]int{
 	Publish: 14, Deliver: 34, Advance: 12, Sweep: 6, Drain: 3, PushTick: 4, Crash: 4,
 	LedgerFault: 7, VendorFault: 10, PullFault: 2, PublishFault: 2, ChannelClose: 2,
+	Freeze: 0, // made from crash points (Generate)
 }
 
 func genEvent(r *rand.Rand, c Config, msgs int, ad []bool) Event {

@@ -36,7 +36,8 @@ func (d dialer) Dial(prefetch int) (worker.BrokerSession, error) {
 	}
 	d.w.declared(d.w.broker.Declare(), "the session's declarations")
 	s := &Session{ch: d.w.broker.OpenChannel(prefetch), deliveries: make(chan amqp.Delivery),
-		pub: d.p.publisher, lost: make(chan struct{})}
+		lost: make(chan struct{})}
+	s.pub = sessPub{s: s, pp: d.p.publisher}
 	d.p.sess = s
 	return s, nil
 }
@@ -59,6 +60,9 @@ type Session struct {
 	// open until the loop waits (pending): serve then sees the loss after
 	// it accounted the delivery in hand, one order a real loss allows.
 	over, lostClosed bool
+	// connLost: the broker closed the session's connection (a freeze past
+	// the heartbeat timeout): its publish path fails too.
+	connLost bool
 }
 
 var _ worker.BrokerSession = (*Session)(nil)

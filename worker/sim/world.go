@@ -38,6 +38,8 @@ type world struct {
 	dir   string
 
 	crashAt      string // armed crash point
+	freezeAt     string // armed freeze point (freezeFor long)
+	freezeFor    time.Duration
 	pullFault    string // armed for the next sweep
 	closeMidSend bool
 	drainCh      *Channel
@@ -292,6 +294,8 @@ func (w *world) apply(e Event) {
 		w.pullFault = e.Fault
 	case PublishFault:
 		w.broker.ArmPublishFault(e.Fault)
+	case Freeze:
+		w.freezeAt, w.freezeFor = e.Fault, e.D
 	case ChannelClose:
 		p := w.procs[ri]
 		if e.Fault == "mid-send" {
