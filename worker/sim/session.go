@@ -73,8 +73,9 @@ func (s *Session) Consume(tag string, ended func(error)) (<-chan amqp.Delivery, 
 	return s.deliveries, nil
 }
 
-// Publisher is the process's publisher (a confirm channel of its own: a
-// closed consume channel leaves it working).
+// Publisher is the session's publisher (sessPub: the process's, on a
+// confirm channel of its own, so a closed consume channel leaves it
+// working; a connection the broker closed does not).
 func (s *Session) Publisher() worker.Publisher { return s.pub }
 
 // Lost is closed once the session is over.
