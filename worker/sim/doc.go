@@ -23,7 +23,8 @@
 //	             delivery reports pulled and pushed (vendorreports.go)
 //	ledger.go    Ledger: a fault layer in front of the real ledger.Store
 //	             (bbolt in a temporary folder, or ledgertest.Mem)
-//	crash.go     a replica's process crash and restart
+//	crash.go     a replica's process crash and restart; freeze.go its
+//	             freeze (a stall past the heartbeat timeout hands over)
 //	process.go   one life of a replica's worker process: the real consume loop
 //	             (worker.SimLoop), vendorapi.Client, reports.Resolver,
 //	             Sweeper and push endpoint
@@ -43,9 +44,11 @@
 // guarantees need: the in-memory store stands for the shared PostgreSQL
 // one; one bbolt store shared stands for one file a standby reopens).
 // Under single active consumer the broker decides which replica takes a
-// delivery (the first registered; a crash or a lost channel of the active
-// one hands its unacked deliveries to the next, and the restarted process
-// registers behind it); a quarter of the two-replica in-memory seeds run
+// delivery (the first registered; a crash, a lost channel or a freeze
+// past the heartbeat timeout of the active one hands its unacked
+// deliveries to the next, and the restarted process registers behind it;
+// a frozen one goes on where it stopped once the clock reaches its end,
+// into a closed connection); a quarter of the two-replica in-memory seeds run
 // competing consumers (ACTIVE=competing), each Deliver naming the
 // replica. Options.Plant plants the deployments that break the promise:
 // a ledger per replica, with or without single active consumer.
@@ -89,10 +92,11 @@
 // fails (the model's Dial always succeeds, so "broker unavailable" is not
 // exercised); the unknown drain's own connection (drainOnce: issue 27's
 // "drain dials only the first URL" is not modelled) and its dirty flag
-// (the scheduler drains after every sweep); ledger pruning; a frozen
-// replica (a process that stops mid-send while the broker hands its
-// delivery to the standby, then goes on: the catalog's frozen-active);
-// SIGTERM's drain; the report endpoint behind a load balancer (replica 0
+// (the scheduler drains after every sweep); ledger pruning; a freeze
+// before the POST is written (the fence's residual window: a freeze
+// starts only once the vendor processed the send, or around a publish or
+// an ack) and the heartbeat timeout's wait (the broker closes a frozen
+// process's connection at once); SIGTERM's drain; the report endpoint behind a load balancer (replica 0
 // takes every push).
 //
 // # Models, and where they simplify
