@@ -30,7 +30,9 @@ type DrainStats struct {
 // queue held when the pass began) and moves each by its refkey's ledger
 // state (SENT: acked away; REJECTED: to names.Failed; NOT_SENT: to
 // names.Main; anything else: back to the tail), every copy confirmed by
-// pub before the original is acked through its delivery. It is the code
+// pub before the original is acked through its delivery (up to
+// DefaultRepublishAttempts publishes, pub's path repaired in between when
+// it is a Repairer, as the worker's is: a deleted queue declared again). It is the code
 // the worker runs on its own broker connection, exported for the
 // deterministic simulator (worker/sim), which gives it a modelled broker.
 // Errors: a get, a ledger read or a publish failed; the message at hand is

@@ -123,6 +123,60 @@ func TestIntegrationUnknownQueueDeleted(t *testing.T) {
 	}
 }
 
+// TestIntegrationDrainRepairsDeletedQueue: the failed queue is deleted
+// while a settled REJECTED copy waits in the unknown queue. RabbitMQ
+// returns the drain's mandatory copy unroutable before it confirms it;
+// the drain's publisher declares the topology again and the second copy
+// lands: the message leaves the unknown queue for the failed one. Before
+// the fix (found by the simulator) every drain pass stopped at that
+// message, for as long as nothing declared the queue again.
+func TestIntegrationDrainRepairsDeletedQueue(t *testing.T) {
+	url, _ := startRabbit(t)
+	queue := "it-drain-deleted"
+	names := queues.NamesFor(queue)
+	ctx := context.Background()
+	store, err := ledger.Open(t.TempDir() + "/ledger.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	t0 := time.Now().Add(-time.Hour)
+	_, e, _ := store.Begin(ctx, "r-1", "", t0)
+	if err := store.Finish(ctx, "r-1", "", e.Attempts, outcome.Unknown, "timeout", t0); err != nil {
+		t.Fatal(err)
+	}
+	res := ledger.Resolution{By: "report", Why: "FAILED", At: t0.Add(time.Minute), Source: ledger.SourceReport, Code: "RF"}
+	if err := store.Resolve(ctx, "r-1", outcome.Rejected, res, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	publishBodies(t, url, queue) // declares the topology
+	body := encode(t, message.Notification{RefKey: "r-1", Category: message.Info, Recipient: "+821000005678",
+		TemplateCode: "T1", Text: "hi", CreatedAt: t0})
+	withChannel(t, url, func(ch *amqp.Channel) error {
+		pub, err := NewConfirmPublisher(ch)
+		if err != nil {
+			return err
+		}
+		if err := pub.Publish(ctx, names.Unknown, amqp.Publishing{ContentType: "application/json", DeliveryMode: amqp.Persistent, Body: body}); err != nil {
+			return err
+		}
+		_, err = ch.QueueDelete(names.Failed, false, false, false)
+		return err
+	})
+	cfg := Config{AMQPURL: url, Queue: queue, DialTimeout: 10 * time.Second}.WithDefaults()
+	u := &unknownDrain{cfg: cfg, store: store}
+	st, err := u.drainOnce(ctx)
+	if err != nil || st.Failed != 1 {
+		t.Fatalf("drain: %+v, %v; want the copy moved to %s", st, err, names.Failed)
+	}
+	if got := queueDepth(t, url, names.Failed); got != 1 {
+		t.Errorf("%s holds %d, want the REJECTED copy", names.Failed, got)
+	}
+	if got := queueDepth(t, url, names.Unknown); got != 0 {
+		t.Errorf("%s holds %d, want 0", names.Unknown, got)
+	}
+}
+
 // TestIntegrationCopyTooLarge: the broker's max_message_size is lowered
 // below an ad's body after it was queued; outside the send window its copy
 // to the held queue is refused (406, the publish channel closed). The

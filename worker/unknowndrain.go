@@ -41,8 +41,11 @@ type drainStats struct {
 //
 // Every copy is confirmed before the original is acked, so nothing is lost
 // (a crash in between leaves two copies, which the ledger decides alike).
-// Errors: a get, a ledger read or a publish failed; the message at hand is
-// then nacked with requeue and the drain stops.
+// A copy is published as the Handler publishes one (publishCopy): at most
+// DefaultRepublishAttempts times, the publisher repairing its path in
+// between when it is a Repairer (a queue deleted while the worker runs is
+// declared again). Errors: a get, a ledger read or a publish failed; the
+// message at hand is then nacked with requeue and the drain stops.
 func drainUnknown(ctx context.Context, q getter, pub Publisher, store ledger.Store, names queues.Names, limit int) (drainStats, error) {
 	var st drainStats
 	for range limit {
@@ -79,7 +82,7 @@ func drainUnknown(ctx context.Context, q getter, pub Publisher, store ledger.Sto
 			}
 		}
 		if to != "" {
-			if err := pub.Publish(ctx, to, p); err != nil {
+			if err := publishCopy(ctx, pub, to, p); err != nil {
 				_ = d.Nack(false, true)
 				return st, fmt.Errorf("drain %s: copy to %s: %w", names.Unknown, to, err)
 			}
@@ -90,6 +93,24 @@ func drainUnknown(ctx context.Context, q getter, pub Publisher, store ledger.Sto
 		*counter++
 	}
 	return st, nil
+}
+
+// publishCopy publishes p to queue up to DefaultRepublishAttempts times,
+// repairing pub's path between two attempts (Repairer: the topology
+// declared again, so a queue deleted while the worker runs is created
+// again); a publisher that cannot repair is tried once. It returns the
+// last publish error, or the repair's.
+func publishCopy(ctx context.Context, pub Publisher, queue string, p amqp.Publishing) error {
+	rp, repairs := pub.(Repairer)
+	for i := 1; ; i++ {
+		err := pub.Publish(ctx, queue, p)
+		if err == nil || !repairs || i >= DefaultRepublishAttempts || ctx.Err() != nil {
+			return err
+		}
+		if rerr := rp.Repair(ctx); rerr != nil {
+			return fmt.Errorf("after publish error %v: %w", err, rerr)
+		}
+	}
 }
 
 // settledBy names the source of e's settlement in upper case ("REPORT").
@@ -155,7 +176,8 @@ func (u *unknownDrain) Drain(ctx context.Context) {
 }
 
 // drainOnce drains the unknown queue once on a connection of its own
-// (dialBroker).
+// (dialBroker), publishing its copies through a sessionPublisher (a
+// confirm channel whose Repair declares the topology again).
 func (u *unknownDrain) drainOnce(ctx context.Context) (drainStats, error) {
 	conn, err := u.dialBroker(ctx)
 	if err != nil {
@@ -171,11 +193,7 @@ func (u *unknownDrain) drainOnce(ctx context.Context) (drainStats, error) {
 	if err != nil {
 		return drainStats{}, fmt.Errorf("inspect %s: %w", names.Unknown, err)
 	}
-	pch, err := conn.Channel()
-	if err != nil {
-		return drainStats{}, fmt.Errorf("open channel: %w", err)
-	}
-	pub, err := NewConfirmPublisher(pch)
+	pub, err := newSessionPublisher(conn, u.cfg.Topology())
 	if err != nil {
 		return drainStats{}, err
 	}

@@ -117,6 +117,48 @@ func TestDrainUnknownKeepsTheMessageWhenACopyFails(t *testing.T) {
 	}
 }
 
+// TestDrainUnknownRepairsADeletedQueue: the failed queue was deleted
+// while the worker ran (found by the simulator, seed 4684 of the fixed
+// set): the copy of a settled REJECTED message is returned unroutable, the
+// drain declares the topology again through its publisher's repair and
+// the second copy lands, so the message leaves the unknown queue. Without
+// the repair every later pass stopped at the same message, and the
+// settled messages behind it (a NOT_SENT one to be sent again among them)
+// waited in the unknown queue for as long as the queue stayed deleted.
+func TestDrainUnknownRepairsADeletedQueue(t *testing.T) {
+	ctx := context.Background()
+	store := ledgertest.NewMem()
+	t0 := time.Date(2026, 12, 1, 20, 0, 0, 0, time.UTC)
+	_, e, _ := store.Begin(ctx, "k", "", t0)
+	_ = store.Finish(ctx, "k", "", e.Attempts, outcome.Unknown, "", t0)
+	r := ledger.Resolution{By: "t", Why: "t", At: t0.Add(time.Minute), Source: ledger.SourceReport, Code: "RF"}
+	if err := store.Resolve(ctx, "k", outcome.Rejected, r, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	a := &fakeAcker{}
+	q := &fakeQueue{ds: []amqp.Delivery{delivery(a, 1, body(t, "k", message.Info), amqp.Table{})}}
+	bp := &brokenPublisher{err: ErrUnroutable, healAfter: 1}
+	names := queues.NamesFor("n")
+	st, err := drainUnknown(ctx, q, bp, store, names, 10)
+	if err != nil {
+		t.Fatalf("drain: %v (publishes %d, repairs %d)", err, bp.publishes, bp.repairs)
+	}
+	if st.Failed != 1 || bp.repairs != 1 || len(bp.pubs) != 1 || bp.pubs[0].queue != names.Failed {
+		t.Errorf("stats %+v, %d repairs, copies %v; want one copy in %s after one repair", st, bp.repairs, bp.pubs, names.Failed)
+	}
+	if !slices.Equal(a.acks, []uint64{1}) || len(a.nacks) != 0 {
+		t.Errorf("acks %v nacks %v; want the original acked once its copy landed", a.acks, a.nacks)
+	}
+	// A queue that stays unroutable after every repair: the message stays.
+	a2 := &fakeAcker{}
+	q2 := &fakeQueue{ds: []amqp.Delivery{delivery(a2, 1, body(t, "k", message.Info), amqp.Table{})}}
+	never := &brokenPublisher{err: ErrUnroutable, healAfter: -1}
+	if _, err := drainUnknown(ctx, q2, never, store, names, 10); !errors.Is(err, ErrUnroutable) || len(a2.acks) != 0 ||
+		never.publishes != DefaultRepublishAttempts {
+		t.Errorf("never routable: err %v, acks %v, %d publishes; want ErrUnroutable, no ack, %d publishes", err, a2.acks, never.publishes, DefaultRepublishAttempts)
+	}
+}
+
 // brokerNodes is a fake dial of unknownDrain over three nodes: the first
 // a closed port on 127.0.0.1 (a real refused dial), the others refused by
 // the fake except up, whose dial succeeds. tried lists every URL dialled.

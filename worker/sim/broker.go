@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,6 +8,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
@@ -28,7 +28,7 @@ const HeaderMessage = "x-sim-message"
 // crash); a quorum queue's delivery count (x-delivery-count) and
 // x-delivery-limit, over which a returned message is dead-lettered (at
 // least once: the model never drops one); basic.get for the unknown
-// drain; publisher confirms (a publish returns nil once enqueued); single
+// drain; publisher confirms and mandatory returns (brokerpub.go); single
 // active consumer on the main queue when the topology declares it
 // (x-single-active-consumer): only the first registered consumer that is
 // still open gets deliveries, and when its channel closes (its unacked
@@ -52,9 +52,10 @@ type Broker struct {
 	// fault is the armed publish fault ("" none).
 	fault string
 	// crash is called at the crash points a publish or an ack passes
-	// ("publish-before", "publish-after", "ack"); it reports whether the
-	// process died there (crashPoint), and the call then fails.
-	crash func(point string) bool
+	// ("publish-before", "publish-after", "ack"); a non-nil error (the
+	// process died there, or its connection closed while it was frozen
+	// there: crashPoint) is the call's.
+	crash func(point string) error
 	// moves records every enqueue since the scheduler last took them.
 	moves []Move
 	// Faults counts the publish faults that fired, by kind.
@@ -69,11 +70,14 @@ type Move struct {
 }
 
 type queue struct {
-	name  string
-	msgs  []*bmsg
-	dlx   string // dead-letter routing key ("" none)
-	ttl   time.Duration
-	limit int // x-delivery-limit (0 none)
+	name string
+	// missing: the queue was deleted (while empty) and is not declared
+	// again yet: a publish to it is returned unroutable (Declare).
+	missing bool
+	msgs    []*bmsg
+	dlx     string // dead-letter routing key ("" none)
+	ttl     time.Duration
+	limit   int // x-delivery-limit (0 none)
 }
 
 type bmsg struct {
@@ -93,7 +97,7 @@ type unacked struct {
 // NewBroker returns a broker with topo's six queues declared.
 func NewBroker(clock *Clock, topo queues.Topology) *Broker {
 	b := &Broker{clock: clock, names: topo.Names, queues: map[string]*queue{}, unacked: map[uint64]*unacked{},
-		crash: func(string) bool { return false }, Faults: map[string]int{}}
+		crash: func(string) error { return nil }, Faults: map[string]int{}}
 	for _, spec := range topo.Queues() {
 		q := &queue{name: spec.Name}
 		if v, ok := spec.Args[queues.ArgDeadLetterRoutingKey].(string); ok {
@@ -141,8 +145,9 @@ func headerString(h amqp.Table, k string) string {
 // publish enqueues a copy of p on queue name (the default exchange).
 func (b *Broker) publish(who, name string, p amqp.Publishing) error {
 	q, ok := b.queues[name]
-	if !ok {
-		return fmt.Errorf("publish to %s: no such queue (unroutable)", name)
+	if !ok || q.missing {
+		// basic.return (312 NO_ROUTE) before the confirm.
+		return fmt.Errorf("publish to %s: %w: 312 NO_ROUTE", name, worker.ErrUnroutable)
 	}
 	h := make(amqp.Table, len(p.Headers))
 	for k, v := range p.Headers {
@@ -165,50 +170,6 @@ func (b *Broker) publish(who, name string, p amqp.Publishing) error {
 		m.expiresAt = now.Add(ttl)
 	}
 	b.enqueue(who, q, m)
-	return nil
-}
-
-// Produce is the producer's publish of p to the main queue.
-func (b *Broker) Produce(p amqp.Publishing) { _ = b.publish("producer", b.names.Main, p) }
-
-// ArmPublishFault arms f (PublishFaults) on the next publish.
-func (b *Broker) ArmPublishFault(f string) { b.fault = f }
-
-// Publisher is the worker's Publisher on this broker (a confirm channel):
-// Publish returns nil once the copy is enqueued.
-type Publisher struct {
-	b   *Broker
-	who string
-}
-
-// Publisher returns a Publisher whose publishes are recorded as who's.
-func (b *Broker) Publisher(who string) *Publisher { return &Publisher{b: b, who: who} }
-
-// Publish enqueues p on queue, unless the armed publish fault says
-// otherwise: "nack" enqueues nothing and fails, "confirm-lost" enqueues
-// it and fails as a confirm that never came.
-func (p *Publisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
-	b := p.b
-	if b.crash("publish-before") {
-		return errProcessDied
-	}
-	f := b.fault
-	b.fault = ""
-	if f != "" {
-		b.Faults[f]++
-	}
-	if f == "nack" {
-		return fmt.Errorf("publish to %s: broker nacked the publish", queue)
-	}
-	if err := b.publish(p.who, queue, msg); err != nil {
-		return err
-	}
-	if b.crash("publish-after") {
-		return errProcessDied
-	}
-	if f == "confirm-lost" {
-		return fmt.Errorf("publish to %s: no confirm: %w", queue, context.DeadlineExceeded)
-	}
 	return nil
 }
 
@@ -301,8 +262,8 @@ func (c *Channel) Get(name string, autoAck bool) (amqp.Delivery, bool, error) {
 		return amqp.Delivery{}, false, errors.New("sim broker: get with auto-ack is not modelled")
 	}
 	q, ok := c.b.queues[name]
-	if !ok {
-		return amqp.Delivery{}, false, fmt.Errorf("get %s: no such queue", name)
+	if !ok || q.missing {
+		return amqp.Delivery{}, false, fmt.Errorf("get %s: 404 NOT_FOUND: no such queue", name)
 	}
 	if len(q.msgs) == 0 {
 		return amqp.Delivery{}, false, nil
@@ -451,8 +412,8 @@ func (a acker) check(tag uint64) error {
 }
 
 func (a acker) Ack(tag uint64, multiple bool) error {
-	if a.c.b.crash("ack") {
-		return errProcessDied
+	if err := a.c.b.crash("ack"); err != nil {
+		return err
 	}
 	if err := a.check(tag); err != nil {
 		return err

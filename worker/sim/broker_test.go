@@ -3,11 +3,13 @@ package sim
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/notifier-lab/notifier-lab/worker"
 	"github.com/notifier-lab/notifier-lab/worker/queues"
 )
 
@@ -192,5 +194,44 @@ func TestBrokerSingleActiveConsumer(t *testing.T) {
 				t.Fatalf("the second competing consumer got %v %s; want b", ok2, headerString(d2.Headers, HeaderMessage))
 			}
 		})
+	}
+}
+
+// TestBrokerReturnsUnroutable: a nack wraps worker.ErrPublishNacked; the
+// fault "unroutable" deletes the empty target queue, so the publish comes
+// back as a mandatory return (worker.ErrUnroutable), nothing enqueued,
+// and so does every publish to it until a declaration creates it again.
+// It waits for a deletable target: never the main or the dead queue (a
+// dead-letter target), never a queue that holds a message.
+func TestBrokerReturnsUnroutable(t *testing.T) {
+	b, _ := newTestBroker(false)
+	pub := b.Publisher("handler")
+	ctx := context.Background()
+	b.ArmPublishFault("nack")
+	if err := pub.Publish(ctx, b.names.Retry, msg("a")); !errors.Is(err, worker.ErrPublishNacked) {
+		t.Errorf("nack: %v", err)
+	}
+	if err := pub.Publish(ctx, b.names.Failed, msg("f")); err != nil { // failed holds one
+		t.Fatal(err)
+	}
+	b.ArmPublishFault("unroutable")
+	for _, q := range []string{b.names.Main, b.names.Dead, b.names.Failed} {
+		if err := pub.Publish(ctx, q, msg("m")); err != nil {
+			t.Errorf("publish to %s with unroutable armed: %v", q, err)
+		}
+	}
+	for range 2 {
+		if err := pub.Publish(ctx, b.names.Unknown, msg("u")); !errors.Is(err, worker.ErrUnroutable) || b.Len(b.names.Unknown) != 0 {
+			t.Errorf("publish to the deleted queue: %v, %d enqueued", err, b.Len(b.names.Unknown))
+		}
+	}
+	if got := b.Missing(); !slices.Equal(got, []string{b.names.Unknown}) || b.Faults["unroutable"] != 1 {
+		t.Errorf("missing %v, fired %d", got, b.Faults["unroutable"])
+	}
+	if made := b.Declare(); !slices.Equal(made, []string{b.names.Unknown}) {
+		t.Errorf("declared %v", made)
+	}
+	if err := pub.Publish(ctx, b.names.Unknown, msg("u")); err != nil || b.Len(b.names.Unknown) != 1 {
+		t.Errorf("after the declaration: %v, %d enqueued", err, b.Len(b.names.Unknown))
 	}
 }

@@ -23,6 +23,10 @@ const (
 	// never sent, the prefetched one included, until a quorum queue
 	// dead-letters it over its delivery limit.
 	DefectDeliveryLimit = "quorum delivery limit spent by session losses"
+	// DefectDrainNoRepair is beyond issue 27's list: the unknown drain
+	// does not repair its publish path after a mandatory return, so a
+	// deleted copy queue stops every drain pass at the same message.
+	DefectDrainNoRepair = "the unknown drain does not repair its publish path after a return"
 )
 
 // pullFailed matches a sweep line that counted a failed pull.
@@ -71,6 +75,10 @@ func classify(f Failure) string {
 	case InvSettled:
 		if strings.Contains(d, "ATTEMPTING after the horizon") {
 			return DefectAttemptingNeverSwept
+		}
+		if strings.Contains(d, "still in") && strings.Contains(f.Trace, "drain: ") &&
+			strings.Contains(f.Trace, "publish returned unroutable") && has(PublishFault, "unroutable") {
+			return DefectDrainNoRepair
 		}
 	}
 	return ""

@@ -13,8 +13,9 @@
 // vendorapi's strategies, the ledger stores' wiring).
 //
 //	clock.go     Clock: window.Clock, simulated time; nothing sleeps
-//	broker.go    Broker: RabbitMQ as the worker relies on it (the Publisher,
-//	             a delivery's amqp.Acknowledger, worker.UnknownGetter)
+//	broker.go    Broker: RabbitMQ as the worker relies on it (a delivery's
+//	             amqp.Acknowledger, worker.UnknownGetter); brokerpub.go its
+//	             publish path (confirms, mandatory returns, declarations)
 //	session.go   Session: one session of the consume loop on the broker
 //	             (worker.BrokerSession), the process's dialer and publisher
 //	vendor.go    Vendor: the vendor's HTTP API behind the real
@@ -22,12 +23,14 @@
 //	             delivery reports pulled and pushed (vendorreports.go)
 //	ledger.go    Ledger: a fault layer in front of the real ledger.Store
 //	             (bbolt in a temporary folder, or ledgertest.Mem)
-//	crash.go     the process crash and restart
-//	process.go   one life of the worker process: the real consume loop
+//	crash.go     a replica's process crash and restart; freeze.go its
+//	             freeze (a stall past the heartbeat timeout hands over)
+//	process.go   one life of a replica's worker process: the real consume loop
 //	             (worker.SimLoop), vendorapi.Client, reports.Resolver,
 //	             Sweeper and push endpoint
-//	loop.go      the turns of the scheduler and the loop's goroutines: the
-//	             loop's waits, the process's ledger, vendor and log
+//	loop.go      the turns of the scheduler and the loops' goroutines: the
+//	             loops' waits, who takes a delivery (receiver), a
+//	             process's ledger, vendor and log
 //	schedule.go  the events and Generate (seeded PCG)
 //	world.go     the scheduler: it owns every step; run.go: RunSchedule,
 //	             the quiescence phase, Run, Summary; shrink.go: Shrink
@@ -35,7 +38,21 @@
 //
 // # What runs
 //
-// The worker's consume loop as worker.Run wires it, through
+// One or two worker replicas (Config.Replicas: two in three seeds of
+// four), each a process of its own with its own session on the broker
+// and its own vendor client, all on one ledger (the deployment the
+// guarantees need: the in-memory store stands for the shared PostgreSQL
+// one; one bbolt store shared stands for one file a standby reopens).
+// Under single active consumer the broker decides which replica takes a
+// delivery (the first registered; a crash, a lost channel or a freeze
+// past the heartbeat timeout of the active one hands its unacked
+// deliveries to the next, and the restarted process registers behind it;
+// a frozen one goes on where it stopped once the clock reaches its end,
+// into a closed connection); a quarter of the two-replica in-memory seeds run
+// competing consumers (ACTIVE=competing), each Deliver naming the
+// replica. Options.Plant plants the deployments that break the promise:
+// a ledger per replica, with or without single active consumer.
+// Each replica runs the worker's consume loop as worker.Run wires it, through
 // worker.SimLoop: the session loop (consumer.loop: reconnect backoff,
 // the stop for a broken ledger and waitLedger, whose CheckWrite or Ping
 // reaches the fault layer through the worker's own timedLedger), serve at
@@ -53,8 +70,10 @@
 // loop: the real bbolt *ledger.Ledger and ledgertest.Mem, the vendor
 // client's token cache, 401 refetch, classification by httptrace and
 // Retry-After, reports.Sweeper and reports.Resolver (pull through the
-// client, push through Resolver.Handler in memory), worker.DrainUnknown,
-// and window.Default. Wall-clock reads left in that code (a Record's
+// client, push through Resolver.Handler in memory; the vendor pushes to
+// replica 0), worker.DrainUnknown (a sweep and its drain run on the
+// replica the event names) with a publisher that repairs its path as
+// drainOnce's does, and window.Default. Wall-clock reads left in that code (a Record's
 // Start and End, a trace's durations) decide nothing.
 //
 // # What does not run yet
@@ -66,15 +85,19 @@
 // discarded; the scheduler reads the loop's log lines instead); the
 // RabbitMQ adapter under the loop (amqpDialer: the declarations,
 // ErrTopology, the prefetch on a real channel, ConfirmPublisher and
-// sessionPublisher.Repair; the broker model's publisher confirms by
-// returning nil once enqueued, and mandatory returns are not modelled); a
-// dial that fails (the model's Dial always succeeds, so "broker
-// unavailable" is not exercised); the unknown drain's own connection
-// (drainOnce: issue 27's "drain dials only the first URL" is not
-// modelled) and its dirty flag (the scheduler drains after every sweep);
-// ledger pruning; a second replica (the broker models single active
-// consumer, but one worker process runs, so its consume channel is always
-// the one registered consumer).
+// sessionPublisher themselves: the model answers what they answer, a
+// confirm, a nack wrapping worker.ErrPublishNacked or a return wrapping
+// worker.ErrUnroutable, and the Repairer the loop's and the drain's
+// publishers are declares the topology again on the model); a dial that
+// fails (the model's Dial always succeeds, so "broker unavailable" is not
+// exercised); the unknown drain's own connection (drainOnce: issue 27's
+// "drain dials only the first URL" is not modelled) and its dirty flag
+// (the scheduler drains after every sweep); ledger pruning; a freeze
+// before the POST is written (the fence's residual window: a freeze
+// starts only once the vendor processed the send, or around a publish or
+// an ack) and the heartbeat timeout's wait (the broker closes a frozen
+// process's connection at once); SIGTERM's drain; the report endpoint behind a load balancer (replica 0
+// takes every push).
 //
 // # Models, and where they simplify
 //
@@ -88,8 +111,12 @@
 // once (the model never drops a message); single active consumer on
 // the main queue as the topology declares it (the first registered
 // consumer gets the deliveries, the next takes over when its channel
-// closes; without it, competing consumers). It has no cluster, no broker
-// restart and no x-death array. A session's prefetch is filled from the
+// closes; without it, competing consumers, each channel filled up to its
+// prefetch); every publish mandatory with confirms: a copy queue deleted
+// while empty (the publish fault "unroutable") returns every publish to
+// it before the confirm until a declaration (a session's Dial, a repair)
+// creates it again. It has no cluster, no broker restart and no x-death
+// array. A session's prefetch is filled from the
 // main queue at each Deliver (RabbitMQ pushes it as soon as it can), and
 // a channel closed mid-send reaches serve (Lost) once it has accounted
 // the delivery in hand: one of the orders a real loss allows. The vendor processes a send or not as the

@@ -58,8 +58,10 @@ type signal struct {
 	wake  time.Time
 	woken chan struct{}
 	stop  bool
-	point string // crashed: the crash point
-	err   error  // exited: the loop's error
+	// frozen: the sleep is a freeze at this point (freezeHere).
+	frozen string
+	point  string // crashed: the crash point
+	err    error  // exited: the loop's error
 }
 
 // stuckAfter is how long, in real time, the scheduler waits for the loop
@@ -95,26 +97,25 @@ func (p *process) sleep(ctx context.Context, d time.Duration, stop <-chan struct
 	}
 }
 
-// drive hands the turn to the worker: act wakes it, then the scheduler
-// waits until it waits again (settle). Crash points the worker reaches
-// meanwhile crash the process (crashPoint).
-func (w *world) drive(act func()) {
-	if w.proc.state.kind == sigExited {
+// drive hands the turn to p's goroutines: act wakes them, then the
+// scheduler waits until they wait again (settle). Crash points they
+// reach meanwhile crash p (crashPoint).
+func (w *world) drive(p *process, act func()) {
+	if p.state.kind == sigExited {
 		return // the loop returned (the run has failed): nothing to wake
 	}
-	prev := w.inWorker
-	w.inWorker = true
+	prevIn, prevCur := w.inWorker, w.cur
+	w.inWorker, w.cur = true, p
 	act()
-	w.settle()
-	w.inWorker = prev
+	w.settle(p)
+	w.inWorker, w.cur = prevIn, prevCur
 }
 
-// settle waits for the worker's next signal and acts on it: a session
-// lost while a delivery was in hand (pending) is now lost for serve too;
-// a crash point kills the process and starts the next one.
-func (w *world) settle() {
+// settle waits for p's next signal and acts on it: a session lost while
+// a delivery was in hand (pending) is now lost for serve too; a crash
+// point kills the process and starts its replica's next one.
+func (w *world) settle(p *process) {
 	for {
-		p := w.proc
 		var s signal
 		select {
 		case s = <-p.signals:
@@ -128,6 +129,10 @@ func (w *world) settle() {
 		}
 		switch s.kind {
 		case sigIdle, sigAsleep:
+			if s.frozen != "" {
+				w.froze(p, s)
+				return
+			}
 			if s.kind == sigIdle && p.sess != nil && p.sess.over && p.sess.lostClosed {
 				// serve reached its wait on a session already lost (the
 				// loss came during its requeue pause): it wakes to the
@@ -141,7 +146,7 @@ func (w *world) settle() {
 				}
 			}
 		case sigCrashed:
-			w.crash(s.point)
+			w.crash(p, s.point)
 		case sigExited:
 			if w.fatal == nil {
 				w.fatal = fmt.Errorf("the consume loop returned: %v", s.err)
@@ -151,32 +156,31 @@ func (w *world) settle() {
 	}
 }
 
-// loseSession closes the live session's consume channel now: the broker
+// loseSession closes p's live session's consume channel now: the broker
 // requeues its unacked deliveries and the loop, when Lost wakes it (serve
 // waiting for a delivery or in its pause), runs to its next wait.
-func (w *world) loseSession() {
-	p := w.proc
+func (w *world) loseSession(p *process) {
 	lose := func() {
 		p.sess.end(errChannelClosed)
 		p.sess.finish()
 	}
 	if p.state.kind == sigIdle || p.state.kind == sigAsleep && p.state.stop {
-		w.drive(lose)
+		w.drive(p, lose)
 		return
 	}
 	lose()
 }
 
-// wake moves the clock to the end of the worker's sleep and wakes it.
-func (w *world) wake() {
-	s := w.proc.state
+// wake moves the clock to the end of p's sleep and wakes it.
+func (w *world) wake(p *process) {
+	s := p.state
 	if d := s.wake.Sub(w.clock.Now()); d > 0 {
 		w.clock.Advance(d)
 		w.broker.Expire()
 	}
-	w.note("clock %s: the loop wakes", w.clock.Now().In(seoul).Format("01-02 15:04:05.000"))
+	w.note("clock %s: %sthe loop wakes", w.clock.Now().In(seoul).Format("01-02 15:04:05.000"), w.who(p))
 	w.loop["wake-ups"]++
-	w.drive(func() { close(s.woken) })
+	w.drive(p, func() { close(s.woken) })
 }
 
 // maxWakes bounds the wake-ups one step makes: far more than a ledger
@@ -184,19 +188,66 @@ func (w *world) wake() {
 // a delivery).
 const maxWakes = 1000
 
-// wakeUntil wakes the sleeping worker at each of its wake-ups up to the
-// reading until, and reports whether it then waits for a delivery.
-func (w *world) wakeUntil(until time.Time) bool {
-	for n := 0; w.proc.state.kind == sigAsleep && !w.proc.state.wake.After(until); n++ {
+// sleeper returns the process among ps that sleeps until the earliest
+// reading no later than until (the lowest replica first on a tie), or
+// nil.
+func sleeper(ps []*process, until time.Time) *process {
+	var first *process
+	for _, p := range ps {
+		if p.state.kind == sigAsleep && !p.state.wake.After(until) && (first == nil || p.state.wake.Before(first.state.wake)) {
+			first = p
+		}
+	}
+	return first
+}
+
+// wakeAll wakes every sleeping loop at each of its wake-ups up to the
+// reading until, in the clock's order.
+func (w *world) wakeAll(until time.Time) {
+	for n := 0; ; n++ {
+		p := sleeper(w.procs, until)
+		if p == nil {
+			return
+		}
 		if n == maxWakes && w.fatal == nil {
-			w.fatal = fmt.Errorf("the consume loop slept %d times in one step", n)
+			w.fatal = fmt.Errorf("the consume loops slept %d times in one step", n)
 		}
 		if w.fatal != nil {
-			return false
+			return
 		}
-		w.wake()
+		w.wake(p)
 	}
-	return w.proc.state.kind == sigIdle
+}
+
+// receiver returns the process that takes the next delivery, or nil:
+// under single active consumer the one that waits for a delivery on the
+// active consumer's channel, under competing consumers replica pref once
+// it waits for one. Until there is one, the loops that may become it
+// (every replica, or replica pref) are woken at their wake-ups in the
+// clock's order (a reconnect, a ledger wait, the end of a pause).
+func (w *world) receiver(pref int) *process {
+	cands := w.procs
+	if w.s.Config.Competing {
+		cands = w.procs[pref : pref+1]
+	}
+	for n := 0; ; n++ {
+		for _, p := range cands {
+			if p.state.kind == sigIdle && p.sess != nil && p.sess.Live() && p.sess.ch.Active() {
+				return p
+			}
+		}
+		p := sleeper(cands, maxTime)
+		if p == nil {
+			return nil
+		}
+		if n == maxWakes && w.fatal == nil {
+			w.fatal = fmt.Errorf("the consume loops slept %d times in one step", n)
+		}
+		if w.fatal != nil {
+			return nil
+		}
+		w.wake(p)
+	}
 }
 
 // kill is the process's death: every model refuses its calls, its
@@ -215,6 +266,9 @@ func (w *world) kill(p *process) {
 	p.cancel()
 	if p.state.kind == sigCrashed {
 		close(p.thaw)
+	}
+	if p.state.kind == sigAsleep && p.state.frozen != "" {
+		close(p.state.woken) // it goes on into the models' refusals
 	}
 	for p.state.kind != sigExited {
 		select {
@@ -354,7 +408,11 @@ func (h *logSink) Handle(_ context.Context, r slog.Record) error {
 		}
 	}
 	var b strings.Builder
-	b.WriteString("worker: " + r.Message)
+	if len(w.procs) > 1 {
+		fmt.Fprintf(&b, "worker-%d: %s", p.rep, r.Message)
+	} else {
+		b.WriteString("worker: " + r.Message)
+	}
 	for _, k := range traced {
 		if v, ok := a[k]; ok {
 			fmt.Fprintf(&b, " %s=%s", k, short(v))

@@ -26,6 +26,8 @@ import (
 // models. A crash kills it (dead: every model refuses its calls) and the
 // next one starts with an empty token cache and a new session.
 type process struct {
+	// rep is the replica this process is a life of.
+	rep     int
 	client  *vendorapi.Client
 	sweeper *reports.Sweeper
 	push    http.Handler
@@ -73,11 +75,12 @@ var minAge = worker.ShutdownGrace(worker.Config{})
 
 // newProcess starts a worker process: its loop runs on its own
 // goroutines until it waits for its first delivery (start).
-func (w *world) newProcess() (*process, error) {
-	w.procs++
-	p := &process{signals: make(chan signal), thaw: make(chan struct{}), now: w.clock.Now}
-	p.publisher = procPublisher{p: p, pub: w.broker.Publisher("handler")}
-	p.ledger = &procLedger{p: p, l: w.ledger}
+func (w *world) newProcess(rep int) (*process, error) {
+	w.lives++
+	p := &process{rep: rep, signals: make(chan signal), thaw: make(chan struct{}), now: w.clock.Now}
+	p.publisher = procPublisher{p: p, w: w, pub: w.broker.Publisher("handler"), returnIsRouted: w.opt.Plant.ReturnIsRouted}
+	l := w.ledgerOf(rep)
+	p.ledger = &procLedger{p: p, l: l}
 	client := vendorapi.NewClient("https://vendor.sim", vendorapi.Credentials{ClientID: "sim", ClientSecret: "sim-secret"},
 		simStrategy{hc: &http.Client{Transport: procTransport{p: p, v: w.vendor}}}, vendorapi.WithClock(w.clock.Now))
 	var sender worker.Sender = client
@@ -90,7 +93,7 @@ func (w *world) newProcess() (*process, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start process: %w", err)
 		}
-		res := &reports.Resolver{Store: w.ledger, Spec: spec, MinAge: minAge}
+		res := &reports.Resolver{Store: l, Spec: spec, MinAge: minAge}
 		p.sweeper = &reports.Sweeper{Resolver: res}
 		if spec.Pull != nil {
 			p.sweeper.Puller = reports.ClientPuller{Client: client, Spec: spec}
@@ -107,6 +110,13 @@ func (w *world) newProcess() (*process, error) {
 		LedgerTimeout:  handlerTimeout,
 		WorkerID:       "sim",
 		Logger:         slog.New(&logSink{w: w, p: p}),
+		// Competing consumers: the lab's negative control allows them on
+		// bbolt (Plant.NoSingleActiveConsumer with LedgerPerReplica).
+		DisableSingleActiveConsumer: w.s.Config.Competing,
+		CompetingLocalLedgerOK:      w.s.Config.Competing && w.s.Config.Bolt,
+	}
+	if rep > 0 {
+		cfg.WorkerID = fmt.Sprintf("sim-%d", rep)
 	}
 	if w.topo.Type == queues.Quorum {
 		// The worker declares the same queues as the broker model: its
@@ -115,7 +125,7 @@ func (w *world) newProcess() (*process, error) {
 		cfg.QueueType, cfg.DeliveryLimit = string(queues.Quorum), w.topo.DeliveryLimit
 	}
 	loop := worker.SimLoop{Config: cfg, Sender: sender, Ledger: p.ledger, Window: window.Default(), Clock: w.clock,
-		Dialer: dialer{w: w, p: p}, Now: w.clock.Now, Sleep: p.sleep, Jitter: newRand(w.s.Seed, 100+w.procs).Float64, Idle: p.idle}
+		Dialer: dialer{w: w, p: p}, Now: w.clock.Now, Sleep: p.sleep, Jitter: newRand(w.s.Seed, 100+w.lives).Float64, Idle: p.idle}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {
@@ -126,16 +136,18 @@ func (w *world) newProcess() (*process, error) {
 }
 
 // pushReport is the vendor's POST of one report to the worker's report
-// endpoint (in memory); it returns the status (503 while the process has
-// no endpoint).
+// endpoint (in memory), which replica 0 serves (a load balancer's first
+// choice); it returns the status (503 while the process has no
+// endpoint).
 func (w *world) pushReport(body []byte, sig string) int {
-	if w.proc == nil || w.proc.push == nil {
+	p := w.procs[0]
+	if p == nil || p.push == nil {
 		return http.StatusServiceUnavailable
 	}
 	req := httptest.NewRequest(http.MethodPost, worker.ReportsPath, bytes.NewReader(body))
 	req.Header.Set("X-Signature", sig)
 	rec := httptest.NewRecorder()
-	w.proc.push.ServeHTTP(rec, req)
+	p.push.ServeHTTP(rec, req)
 	w.note("report push %s -> %d %s", body, rec.Code, bytes.TrimSpace(rec.Body.Bytes()))
 	if bytes.Contains(rec.Body.Bytes(), []byte(`"settled"`)) {
 		w.outcomes["settled by push"]++

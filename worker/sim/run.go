@@ -32,6 +32,15 @@ type Options struct {
 	// Ledger, when "bbolt" or "mem", runs every schedule on that ledger;
 	// "" lets each seed choose (one in 16 on bbolt).
 	Ledger string
+	// Replicas, when 1 or 2, runs every schedule with that many worker
+	// replicas (their events' Replica taken modulo); 0 lets each seed
+	// choose (Config.Replicas).
+	Replicas int
+	// SingleActiveConsumer runs every schedule with single active
+	// consumer on the main queue (a seed that chose competing consumers,
+	// Config.Competing, runs without them); Plant.NoSingleActiveConsumer
+	// overrides it.
+	SingleActiveConsumer bool
 	// Plant plants a defect in the worker (negative controls).
 	Plant Plant
 }
@@ -45,6 +54,16 @@ type Plant struct {
 	// Options.Ledger "bbolt"), puts the file back at each crash as it was
 	// before the last Begin: a disk that lost a committed write.
 	LoseBeginOnCrash bool
+	// ReturnIsRouted takes a publish the broker returned unroutable for a
+	// routed one (the copy is lost, its original acked).
+	ReturnIsRouted bool
+	// LedgerPerReplica gives each replica a ledger of its own (a bbolt
+	// file each, or an in-memory store each) instead of one they share.
+	LedgerPerReplica bool
+	// NoSingleActiveConsumer declares the main queue without single
+	// active consumer: every replica takes deliveries (competing
+	// consumers), on any ledger.
+	NoSingleActiveConsumer bool
 }
 
 // Result is what one schedule did.
@@ -86,7 +105,7 @@ func RunSchedule(s Schedule, opt Options) Result {
 	defer w.close()
 	w.trace.begin(-1, "config "+w.s.Config.String())
 	w.trace.end()
-	for _, e := range s.Events {
+	for _, e := range w.s.Events {
 		w.exec(e)
 		if w.violation != nil || w.fatal != nil {
 			return w.result(r)
@@ -111,8 +130,10 @@ func (w *world) result(r Result) Result {
 	for k, n := range w.faults {
 		r.Faults[k] += n
 	}
-	for k, n := range w.ledger.Faults {
-		r.Faults["ledger-"+k] += n
+	for _, l := range w.ledgers {
+		for k, n := range l.Faults {
+			r.Faults["ledger-"+k] += n
+		}
 	}
 	for k, n := range w.vendor.Faults {
 		r.Faults["vendor-"+k] += n
@@ -128,21 +149,30 @@ func (w *world) result(r Result) Result {
 // next TTL expiry or report, then past the horizon, until nothing is
 // due; then it checks where every message ended.
 func (w *world) quiesce() {
-	w.crashAt, w.closeMidSend, w.pullFault = "", false, ""
-	w.ledger.Arm("", "", 0)
+	w.crashAt, w.closeMidSend, w.pullFault, w.freezeAt = "", false, "", ""
+	for _, l := range w.ledgers {
+		l.Arm("", "", 0)
+	}
 	w.vendor.Disarm()
 	w.broker.ArmPublishFault("")
 	w.trace.begin(w.step, "-- quiescence: faults off --")
+	w.thawAll()
 	w.trace.end()
 	reports := w.s.Config.Reports()
 	idle := 0
 	for round := 0; round < 80 && w.violation == nil && w.fatal == nil; round++ {
 		for n := 0; n < 200 && w.waiting() > 0 && w.violation == nil && w.fatal == nil; n++ {
-			w.exec(Event{Kind: Deliver})
+			e := Event{Kind: Deliver}
+			if w.s.Config.Competing {
+				e.Replica = n % len(w.procs) // each replica takes its prefetched ones
+			}
+			w.exec(e)
 			idle = 0
 		}
-		if reports {
-			w.exec(Event{Kind: Sweep})
+		// Each ledger is swept (with one shared, one replica's sweep
+		// does it).
+		for i := 0; reports && i < len(w.ledgers) && w.violation == nil && w.fatal == nil; i++ {
+			w.exec(Event{Kind: Sweep, Replica: i})
 		}
 		if w.waiting() > 0 {
 			continue
@@ -178,12 +208,14 @@ func (w *world) quiesce() {
 	w.trace.end()
 }
 
-// waiting is what the consumer has still to take: the main queue and the
-// deliveries prefetched on its channel.
+// waiting is what the consumers have still to take: the main queue and
+// the deliveries prefetched on their channels.
 func (w *world) waiting() int {
 	n := w.broker.Len(w.topo.Names.Main)
-	if s := w.proc.sess; s != nil && s.Live() {
-		n += len(s.ch.buf)
+	for _, p := range w.procs {
+		if s := p.sess; s != nil && s.Live() {
+			n += len(s.ch.buf)
+		}
 	}
 	return n
 }

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -53,10 +54,16 @@ const (
 	// ChannelClose closes the consume channel, now or during the next
 	// send ("now", "mid-send"): its unacked deliveries are requeued.
 	ChannelClose
+	// Freeze stops the replica that next reaches the point Event.Fault
+	// (FreezePoints) of a delivery for Event.D of simulated time, as a
+	// long GC stall or a VM pause does; past the broker's heartbeat
+	// timeout (heartbeatTimeout) the broker closes its connection and
+	// hands its unacked deliveries to the standby. Then it goes on.
+	Freeze
 )
 
 var kindNames = [...]string{"publish", "deliver", "advance", "sweep", "drain", "push", "crash",
-	"ledger-fault", "vendor-fault", "pull-fault", "publish-fault", "channel-close"}
+	"ledger-fault", "vendor-fault", "pull-fault", "publish-fault", "channel-close", "freeze"}
 
 // String is the kind's name as the trace prints it.
 func (k Kind) String() string {
@@ -94,16 +101,26 @@ var (
 	// PullFaults: the pulls of the next sweep fail with "error" (503),
 	// "401" or "timeout" (a transport error).
 	PullFaults = []string{"error", "401", "timeout"}
-	// PublishFaults: the next publish is "nack"ed (not enqueued) or its
+	// PublishFaults: the next publish is "nack"ed (not enqueued), its
 	// confirm is lost ("confirm-lost": enqueued, the publisher gets an
-	// error).
-	PublishFaults = []string{"nack", "confirm-lost"}
+	// error), or its target queue is deleted ("unroutable": the next
+	// publish to an empty copy queue that is no dead-letter target comes
+	// back as a mandatory return, until a declaration creates the queue
+	// again).
+	PublishFaults = append(oneShotPublishFaults[:2:2], "unroutable")
+	// oneShotPublishFaults are the faults genEvent draws; "unroutable"
+	// comes from a stream of its own (Generate).
+	oneShotPublishFaults = []string{"nack", "confirm-lost"}
 	// CrashPoints: "now", or during the next delivery: "send-before"
 	// (in the send, before the vendor processed it), "send-after" (after
 	// it processed it, before the answer), "publish-before",
 	// "publish-after" (around the copy's enqueue), "ack" (before the
 	// ack).
 	CrashPoints = []string{"now", "send-before", "send-after", "publish-before", "publish-after", "ack"}
+	// FreezePoints are the points of a delivery a replica freezes at: the
+	// vendor processed the send and its answer waits ("send-after", the
+	// catalog's frozen-active), around a copy's publish, before the ack.
+	FreezePoints = []string{"send-after", "publish-before", "publish-after", "ack"}
 	// PushModes are the PushTick modes.
 	PushModes = []string{"normal", "duplicate", "forged", "interim"}
 )
@@ -117,6 +134,11 @@ type Event struct {
 	Fault string        // the fault, crash point, close point or push mode
 	Op    string        // LedgerFault: "begin", "finish" or "" (any)
 	D     time.Duration // Advance; the duration of a slow fault or a Retry-After
+	// Replica is the replica (0 or 1, Config.Replicas) the event acts on
+	// where it matters: a Deliver under competing consumers (under single
+	// active consumer the broker picks the active one), a Crash or a
+	// ChannelClose "now", a LedgerFault on per-replica ledgers.
+	Replica int
 }
 
 // String prints the event as one trace line.
@@ -141,6 +163,9 @@ func (e Event) String() string {
 		if e.D != 0 {
 			fmt.Fprintf(&b, " d=%s", e.D)
 		}
+	}
+	if e.Replica != 0 {
+		fmt.Fprintf(&b, " replica=%d", e.Replica)
 	}
 	return b.String()
 }
@@ -167,6 +192,14 @@ type Config struct {
 	Horizon, ReportDelay          time.Duration
 	// TokenLife is the lifetime of a vendor token.
 	TokenLife time.Duration
+	// Replicas is the number of worker replicas (1 or 2; 0 is 1), each a
+	// process with its own session on the broker, all on one ledger.
+	// Competing: the main queue has no single active consumer (every
+	// replica takes deliveries), only with the in-memory ledger, which
+	// stands for the shared PostgreSQL one (the worker refuses competing
+	// consumers on bbolt).
+	Replicas  int
+	Competing bool
 }
 
 // Reports reports whether the vendor publishes delivery reports.
@@ -186,8 +219,15 @@ func (c Config) String() string {
 		rep = fmt.Sprintf("push=%t pull=%t complete=%t delayed=%t horizon=%s delay=%s",
 			c.Push, c.Pull, c.Complete, c.Delayed, c.Horizon, c.ReportDelay)
 	}
-	return fmt.Sprintf("start=%s ledger=%s queues=%s max_attempts=%d reports[%s] token_life=%s",
+	out := fmt.Sprintf("start=%s ledger=%s queues=%s max_attempts=%d reports[%s] token_life=%s",
 		c.Start.In(seoul).Format("2006-01-02T15:04:05Z07:00"), ledger, queues, c.MaxAttempts, rep, c.TokenLife)
+	if c.Replicas > 1 {
+		out += fmt.Sprintf(" replicas=%d", c.Replicas)
+		if c.Competing {
+			out += " competing"
+		}
+	}
+	return out
 }
 
 // Schedule is one seed's world and its events.
@@ -249,10 +289,32 @@ func Generate(seed uint64) Schedule {
 	// Outages come from a stream of their own, so that the other events
 	// of a seed are those it had before outages were modelled.
 	outages := newRand(seed, 3)
+	// So do the replicas: a seed's other draws stay those it had with one
+	// replica.
+	// Three seeds in four run two replicas; a quarter of those (never on
+	// bbolt) without single active consumer.
+	reps := newRand(seed, 4)
+	returns := newRand(seed, 5)
+	freezes := newRand(seed, 6)
+	s.Config.Replicas = 1
+	if reps.IntN(4) != 0 {
+		s.Config.Replicas = 2
+		s.Config.Competing = !c.Bolt && reps.IntN(4) == 0
+	}
 	for range n {
 		e := genEvent(r, c, msgs, ad)
 		if e.Kind == LedgerFault && outages.IntN(7) == 0 {
 			e = Event{Kind: LedgerFault, Fault: "down", D: time.Duration(5+outages.IntN(176)) * time.Second}
+		}
+		if s.Config.Replicas > 1 {
+			e.Replica = reps.IntN(s.Config.Replicas)
+		}
+		if e.Kind == PublishFault && returns.IntN(3) == 0 {
+			e.Fault = "unroutable"
+		}
+		// A third of the two-replica seeds' crash points are freezes.
+		if e.Kind == Crash && slices.Contains(FreezePoints, e.Fault) && s.Config.Replicas > 1 && freezes.IntN(3) == 0 {
+			e = Event{Kind: Freeze, Fault: e.Fault, D: time.Duration(5+freezes.IntN(41)) * time.Second, Replica: e.Replica}
 		}
 		s.Events = append(s.Events, e)
 	}
@@ -263,6 +325,7 @@ func Generate(seed uint64) Schedule {
 var weights = [...]int{
 	Publish: 14, Deliver: 34, Advance: 12, Sweep: 6, Drain: 3, PushTick: 4, Crash: 4,
 	LedgerFault: 7, VendorFault: 10, PullFault: 2, PublishFault: 2, ChannelClose: 2,
+	Freeze: 0, // made from crash points (Generate)
 }
 
 func genEvent(r *rand.Rand, c Config, msgs int, ad []bool) Event {
@@ -320,7 +383,7 @@ func genEvent(r *rand.Rand, c Config, msgs int, ad []bool) Event {
 	case PullFault:
 		e.Fault = pick(PullFaults)
 	case PublishFault:
-		e.Fault = pick(PublishFaults)
+		e.Fault = pick(oneShotPublishFaults)
 	case ChannelClose:
 		e.Fault = []string{"now", "mid-send"}[r.IntN(2)]
 	}

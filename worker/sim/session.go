@@ -28,13 +28,16 @@ type dialer struct {
 var _ worker.BrokerDialer = dialer{}
 
 // Dial opens a session on the broker model (it never fails: the model
-// has no broker outage).
+// has no broker outage), declaring the topology first (a deleted queue
+// is created again).
 func (d dialer) Dial(prefetch int) (worker.BrokerSession, error) {
 	if d.p.dead.Load() {
 		return nil, errProcessDied
 	}
+	d.w.declared(d.w.broker.Declare(), "the session's declarations")
 	s := &Session{ch: d.w.broker.OpenChannel(prefetch), deliveries: make(chan amqp.Delivery),
-		pub: d.p.publisher, lost: make(chan struct{})}
+		lost: make(chan struct{})}
+	s.pub = sessPub{s: s, pp: d.p.publisher}
 	d.p.sess = s
 	return s, nil
 }
@@ -57,6 +60,9 @@ type Session struct {
 	// open until the loop waits (pending): serve then sees the loss after
 	// it accounted the delivery in hand, one order a real loss allows.
 	over, lostClosed bool
+	// connLost: the broker closed the session's connection (a freeze past
+	// the heartbeat timeout): its publish path fails too.
+	connLost bool
 }
 
 var _ worker.BrokerSession = (*Session)(nil)
@@ -67,8 +73,9 @@ func (s *Session) Consume(tag string, ended func(error)) (<-chan amqp.Delivery, 
 	return s.deliveries, nil
 }
 
-// Publisher is the process's publisher (a confirm channel of its own: a
-// closed consume channel leaves it working).
+// Publisher is the session's publisher (sessPub: the process's, on a
+// confirm channel of its own, so a closed consume channel leaves it
+// working; a connection the broker closed does not).
 func (s *Session) Publisher() worker.Publisher { return s.pub }
 
 // Lost is closed once the session is over.
@@ -109,15 +116,61 @@ func (s *Session) finish() {
 }
 
 // procPublisher is a process's Publisher: the broker model's, refusing
-// everything once the process died.
+// everything once the process died. It is a worker.Repairer, as the
+// session's publisher is (sessionPublisher): Repair declares the topology
+// again.
 type procPublisher struct {
 	p   *process
+	w   *world
 	pub *Publisher
+	// returnIsRouted is a planted defect (Plant.ReturnIsRouted).
+	returnIsRouted bool
 }
+
+var _ worker.Repairer = procPublisher{}
 
 func (pp procPublisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {
 	if pp.p.dead.Load() {
 		return errProcessDied
 	}
-	return pp.pub.Publish(ctx, queue, msg)
+	err := pp.pub.Publish(ctx, queue, msg)
+	if pp.returnIsRouted && errors.Is(err, worker.ErrUnroutable) {
+		return nil
+	}
+	return err
+}
+
+// Repair declares the topology again (a deleted queue is created again);
+// the publish channel needs no replacing (the model never closes it).
+func (pp procPublisher) Repair(ctx context.Context) error {
+	if pp.p.dead.Load() {
+		return errProcessDied
+	}
+	pp.w.loop["publish path repairs"]++
+	pp.w.declared(pp.w.broker.Declare(), "the publish path's repair")
+	return nil
+}
+
+// declared notes the queues a declaration created again.
+func (w *world) declared(made []string, by string) {
+	if len(made) > 0 {
+		w.note("%s declared %v again", by, made)
+	}
+}
+
+// drainPublisher is the unknown drain's publisher (the worker's drainOnce
+// publishes through a sessionPublisher of its own connection): the broker
+// model's, a worker.Repairer whose Repair declares the topology again.
+type drainPublisher struct {
+	*Publisher
+	w *world
+}
+
+var _ worker.Repairer = drainPublisher{}
+
+// Repair declares the topology again.
+func (dp drainPublisher) Repair(ctx context.Context) error {
+	dp.w.loop["publish path repairs"]++
+	dp.w.declared(dp.w.broker.Declare(), "the drain's repair")
+	return nil
 }

@@ -75,6 +75,9 @@ func TestSimulate(t *testing.T) {
 	for _, p := range CrashPoints {
 		want = append(want, "crash-"+p)
 	}
+	for _, p := range FreezePoints {
+		want = append(want, "freeze-"+p)
+	}
 	want = append(want, "close-now", "close-mid-send")
 	for _, k := range want {
 		if sum.Faults[k] == 0 {
@@ -89,7 +92,8 @@ func TestSimulate(t *testing.T) {
 	}
 	for _, k := range []string{"sessions", "sessions lost", "reconnects after a lost session", "stops for a broken ledger",
 		"ledger waits refused a write", "ledger waits that saw a write", "pauses after a requeue", "wake-ups",
-		"a delivery of a lost generation refused"} {
+		"a delivery of a lost generation refused", "handovers to another replica",
+		"publish path repairs", "connections closed over a freeze"} {
 		if sum.Loop[k] == 0 {
 			t.Errorf("the consume loop never did %q in %d schedules", k, n)
 		}

@@ -73,7 +73,7 @@ type Vendor struct {
 	fault, tokenFault, pullFault string
 	d, tokenD                    time.Duration
 	// hooks set by the scheduler
-	crash   func(point string) bool           // "send-before", "send-after": the process died there
+	crash   func(point string) error          // "send-before", "send-after": the process died there (crashPoint)
 	midSend func()                            // a mid-send event (channel close)
 	doubt   func(refkey, why string)          // the send left refkey in doubt
 	push    func(body []byte, sig string) int // POST a report to the worker; its status
@@ -91,7 +91,7 @@ type Vendor struct {
 func NewVendor(clock *Clock, cfg Config, seed uint64) *Vendor {
 	return &Vendor{clock: clock, cfg: cfg, seed: seed, Secret: []byte("sim-report-secret"),
 		tokens: map[string]time.Time{}, truth: map[string]*Truth{}, Faults: map[string]int{},
-		crash: func(string) bool { return false }, midSend: func() {}, doubt: func(string, string) {}, note: func(string, ...any) {}}
+		crash: func(string) error { return nil }, midSend: func() {}, doubt: func(string, string) {}, note: func(string, ...any) {}}
 }
 
 // Truth returns refkey's truth (nil when the vendor never saw it).
@@ -237,8 +237,8 @@ func (v *Vendor) send(req *http.Request, body []byte, wrote func()) (*http.Respo
 		return nil, errRefused
 	}
 	wrote()
-	if v.crash("send-before") {
-		return nil, errProcessDied
+	if err := v.crash("send-before"); err != nil {
+		return nil, err
 	}
 	if f == "slow" || f == "report-races" {
 		v.clock.Advance(d)
@@ -261,8 +261,8 @@ func (v *Vendor) send(req *http.Request, body []byte, wrote func()) (*http.Respo
 		return answer(req, http.StatusBadRequest, nil, `{"code":"3018","description":"template mismatch"}`), nil
 	}
 	v.process(m.RefKey, body, postAt, m.Category == "ad", f == "report-races")
-	if v.crash("send-after") {
-		return nil, errProcessDied
+	if err := v.crash("send-after"); err != nil {
+		return nil, err
 	}
 	switch f {
 	case "lost-after-process":

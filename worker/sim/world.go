@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -26,12 +27,19 @@ type world struct {
 	clock  *Clock
 	broker *Broker
 	vendor *Vendor
-	ledger *Ledger
-	topo   queues.Topology
-	proc   *process
-	dir    string
+	// ledgers: one every replica shares (the deployment the guarantees
+	// need), or one per replica (Plant.LedgerPerReplica).
+	ledgers []*Ledger
+	topo    queues.Topology
+	// procs holds each replica's process (its current life); cur is the
+	// one whose goroutines have the turn (drive).
+	procs []*process
+	cur   *process
+	dir   string
 
 	crashAt      string // armed crash point
+	freezeAt     string // armed freeze point (freezeFor long)
+	freezeFor    time.Duration
 	pullFault    string // armed for the next sweep
 	closeMidSend bool
 	drainCh      *Channel
@@ -44,10 +52,12 @@ type world struct {
 	step         int
 	steps        int
 	checks       int
-	// procs counts the worker processes started (each draws its loop's
+	// lives counts the worker processes started (each draws its loop's
 	// backoff randomness from a stream of the seed of its own, so what a
 	// dead process draws while it winds down changes nothing).
-	procs uint64
+	lives uint64
+	// lastTaker is the replica that took the last delivery (-1 none).
+	lastTaker int
 	// inWorker: the worker's goroutines have the turn (drive).
 	inWorker bool
 	// Step facts: the loop stopped for a broken ledger (with the fewest
@@ -67,11 +77,25 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	case "mem":
 		s.Config.Bolt = false
 	}
+	if opt.Replicas > 0 {
+		s.Config.Replicas = opt.Replicas
+	}
+	if opt.SingleActiveConsumer {
+		s.Config.Competing = false
+	}
+	if opt.Plant.NoSingleActiveConsumer {
+		s.Config.Competing = true
+	}
+	if s.Config.Replicas <= 1 {
+		s.Config.Replicas, s.Config.Competing = 1, false
+		s.Events = oneReplica(s.Events)
+	}
 	c := s.Config
-	w := &world{s: s, opt: opt, clock: NewClock(c.Start), doubt: map[string][]string{},
+	w := &world{s: s, opt: opt, clock: NewClock(c.Start), doubt: map[string][]string{}, lastTaker: -1,
 		msgs: map[string]Message{}, faults: map[string]int{}, outcomes: map[string]int{}, loop: map[string]int{}}
 	w.topo = queues.DefaultTopology(queues.DefaultMain)
 	w.topo.MaxAttempts = c.MaxAttempts
+	w.topo.SingleActiveConsumer = !c.Competing
 	if c.Quorum {
 		w.topo.Type, w.topo.DeliveryLimit = queues.Quorum, c.DeliveryLimit
 	}
@@ -83,38 +107,81 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	w.vendor.midSend = w.midSend
 	w.vendor.push = w.pushReport
 	w.vendor.note = w.note
-	w.ledger = &Ledger{clock: w.clock, doubt: w.addDoubt, Faults: map[string]int{}}
-	if c.Bolt {
-		dir, err := os.MkdirTemp(opt.Dir, "sim-ledger-")
-		if err != nil {
-			return nil, fmt.Errorf("simulate seed %d: %w", s.Seed, err)
-		}
-		w.dir = dir
-		w.ledger.path = filepath.Join(dir, "ledger.db")
-		w.ledger.open = func() (ledger.Store, error) { return ledger.Open(w.ledger.path) }
-		w.ledger.loseBegin = opt.Plant.LoseBeginOnCrash
-		st, err := w.ledger.open()
-		if err != nil {
-			_ = os.RemoveAll(dir)
-			return nil, fmt.Errorf("simulate seed %d: %w", s.Seed, err)
-		}
-		w.ledger.inner = st
-	} else {
-		w.ledger.inner = ledgertest.NewMem()
+	n := 1
+	if opt.Plant.LedgerPerReplica {
+		n = c.Replicas
 	}
-	if err := w.start(); err != nil {
-		w.close()
-		return nil, err
+	for i := range n {
+		l, err := w.newLedger(i)
+		if err != nil {
+			w.close()
+			return nil, fmt.Errorf("simulate seed %d: %w", s.Seed, err)
+		}
+		w.ledgers = append(w.ledgers, l)
+	}
+	w.procs = make([]*process, c.Replicas)
+	for i := range w.procs {
+		if err := w.start(i); err != nil {
+			w.close()
+			return nil, err
+		}
 	}
 	return w, nil
 }
 
+// oneReplica returns events with every Replica 0 (a copy).
+func oneReplica(events []Event) []Event {
+	out := slices.Clone(events)
+	for i := range out {
+		out[i].Replica = 0
+	}
+	return out
+}
+
+// newLedger opens the ledger of replica i (every replica's when they
+// share one): the in-memory store, or a bbolt file in the world's
+// temporary folder.
+func (w *world) newLedger(i int) (*Ledger, error) {
+	l := &Ledger{clock: w.clock, doubt: w.addDoubt, Faults: map[string]int{}}
+	if !w.s.Config.Bolt {
+		l.inner = ledgertest.NewMem()
+		return l, nil
+	}
+	if w.dir == "" {
+		dir, err := os.MkdirTemp(w.opt.Dir, "sim-ledger-")
+		if err != nil {
+			return nil, fmt.Errorf("open ledger: %w", err)
+		}
+		w.dir = dir
+	}
+	name := "ledger.db"
+	if i > 0 {
+		name = fmt.Sprintf("ledger-%d.db", i)
+	}
+	l.path = filepath.Join(w.dir, name)
+	l.open = func() (ledger.Store, error) { return ledger.Open(l.path) }
+	l.loseBegin = w.opt.Plant.LoseBeginOnCrash
+	st, err := l.open()
+	if err != nil {
+		return nil, fmt.Errorf("open ledger: %w", err)
+	}
+	l.inner = st
+	return l, nil
+}
+
+// ledgerOf returns replica i's ledger.
+func (w *world) ledgerOf(i int) *Ledger { return w.ledgers[i%len(w.ledgers)] }
+
 // close stops the worker process and removes the ledger.
 func (w *world) close() {
-	if w.proc != nil {
-		w.kill(w.proc)
+	for _, p := range w.procs {
+		if p != nil {
+			w.kill(p)
+		}
 	}
-	_ = w.ledger.Close()
+	for _, l := range w.ledgers {
+		_ = l.Close()
+	}
 	if w.dir != "" {
 		_ = os.RemoveAll(w.dir)
 	}
@@ -157,7 +224,7 @@ func (w *world) exec(e Event) {
 	w.failed0()
 	w.apply(e)
 	w.broker.Expire()
-	w.guard(func() { w.vendor.PushDue() })
+	w.guard(w.procs[0], func() { w.vendor.PushDue() })
 	v := w.view()
 	v.Moves = w.broker.TakeMoves()
 	v.LedgerStop, v.LedgerFailures, v.TookWhileLedgerDown = w.ledgerStop, w.stopFailures, w.tookWhileDown
@@ -179,15 +246,20 @@ func (w *world) failed0() {
 }
 
 func (w *world) view() View {
-	es, err := w.ledger.Inner().List(context.Background(), "", 0)
-	if err != nil && w.fatal == nil {
-		w.fatal = fmt.Errorf("read the ledger for the checker: %w", err)
+	var es []ledger.Entry
+	for _, l := range w.ledgers {
+		more, err := l.Inner().List(context.Background(), "", 0)
+		if err != nil && w.fatal == nil {
+			w.fatal = fmt.Errorf("read the ledger for the checker: %w", err)
+		}
+		es = append(es, more...)
 	}
 	return View{Truth: w.vendor.Truths(), Ledger: es, Doubt: w.doubt, Messages: w.msgs, Names: w.topo.Names,
 		Complete: w.s.Config.Reports() && w.s.Config.Complete, MaxAttempts: w.s.Config.MaxAttempts}
 }
 
 func (w *world) apply(e Event) {
+	ri := e.Replica % len(w.procs)
 	switch e.Kind {
 	case Publish:
 		m, body := w.message(e)
@@ -196,65 +268,74 @@ func (w *world) apply(e Event) {
 		w.broker.Produce(amqp.Publishing{Headers: amqp.Table{HeaderMessage: m.ID}, ContentType: "application/json",
 			DeliveryMode: amqp.Persistent, Body: body})
 	case Deliver:
-		w.guard(w.deliver)
+		w.guard(w.procs[ri], func() { w.deliver(ri) })
 	case Advance:
 		until := w.clock.Now().Add(e.D)
-		w.wakeUntil(until)
+		w.wakeAll(until)
 		w.clock.Advance(until.Sub(w.clock.Now()))
 		w.note("clock %s", w.clock.Now().In(seoul).Format("01-02 15:04:05.000"))
 	case Sweep:
-		w.guard(w.sweep)
-		w.guard(w.drain)
+		w.sweepAndDrain(ri)
 	case Drain:
-		w.guard(w.drain)
+		w.guard(w.procs[ri], func() { w.drain(ri) })
 	case PushTick:
-		w.guard(func() { w.vendor.PushTick(e.Fault) })
+		w.guard(w.procs[0], func() { w.vendor.PushTick(e.Fault) })
 	case Crash:
 		if e.Fault == "now" {
-			w.crash("now")
+			w.crash(w.procs[ri], "now")
 		} else {
 			w.crashAt = e.Fault
 		}
 	case LedgerFault:
-		w.ledger.Arm(e.Fault, e.Op, e.D)
+		w.ledgerOf(ri).Arm(e.Fault, e.Op, e.D)
 	case VendorFault:
 		w.vendor.Arm(e.Fault, e.D)
 	case PullFault:
 		w.pullFault = e.Fault
 	case PublishFault:
 		w.broker.ArmPublishFault(e.Fault)
+	case Freeze:
+		w.freezeAt, w.freezeFor = e.Fault, e.D
 	case ChannelClose:
+		p := w.procs[ri]
 		if e.Fault == "mid-send" {
 			w.closeMidSend = true
-		} else if s := w.proc.sess; s != nil && s.Live() {
+		} else if s := p.sess; s != nil && s.Live() {
 			w.faults["close-now"]++
-			w.loseSession()
+			w.loseSession(p)
 		}
 	}
 }
 
-// deliver hands the next delivery to the consume loop: while the loop
-// sleeps, the clock moves to its wake-up (it reconnects, waits for the
-// ledger, ends a pause); once it waits for a delivery, the session fills
-// its prefetch from the main queue and serve takes the first one, which
-// the loop handles to its end (the step's trace shows its account).
-func (w *world) deliver() {
-	if !w.wakeUntil(maxTime) {
-		w.note("the loop takes no delivery: %s", w.proc.state.kind)
+// deliver hands the next delivery to a consume loop (receiver: the
+// active consumer's, or under competing consumers replica pref's): while
+// the loop sleeps, the clock first moves to each of its wake-ups (it
+// reconnects, waits for the ledger, ends a pause); once it waits for a
+// delivery, its session fills its prefetch from the main queue and serve
+// takes the first one, which the loop handles to its end (the step's
+// trace shows its account).
+func (w *world) deliver(pref int) {
+	p := w.receiver(pref)
+	if p == nil {
+		w.note("the loop takes no delivery: %s", w.procs[pref].state.kind)
 		return
 	}
-	p := w.proc
 	d, ok := p.sess.ch.Next()
 	if !ok {
 		w.note("nothing to deliver")
 		return
 	}
-	p.current = fmt.Sprintf("%s redelivered=%t", headerString(d.Headers, HeaderMessage), d.Redelivered)
-	if p.stopOutage != 0 && w.ledger.Down() && w.ledger.Outage() == p.stopOutage {
+	if !w.s.Config.Competing && w.lastTaker >= 0 && w.lastTaker != p.rep {
+		w.loop["handovers to another replica"]++
+	}
+	w.lastTaker = p.rep
+	p.current = fmt.Sprintf("%s%s redelivered=%t", w.who(p), headerString(d.Headers, HeaderMessage), d.Redelivered)
+	l := p.ledger.l
+	if p.stopOutage != 0 && l.Down() && l.Outage() == p.stopOutage {
 		w.tookWhileDown = append(w.tookWhileDown, fmt.Sprintf("%s taken at %s, during the ledger outage the loop stopped its session for",
 			headerString(d.Headers, HeaderMessage), w.clock.Now().In(seoul).Format("15:04:05.000")))
 	}
-	w.drive(func() { p.sess.deliveries <- d })
+	w.drive(p, func() { p.sess.deliveries <- d })
 }
 
 // maxTime is a reading after every wake-up.
@@ -267,10 +348,11 @@ func short(s string) string {
 	return s
 }
 
-// sweep runs the report Sweeper (when the vendor has reports) with the
-// armed pull fault on its pulls.
-func (w *world) sweep() {
-	if w.proc.sweeper == nil {
+// sweep runs replica i's report Sweeper (when the vendor has reports)
+// with the armed pull fault on its pulls.
+func (w *world) sweep(i int) {
+	p := w.procs[i]
+	if p.sweeper == nil {
 		return
 	}
 	if w.pullFault != "" {
@@ -278,26 +360,43 @@ func (w *world) sweep() {
 		w.pullFault = ""
 		defer w.vendor.DisarmPull()
 	}
-	st, err := w.proc.sweeper.Sweep(context.Background(), w.clock.Now())
+	st, err := p.sweeper.Sweep(context.Background(), w.clock.Now())
 	w.outcomes["settled by pull"] += st.Settled
 	w.outcomes["settled by horizon"] += st.NotSent
-	w.note("sweep: %+v err=%v", st, err)
+	w.note("%ssweep: %+v err=%v", w.who(p), st, err)
 }
 
-// drain runs one unknown drain pass on a channel of its own (when the
-// vendor has reports: the worker drains only after report sweeps).
-func (w *world) drain() {
-	if w.proc.sweeper == nil {
+// sweepAndDrain is replica i's sweep loop: a report sweep, then an
+// unknown drain.
+func (w *world) sweepAndDrain(i int) {
+	w.guard(w.procs[i], func() { w.sweep(i) })
+	w.guard(w.procs[i], func() { w.drain(i) })
+}
+
+// drain runs one unknown drain pass of replica i on a channel of its own
+// (when the vendor has reports: the worker drains only after report
+// sweeps).
+func (w *world) drain(i int) {
+	if w.procs[i].sweeper == nil {
 		return
 	}
 	names := w.topo.Names
 	w.drainCh = w.broker.OpenChannel(0)
-	st, err := worker.DrainUnknown(context.Background(), w.drainCh, w.broker.Publisher("drain"), w.ledger, names, w.broker.Len(names.Unknown))
+	st, err := worker.DrainUnknown(context.Background(), w.drainCh, drainPublisher{w.broker.Publisher("drain"), w}, w.ledgerOf(i), names, w.broker.Len(names.Unknown))
 	if w.drainCh != nil {
 		w.drainCh.Close()
 		w.drainCh = nil
 	}
 	if st != (worker.DrainStats{}) || err != nil {
-		w.note("drain: %+v err=%v", st, err)
+		w.note("%sdrain: %+v err=%v", w.who(w.procs[i]), st, err)
 	}
+}
+
+// who prefixes a trace line with p's replica when there are several
+// ("" with one, so a one-replica trace reads as before).
+func (w *world) who(p *process) string {
+	if len(w.procs) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("[replica %d] ", p.rep)
 }
