@@ -1,6 +1,7 @@
 package pageload
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"image/color"
@@ -85,17 +86,53 @@ func WriteReport(out string, s Summary) error {
 	return nil
 }
 
-// WriteLoad writes l as OUT/LoadFile(l.ID).
+// WriteLoad writes l as OUT/LoadFile(l.ID): indented JSON, its timing
+// entries one per line (ms rounded to 0.1).
 func WriteLoad(out string, l Load) error {
-	l.Timing = l.Timing.round1()
-	b, err := json.MarshalIndent(l, "", " ")
+	b, err := EncodeLoad(l)
 	if err != nil {
-		return fmt.Errorf("encode load %s: %w", l.ID, err)
+		return err
 	}
-	if err := os.WriteFile(filepath.Join(out, LoadFile(l.ID)), append(b, '\n'), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(out, LoadFile(l.ID)), b, 0o644); err != nil {
 		return fmt.Errorf("write load %s: %w", l.ID, err)
 	}
 	return nil
+}
+
+// EncodeLoad is WriteLoad's JSON of l; json.Unmarshal reads it back into
+// a Load (times rounded to 0.1 ms).
+func EncodeLoad(l Load) ([]byte, error) {
+	t := l.Timing.round1()
+	l.Timing = Timing{}
+	head, err := json.MarshalIndent(l, "", " ")
+	if err != nil {
+		return nil, fmt.Errorf("encode load %s: %w", l.ID, err)
+	}
+	i := bytes.LastIndex(head, []byte(`"timing": {`))
+	if i < 0 {
+		return nil, fmt.Errorf("encode load %s: no timing key", l.ID)
+	}
+	var b bytes.Buffer
+	b.Write(head[:i])
+	apiErr, _ := json.Marshal(t.APIError)
+	nav, err := json.Marshal(t.Nav)
+	if err != nil {
+		return nil, fmt.Errorf("encode load %s: %w", l.ID, err)
+	}
+	fmt.Fprintf(&b, "\"timing\": {\n  \"api_error\": %s,\n  \"nav\": %s,\n  \"resources\": [", apiErr, nav)
+	for k, e := range t.Resources {
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode load %s: %w", l.ID, err)
+		}
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString("\n   ")
+		b.Write(line)
+	}
+	b.WriteString("\n  ]\n }\n}\n")
+	return b.Bytes(), nil
 }
 
 // Markdown is summary.md of s.
@@ -175,7 +212,8 @@ func besideStudy(s Summary) string {
 		fmt.Fprintf(&b, "- **Connections.** At 100 images Chromium opened %s HTTP/1.1 connection(s) per load and %s HTTP/2, %s; nginx's log counted them.\n",
 			connLabel(h1), connLabel(h2), same)
 	}
-	b.WriteString("- **The machine and the path differ.** Study C ran nginx 1.29.6 on a machine it does not describe, over a real network; the lab runs nginx 1.22 (the offline image) and Chromium on a shared 2-core VM, through Toxiproxy, whose latency toxic delays data in chunks and whose handshake toxic adds the TCP handshake's round trip. Its DNS variance (1-3 s lookups, which the study removed by pinning the address) has no counterpart: the lab maps the name to 127.0.0.1.\n")
+	fmt.Fprintf(&b, "- **The machine and the path differ.** Study C ran nginx 1.29.6 on a machine it does not describe, over a real network; the lab runs %s and Chromium on %s, through Toxiproxy, whose latency toxic delays data in chunks and whose handshake toxic adds the TCP handshake's round trip. Its DNS variance (1-3 s lookups, which the study removed by pinning the address) has no counterpart: the lab maps the name to 127.0.0.1.\n",
+		cmpOr(st.Nginx, "nginx"), machineOf(s.Provenance))
 	if f, ok := StudyC(0); ok {
 		if bh1, ok := findCell(s.Cells, BackendPage, ProtoH1); ok && bh1.Loads > 0 {
 			bh2, _ := findCell(s.Cells, BackendPage, ProtoH2)
@@ -188,6 +226,14 @@ func besideStudy(s Summary) string {
 		}
 	}
 	return b.String()
+}
+
+// machineOf describes the run's machine from its provenance.
+func machineOf(p *results.Provenance) string {
+	if p == nil {
+		return "this machine"
+	}
+	return fmt.Sprintf("a %d-core machine shared with other runs (load %.1f at the start)", p.Machine.Cores, p.Machine.LoadAvg1)
 }
 
 // rows pairs each page's h1 and h2 cells.

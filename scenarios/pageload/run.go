@@ -145,6 +145,11 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	setup := Setup{RTTMS: cfg.RTTMS, Runs: cfg.Runs, Resources: slices.Sorted(slices.Values(cfg.Resources)),
 		APIDelayMS: cfg.APIDelayMS, ImageBytes: imgBytes, Images: maxN, Nginx: cfg.Images.Nginx}
+	if v, err := site.NginxVersion(ctx); err == nil {
+		setup.Nginx = v + " (" + cfg.Images.Nginx + ")"
+	} else {
+		fmt.Fprintf(w, "pageload: warning: %v\n", err)
+	}
 	for _, addr := range []string{site.H1Addr, site.H2Addr} {
 		rt, err := site.ProbeRTT(ctx, addr)
 		if err != nil {

@@ -41,7 +41,7 @@ type Entry struct {
 	Start         float64 `json:"start"`
 	ConnectStart  float64 `json:"connect_start"`
 	ConnectEnd    float64 `json:"connect_end"`
-	SecureStart   float64 `json:"secure_start"`
+	SecureStart   float64 `json:"secure_start,omitempty"`
 	RequestStart  float64 `json:"request_start"`
 	ResponseStart float64 `json:"response_start"`
 	ResponseEnd   float64 `json:"response_end"`

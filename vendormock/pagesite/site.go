@@ -14,12 +14,14 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 	"github.com/wiremock/go-wiremock"
@@ -372,6 +374,30 @@ func (s *Site) SetRTT(rttMS int) error {
 	}
 	s.logf("rtt %d ms on both proxies: latency %d ms downstream + %d ms upstream, tcp handshake 1 rtt", rttMS, down, up)
 	return nil
+}
+
+// NginxVersion runs `nginx -v` in the nginx container and returns what it
+// printed, e.g. "nginx/1.22.1". Errors: Docker's, an unexpected answer.
+func (s *Site) NginxVersion(ctx context.Context) (string, error) {
+	s.mu.Lock()
+	c := s.cs["nginx"]
+	s.mu.Unlock()
+	if c == nil {
+		return "", errors.New("nginx version: nginx not started")
+	}
+	code, r, err := c.Exec(ctx, []string{"nginx", "-v"}, tcexec.Multiplexed())
+	if err != nil {
+		return "", fmt.Errorf("nginx version: %w", err)
+	}
+	out, err := io.ReadAll(r)
+	if err != nil {
+		return "", fmt.Errorf("nginx version: %w", err)
+	}
+	_, v, ok := strings.Cut(strings.TrimSpace(string(out)), "nginx version: ")
+	if code != 0 || !ok {
+		return "", fmt.Errorf("nginx version: exit %d, %q", code, out)
+	}
+	return v, nil
 }
 
 // InsideAddr is Toxiproxy's listener for port (PortH1, PortH2) as seen
