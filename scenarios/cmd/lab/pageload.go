@@ -36,13 +36,8 @@ var pageloadKeys = []pageloadKey{
 		allowed: fmt.Sprintf("distinct whole numbers, each 1..%d, separated by spaces or commas", pageload.MaxResources),
 		show:    strconv.Quote(strings.Trim(fmt.Sprint(pageload.DefaultResources), "[]")),
 		set: func(c *pageload.Config, v string) (err error) {
-			if c.Resources, err = parseWholeList(v, 1, pageload.MaxResources); err != nil {
-				return err
-			}
-			if s := slices.Sorted(slices.Values(c.Resources)); len(slices.Compact(s)) != len(c.Resources) {
-				return fmt.Errorf("a count given twice")
-			}
-			return nil
+			c.Resources, err = parseWholeList(v, 1, pageload.MaxResources)
+			return err
 		}},
 	{name: "RTT", help: "round trip Toxiproxy adds between Chromium and nginx, ms (study C gives none; a new connection also pays one RTT for the TCP handshake)",
 		allowed: "a whole number 0..500", show: strconv.Itoa(pageload.DefaultRTTMS),
