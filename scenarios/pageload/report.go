@@ -295,6 +295,20 @@ func joinInts(ns []int) string {
 	return strings.Join(s, ", ")
 }
 
+// wholeTicks are gonum's default ticks labelled as whole ms.
+type wholeTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (wholeTicks) Ticks(lo, hi float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(lo, hi)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = ms(ts[i].Value)
+		}
+	}
+	return ts
+}
+
 // Colours of the chart: the lab's bars solid, the study's lighter.
 var (
 	colorH1      = color.RGBA{R: 0xd6, G: 0x60, B: 0x4d, A: 0xff}
@@ -334,7 +348,8 @@ func Chart(cells []Cell, backend bool) (*plot.Plot, error) {
 		p.Title.Text = "Backend-bound page, median: the lab beside study C"
 	}
 	p.Title.Padding = vg.Points(8)
-	p.Y.Label.Text = "ms (loadEventEnd; backend: API answer)"
+	p.Y.Label.Text = "page time, ms"
+	p.Y.Tick.Marker = wholeTicks{}
 	p.Y.Min = 0
 	p.Legend.Top, p.Legend.Left = true, true
 	p.Legend.XOffs = vg.Points(12)
