@@ -246,7 +246,7 @@ func besideStudy(s Summary) string {
 		most = max(most, n)
 	}
 	inRow := (most + StudyConnectionsH1 - 1) / StudyConnectionsH1
-	fmt.Fprintf(&b, "- **Round trips set the time here.** Study C gives no RTT. The lab adds %d ms to every round trip, so at %d images HTTP/1.1 pays about %d requests in a row on each of six connections, each connection after its TCP and TLS handshakes, where HTTP/2 asks for every image at once on one connection: the gap is wider than the study's and grows with the RTT.\n",
+	fmt.Fprintf(&b, "- **Round trips set the time here.** Study C gives no RTT. The lab adds %d ms to every round trip, so at %d images HTTP/1.1 pays about %d requests in a row on each of six connections, each connection after its TCP and TLS handshakes, where HTTP/2 asks for every image at once on one connection: the gap is wider than the study's, and by this count it grows with the RTT (a run at another `RTT=` shows it; this one ran at one).\n",
 		st.RTTMS, most, inRow)
 	if ok1 && ok2 && h1.Loads > 0 && h2.Loads > 0 {
 		same := "as study C says browsers do (6 and 1)"
