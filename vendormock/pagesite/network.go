@@ -21,12 +21,9 @@ import (
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
-// Toxic names SetRTT manages on both proxies.
-const (
-	toxicDown      = "latency_downstream"
-	toxicUp        = "latency_upstream"
-	toxicHandshake = "handshake_upstream"
-)
+// toxicHandshake is the handshake toxic's name on both proxies (the
+// latency toxics are vendormock's ToxicLatencyDown and ToxicLatencyUp).
+const toxicHandshake = vendormock.ToxicHandshake
 
 // SetRTT makes a round trip through either proxy cost rttMS: latency
 // rttMS/2 downstream and the rest upstream (vendormock.SplitRTT, whole ms),
@@ -56,16 +53,8 @@ func (s *Site) SetRTT(rttMS int) error {
 			toxiproxy.Attributes{"rtt_ms": rttMS}); err != nil {
 			return fmt.Errorf("set rtt: add %s (needs the lab's Toxiproxy image: rerun vendormock/images/ensure-images.sh): %w", toxicHandshake, err)
 		}
-		for _, t := range []struct {
-			name, stream string
-			ms           int
-		}{{toxicDown, "downstream", down}, {toxicUp, "upstream", up}} {
-			if t.ms == 0 {
-				continue
-			}
-			if _, err := p.AddToxic(t.name, "latency", t.stream, 1.0, toxiproxy.Attributes{"latency": t.ms, "jitter": 0}); err != nil {
-				return fmt.Errorf("set rtt: add %s: %w", t.name, err)
-			}
+		if err := vendormock.AddLatencyToxics(p, rttMS); err != nil {
+			return fmt.Errorf("set rtt: %w", err)
 		}
 	}
 	s.logf("rtt %d ms on both proxies: latency %d ms downstream + %d ms upstream, tcp handshake 1 rtt", rttMS, down, up)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -374,15 +373,5 @@ func (s *Site) logf(format string, args ...any) {
 	fmt.Fprintf(s.log, "pagesite: "+format+"\n", args...)
 }
 
-// hostAddr returns "127.0.0.1:PORT" of a published container port.
-func hostAddr(ctx context.Context, c testcontainers.Container, port string) (string, error) {
-	host, err := c.Host(ctx)
-	if err != nil {
-		return "", fmt.Errorf("host of %s: %w", port, err)
-	}
-	mp, err := c.MappedPort(ctx, port)
-	if err != nil {
-		return "", fmt.Errorf("mapped port of %s: %w", port, err)
-	}
-	return net.JoinHostPort(host, mp.Port()), nil
-}
+// hostAddr is vendormock.HostAddr.
+var hostAddr = vendormock.HostAddr

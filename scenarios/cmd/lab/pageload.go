@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,15 +22,8 @@ nginx through Toxiproxy; page times from the pages' own Navigation and
 Resource Timing, connections from nginx's log (./run.sh pageload help).
 `
 
-// pageloadKey is one key of ./run.sh pageload, on pageload's own config
-// (the conventions of the lab's keys table, keys.go).
-type pageloadKey struct {
-	name, help, allowed, show string
-	set                       func(c *pageload.Config, v string) error
-}
-
 // pageloadKeys are pageload's keys, in usage order.
-var pageloadKeys = []pageloadKey{
+var pageloadKeys = []ownKey[pageload.Config]{
 	{name: "N", help: "small images per page, one page each (study C: 10, 50 and 100); the backend-bound page is always loaded too",
 		allowed: fmt.Sprintf("distinct whole numbers, each 1..%d, separated by spaces or commas", pageload.MaxResources),
 		show:    strconv.Quote(strings.Trim(fmt.Sprint(pageload.DefaultResources), "[]")),
@@ -63,53 +55,18 @@ var pageloadKeys = []pageloadKey{
 		}},
 }
 
-func pageloadKeyNames() []string {
-	names := make([]string, len(pageloadKeys))
-	for i, k := range pageloadKeys {
-		names[i] = k.name
-	}
-	return names
-}
+func pageloadKeyNames() []string { return ownKeyNames(pageloadKeys) }
 
 // parsePageloadArgs builds pageload's config from KEY=VALUE words, then
-// the environment for keys no word set (a word wins; an empty variable is
-// unset). Errors are *UsageError (exit 2, nothing started): a word
-// without '=', an unknown key (naming pageload's keys and a likely
-// misspelling), an invalid value (naming what is allowed), an OUT the lab
-// did not make or that holds another command's results.
+// the environment for keys no word set (parseOwnWords), and returns where
+// each key came from. Errors are *UsageError (exit 2, nothing started):
+// parseOwnWords's, or an OUT the lab did not make or that holds another
+// command's results.
 func parsePageloadArgs(args []string, getenv func(string) string) (pageload.Config, map[string]string, error) {
 	cfg := pageload.DefaultConfig()
-	known := strings.Join(pageloadKeyNames(), ", ")
-	words := map[string]string{}
-	for _, a := range args {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok {
-			return cfg, nil, &UsageError{Value: a, Source: "argument", Msg: "want KEY=VALUE with KEY one of " + known}
-		}
-		if !slices.Contains(pageloadKeyNames(), name) {
-			msg := "unknown key; known keys: " + known
-			if near := nearestKey(name, pageloadKeyNames()); near != "" {
-				msg = "unknown key; did you mean " + near + "? known keys: " + known
-			} else if k, other := lookup(0, name); other {
-				msg = fmt.Sprintf("a key of lab %s, not of ./run.sh pageload; known keys: %s", k.in.name(), known)
-			}
-			return cfg, nil, &UsageError{Key: name, Value: value, Source: "argument", Msg: msg}
-		}
-		words[name] = value
-	}
-	sources := map[string]string{}
-	for _, k := range pageloadKeys {
-		value, source := words[k.name], "argument"
-		if _, inWords := words[k.name]; !inWords {
-			if getenv == nil || getenv(k.name) == "" {
-				continue
-			}
-			value, source = getenv(k.name), "environment"
-		}
-		if err := k.set(&cfg, strings.TrimSpace(value)); err != nil {
-			return cfg, nil, &UsageError{Key: k.name, Value: value, Source: source, Msg: err.Error() + "; allowed: " + k.allowed}
-		}
-		sources[k.name] = source
+	sources, err := parseOwnWords("./run.sh pageload", pageloadKeys, &cfg, args, getenv)
+	if err != nil {
+		return cfg, nil, err
 	}
 	if src, ok := sources["OUT"]; ok {
 		if err := outdir.Check(cfg.Out); err != nil {
@@ -173,9 +130,7 @@ Every key can also be set in the environment; a word wins.
 
 Keys, each shown with its default:
 `, loads)
-	for _, k := range pageloadKeys {
-		fmt.Fprintf(&b, "  %s=%s\n      %s.\n      Allowed: %s.\n", k.name, k.show, k.help, k.allowed)
-	}
+	writeOwnKeys(&b, pageloadKeys)
 	b.WriteString("\nExample: ./run.sh pageload OUT=results/pageload\n")
 	_, err := io.WriteString(w, b.String())
 	return err
