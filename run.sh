@@ -36,6 +36,10 @@
 #                             (OUT=results/simulate by default); SEED alone replays
 #                             one seed; TEETH=1 puts each defect of
 #                             testdata/sim-defects back and checks it is caught
+#   ./run.sh pageload [N="10 50 100"] [RTT=50] [RUNS=5] [API_DELAY_MS=2000] [OUT=dir]
+#                             HTTP/1.1 against HTTP/2 page loads in headless
+#                             Chromium (study C; pageload help; OUT=results/pageload
+#                             for the committed one)
 # A measuring command without OUT writes a new folder results/runs/<run id>/ and
 # links results/runs/latest to it (docs/running.md); exit codes: 0 passed, 1
 # failed (the last lines say why), 2 refused before anything started, 130
@@ -501,6 +505,21 @@ case "${1:-}" in
     esac
     .lab/bin/lab simulate-check "$@"
     run_forwarding_signals .lab/bin/lab simulate "$@"
+    ;;
+  pageload)
+    # The keys first (exit 2, nothing started), then Chromium (Debian's,
+    # installed when missing), then Docker and the images.
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab pageload help
+        exit 0
+        ;;
+    esac
+    .lab/bin/lab pageload-check "$@"
+    vendormock/images/ensure-chromium.sh
+    start_lab pageload-check pageload "$@"
     ;;
   matrix-report)
     shift

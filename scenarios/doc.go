@@ -13,6 +13,7 @@
 //	  matrix         the published matrix (study A): cells over bench.RunPoint and `notifier-worker direct`
 //	  bench          the bench driver: points (mode x RTT), the worker kinds, records -> results.Result
 //	  fault          the fault and race scenarios of catalog/ on one stack
+//	  pageload       the browser page-load experiment (study C): headless Chromium, nginx h1/h2 (vendormock/pagesite)
 //	  report         reporters, charts, studies, the matrix report: pure functions of results
 //	  results        the result schema, its checks, file names, read/write
 //	  netmodel       the round-trip model, the idle-timeout rule, the point counts

@@ -38,6 +38,7 @@ var layout = map[string][]string{
 	"scenarios/fault":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
 	"scenarios/matrix":        {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench"},
 	"scenarios/scale":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix"},
+	"scenarios/pageload":      {"vendormock", "scenarios/internal", "scenarios/results", "scenarios/report"},
 	"scenarios/audit":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix", "scenarios/fault"},
 	"scenarios/contractcheck": {"worker", "vendormock", "scenarios/internal", "docs/schemas"},
 	"scenarios/cmd/...":       {"worker", "vendormock", "scenarios"},

@@ -103,6 +103,8 @@ func usage(w io.Writer) error {
        ./run.sh scale [KEY=VALUE ...]   the scale benchmark (./run.sh scale help)
        ./run.sh simulate [SEEDS=N] [SEED=s] [TEETH=1] [OUT=dir]
                                      the deterministic simulator, no Docker (./run.sh simulate help)
+       ./run.sh pageload [N="10 50 100"] [RTT=50] [RUNS=5] [OUT=dir]
+                                     HTTP/1.1 vs HTTP/2 page loads in headless Chromium (./run.sh pageload help)
        ./run.sh report OUT           re-render a results folder offline (no Docker)
        ./run.sh list                 list the scenarios, one line each
        ./run.sh test                 lint, unit and integration tests

@@ -15,6 +15,8 @@
 //	lab scale-check [KEY=...]  validate the scale benchmark's arguments only
 //	lab simulate [KEY=VALUE...] run the deterministic simulator (worker/sim), no Docker
 //	lab simulate-check [KEY=...] validate the simulation's arguments only
+//	lab pageload [KEY=VALUE...] run the page-load experiment (study C: HTTP/1.1 vs HTTP/2 in Chromium)
+//	lab pageload-check [KEY=...] validate the page-load experiment's arguments only
 //	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab images CMD [KEY=...]   the images CMD starts, as LAB_IMAGE_SET for ensure-images.sh
@@ -125,6 +127,7 @@ The Go command behind ./run.sh (scenarios/cmd/lab):
   lab matrix-report OUT      rebuild OUT/matrix.md and OUT/charts/ from OUT/cell-*.json
   lab scale [KEY=VALUE...]   run the scale benchmark (lab scale help lists its keys)
   lab simulate [KEY=VALUE...] run the deterministic simulator (lab simulate help lists its keys)
+  lab pageload [KEY=VALUE...] the page-load experiment (lab pageload help lists its keys)
   lab keys --markdown        every key as a markdown table (docs/running.md#keys)
 `
 
@@ -134,7 +137,7 @@ var errUsage = errors.New("usage")
 // run dispatches one subcommand; getenv supplies the environment.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report, scale, simulate or help", errUsage)
+		return fmt.Errorf("%w: want a subcommand: check, run, audit, audit-clients, list, report, matrix, matrix-report, scale, simulate, pageload or help", errUsage)
 	}
 	switch cmd, rest := args[0], args[1:]; cmd {
 	case "check":
@@ -225,6 +228,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return simulateUsage(stdout)
 		}
 		return runSimulate(ctx, rest, getenv, stdout, os.Stderr)
+	case "pageload":
+		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+			return pageloadUsage(stdout)
+		}
+		return runPageload(ctx, rest, getenv, stdout)
+	case "pageload-check":
+		_, _, err := parsePageloadArgs(rest, getenv)
+		return err
 	case "simulate-check":
 		_, err := parseSimArgs(rest, getenv)
 		return err
@@ -261,10 +272,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+simulateHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+simulateHelp+pageloadHelp)
 		return err
 	default:
-		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate or help", errUsage, cmd)
+		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate, pageload or help", errUsage, cmd)
 	}
 }
 

@@ -15,6 +15,7 @@ var (
 	matrixKind = resultKind{"cell-*.json", "matrix"}
 	auditKind  = resultKind{"audit.json", "audit"}
 	simKind    = resultKind{"summary.json", "simulate"}
+	pageKind   = resultKind{"pageload.json", "pageload"}
 )
 
 // foreignKinds are, per command, the other commands' results it refuses
@@ -22,14 +23,18 @@ var (
 // read the folder as theirs (a fresh-user trial's bench into a copy of
 // results/scale replaced its summary).
 var foreignKinds = map[command][]resultKind{
-	cmdRun:    {scaleKind, matrixKind, simKind},
-	cmdMatrix: {benchKind, scaleKind, auditKind, simKind},
-	cmdScale:  {benchKind, matrixKind, auditKind, simKind},
+	cmdRun:    {scaleKind, matrixKind, simKind, pageKind},
+	cmdMatrix: {benchKind, scaleKind, auditKind, simKind, pageKind},
+	cmdScale:  {benchKind, matrixKind, auditKind, simKind, pageKind},
 }
+
+// pageloadForeignKinds are the results ./run.sh pageload refuses to write
+// beside: each of them has a summary.md of its own.
+var pageloadForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind, simKind}
 
 // simForeignKinds are the results ./run.sh simulate refuses to write
 // beside: each of them has a summary.md of its own.
-var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind}
+var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind, pageKind}
 
 // checkOutKind refuses dir when it holds any of kinds' result files.
 func checkOutKind(dir string, kinds []resultKind) error {

@@ -12,6 +12,7 @@ import (
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
+	"github.com/notifier-lab/notifier-lab/scenarios/pageload"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/scenarios/scale"
@@ -25,6 +26,8 @@ import (
 //	audit.json   an audit: audit.md and audit.html (its date kept)
 //	cell-*.json  the matrix: matrix.md and charts/
 //	point-*.json a scale run: summary.md and charts/
+//	pageload.json a page-load run: summary.md, pageload.json and charts/
+//	             from its load-*.json
 //	bench-*.json a bench run or a sweep: summary.md and charts/
 //	*/audit.json audits' parent folder: the third-party clients'
 //	             comparison, clients.md and clients.html
@@ -48,7 +51,7 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	// The report rewrites summary.md, charts/ and the pages in dir: only in
 	// a folder the lab made (docs/running.md#output-folders).
 	renderable := false
-	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
+	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
 		renderable = renderable || has(p)
 	}
 	if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); renderable && err != nil {
@@ -65,6 +68,8 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return report.MatrixReport(dir, w)
 	case has("point-*.json"):
 		return scale.Report(dir, w)
+	case has(pageload.SummaryJSON):
+		return pageload.Report(dir, w)
 	case has("bench-*.json"):
 		return report.Report(dir, w, report.WithBulk(bulk))
 	case has(filepath.Join("*", audit.RulesFile)):

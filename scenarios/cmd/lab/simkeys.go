@@ -34,13 +34,10 @@ type simConfig struct {
 	Out   string
 }
 
-// simKey is one key of ./run.sh simulate: the same conventions as the
-// lab's keys table (keys.go), on simulate's own config, since simulate
-// starts no stack and shares only OUT with the other commands.
-type simKey struct {
-	name, help, allowed, show string
-	set                       func(c *simConfig, v string) error
-}
+// simKey is one key of ./run.sh simulate, on simulate's own config
+// (ownKey: simulate starts no stack and shares only OUT with the other
+// commands).
+type simKey = ownKey[simConfig]
 
 // simKeys are simulate's keys, in usage order.
 var simKeys = []simKey{
@@ -75,13 +72,7 @@ var simKeys = []simKey{
 }
 
 // simKeyNames are simulate's keys, for messages and the provenance.
-func simKeyNames() []string {
-	names := make([]string, len(simKeys))
-	for i, k := range simKeys {
-		names[i] = k.name
-	}
-	return names
-}
+func simKeyNames() []string { return ownKeyNames(simKeys) }
 
 // isSimKey reports whether name is one of simulate's own keys (OUT aside,
 // which every command takes).
@@ -105,37 +96,9 @@ func isSimKey(name string) bool {
 // results.
 func parseSimArgs(args []string, getenv func(string) string) (simConfig, error) {
 	cfg := simConfig{Seeds: simDefaultSeeds, Out: simDefaultOut}
-	known := strings.Join(simKeyNames(), ", ")
-	words := map[string]string{}
-	for _, a := range args {
-		name, value, ok := strings.Cut(a, "=")
-		if !ok {
-			return cfg, &UsageError{Value: a, Source: "argument", Msg: "want KEY=VALUE with KEY one of " + known}
-		}
-		if !isSimKey(name) && name != "OUT" {
-			msg := "unknown key; known keys: " + known
-			if k, other := lookup(0, name); other {
-				msg = fmt.Sprintf("a key of lab %s, not of ./run.sh simulate; known keys: %s", k.in.name(), known)
-			} else if near := nearestKey(name, simKeyNames()); near != "" {
-				msg = "unknown key; did you mean " + near + "? known keys: " + known
-			}
-			return cfg, &UsageError{Key: name, Value: value, Source: "argument", Msg: msg}
-		}
-		words[name] = value
-	}
-	sources := map[string]string{}
-	for _, k := range simKeys {
-		value, source := words[k.name], "argument"
-		if _, inWords := words[k.name]; !inWords {
-			if getenv == nil || getenv(k.name) == "" {
-				continue
-			}
-			value, source = getenv(k.name), "environment"
-		}
-		if err := k.set(&cfg, strings.TrimSpace(value)); err != nil {
-			return cfg, &UsageError{Key: k.name, Value: value, Source: source, Msg: err.Error() + "; allowed: " + k.allowed}
-		}
-		sources[k.name] = source
+	sources, err := parseOwnWords("./run.sh simulate", simKeys, &cfg, args, getenv)
+	if err != nil {
+		return cfg, err
 	}
 	_, seeds := sources["SEEDS"]
 	_, seed := sources["SEED"]
@@ -191,9 +154,7 @@ Every key can also be set in the environment; a word wins.
 
 Keys, each shown with its default:
 `)
-	for _, k := range simKeys {
-		fmt.Fprintf(&b, "  %s=%s\n      %s.\n      Allowed: %s.\n", k.name, k.show, k.help, k.allowed)
-	}
+	writeOwnKeys(&b, simKeys)
 	b.WriteString(`
 Examples: ./run.sh simulate SEEDS=100000 TEETH=1
           ./run.sh simulate SEED=291
