@@ -81,6 +81,9 @@ const beginRetries = 5
 type Postgres struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	// group commits the Begins and Finishes waiting at once together
+	// (pgGroup).
+	group *pgGroup
 }
 
 var _ Store = (*Postgres)(nil)
@@ -105,7 +108,7 @@ func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres ledger: create table %s: %w", Table, err)
 	}
-	return &Postgres{pool: pool}, nil
+	return &Postgres{pool: pool, group: &pgGroup{pool: pool, max: GroupMax}}, nil
 }
 
 // Close closes the pool. Closing twice returns nil.
@@ -135,8 +138,11 @@ func (p *Postgres) Ping(ctx context.Context) error {
 }
 
 // Begin decides with one INSERT ... ON CONFLICT DO UPDATE ... WHERE
-// statement (see Store.Begin and beginSQL). Errors: ErrEmptyRefKey,
-// ErrClosed, a failed query (nothing decided: do not send).
+// statement (see Store.Begin and beginSQL), group-committed with the
+// other Begins and Finishes waiting at once (pgGroup): it returns once
+// the transaction that carried it committed. A ctx that ended before its
+// group was sent writes nothing. Errors: ErrEmptyRefKey, ErrClosed, ctx's
+// error, a failed query or commit (nothing decided: do not send).
 func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
 	if refkey == "" {
 		return 0, Entry{}, fmt.Errorf("begin attempt: %w", ErrEmptyRefKey)
@@ -145,16 +151,15 @@ func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.
 		return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 	}
 	for range beginRetries {
-		var wrote bool
-		e, err := scanEntry(p.pool.QueryRow(ctx, beginSQL, refkey, bodyHash, now.UTC()), &wrote)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // a concurrent Begin committed after this statement's snapshot
-		}
-		if err != nil {
+		op := &pgOp{sql: beginSQL, args: []any{refkey, bodyHash, now.UTC()}, row: true}
+		if err := p.group.do(ctx, op); err != nil {
 			return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 		}
-		if d, again := beginDecision(wrote, e, bodyHash); !again {
-			return d, e, nil
+		if op.noRows {
+			continue // a concurrent Begin committed after this statement's snapshot
+		}
+		if d, again := beginDecision(op.wrote, op.entry, bodyHash); !again {
+			return d, op.entry, nil
 		}
 	}
 	return 0, Entry{}, fmt.Errorf("begin attempt %s: no decision after %d tries under contention", refkey, beginRetries)
@@ -182,7 +187,8 @@ ON CONFLICT (refkey) DO UPDATE SET
 WHERE l.attempts = 0 AND l.state <> 'ATTEMPTING'`
 
 // Finish records state as the outcome of attempt with one conditional
-// statement (finishSQL, finishNoSendSQL; see Store.Finish). When it wrote
+// statement (finishSQL, finishNoSendSQL; see Store.Finish), group-committed
+// like Begin's (pgGroup): durable when it returns nil. When it wrote
 // nothing, the row is read to build the *StaleAttemptError. Errors:
 // ErrEmptyRefKey, ErrBadState, *StaleAttemptError (ErrStaleAttempt),
 // ErrClosed, a failed query.
@@ -197,11 +203,11 @@ func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt 
 	if attempt > 0 {
 		q, args = finishSQL, append(args, attempt)
 	}
-	tag, err := p.pool.Exec(ctx, q, args...)
-	if err != nil {
+	op := &pgOp{sql: q, args: args}
+	if err := p.group.do(ctx, op); err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
-	if tag.RowsAffected() == 1 {
+	if op.rows == 1 {
 		return nil
 	}
 	cur, found, err := p.Get(ctx, refkey)
