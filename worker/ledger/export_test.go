@@ -74,3 +74,16 @@ func (p *Postgres) QueuedForTest() int {
 	defer p.group.mu.Unlock()
 	return len(p.group.queue)
 }
+
+// OpenPostgresForTest is OpenPostgres with session settings over the
+// durable ones (params) and, with alone, without group commit (each
+// Begin and Finish its own statement and commit, concurrently over the
+// pool, as before group commit).
+func OpenPostgresForTest(ctx context.Context, url string, params map[string]string, alone bool) (*Postgres, error) {
+	p, err := openPostgres(ctx, url, params)
+	if err != nil {
+		return nil, err
+	}
+	p.alone = alone
+	return p, nil
+}

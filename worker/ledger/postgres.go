@@ -82,8 +82,10 @@ type Postgres struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
 	// group commits the Begins and Finishes waiting at once together
-	// (pgGroup).
+	// (pgGroup); alone (tests and measurements only) sends each call on
+	// its own, concurrently over the pool, as before group commit.
 	group *pgGroup
+	alone bool
 }
 
 var _ Store = (*Postgres)(nil)
@@ -94,12 +96,21 @@ var _ Store = (*Postgres)(nil)
 // unreachable, or the table cannot be created (wrapped pgx errors; the URL's
 // password is never part of them).
 func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
+	return openPostgres(ctx, url, nil)
+}
+
+// openPostgres is OpenPostgres with session settings over the durable
+// ones (tests and measurements only: params may weaken durability).
+func openPostgres(ctx context.Context, url string, params map[string]string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres ledger: parse URL: %w", err)
 	}
 	// Durable commits: a Begin that returned Proceed survives a server crash.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres ledger: %w", err)
@@ -152,7 +163,7 @@ func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.
 	}
 	for range beginRetries {
 		op := &pgOp{sql: beginSQL, args: []any{refkey, bodyHash, now.UTC()}, row: true}
-		if err := p.group.do(ctx, op); err != nil {
+		if err := p.do(ctx, op); err != nil {
 			return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 		}
 		if op.noRows {
@@ -204,7 +215,7 @@ func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt 
 		q, args = finishSQL, append(args, attempt)
 	}
 	op := &pgOp{sql: q, args: args}
-	if err := p.group.do(ctx, op); err != nil {
+	if err := p.do(ctx, op); err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
 	if op.rows == 1 {
@@ -215,6 +226,14 @@ func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt 
 		return fmt.Errorf("finish attempt %s: wrote nothing, then: %w", refkey, err)
 	}
 	return &StaleAttemptError{RefKey: refkey, Attempt: attempt, State: state, Current: cur, Found: found}
+}
+
+// do runs op through the group commit, or alone (Postgres.alone).
+func (p *Postgres) do(ctx context.Context, op *pgOp) error {
+	if p.alone {
+		return p.group.send(ctx, []*pgOp{op})
+	}
+	return p.group.do(ctx, op)
 }
 
 // Resolve records an operator's verdict in one transaction that locks the
