@@ -241,7 +241,7 @@ func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
 }
 
 // keepProfiles copies the point's replica profiles (the bench's
-// dir/pprof/) to OUT/pprof/ and splits them (SplitProfiles) over the
+// dir/pprof/) to OUT/pprof/<point>-<mode>-<rtt>ms-<replica>.pprof and splits them (SplitProfiles) over the
 // messages the replicas handled (measured and warm-up).
 func (r *runner) keepProfiles(dir string, spec Spec) (CPUSplit, error) {
 	found, err := filepath.Glob(filepath.Join(dir, "pprof", "*.pprof"))
@@ -250,7 +250,9 @@ func (r *runner) keepProfiles(dir string, spec Spec) (CPUSplit, error) {
 	}
 	var names []string
 	for _, f := range found {
-		name := filepath.Join("pprof", filepath.Base(f))
+		// The bench names it after its mode and RTT: the point's name
+		// keeps the points' profiles apart.
+		name := filepath.Join("pprof", spec.Name()+"-"+strings.TrimPrefix(filepath.Base(f), "worker-"))
 		data, err := os.ReadFile(f)
 		if err == nil {
 			err = os.MkdirAll(filepath.Join(r.out, "pprof"), 0o755)
