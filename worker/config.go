@@ -126,7 +126,9 @@ type Config struct {
 	HTTPVersion string
 	// Concurrency is how many messages the worker handles at once (that
 	// many sends in flight; the prefetch is Concurrency + PrefetchAhead,
-	// one delivery waiting in the worker's buffer); 0 = 1, the case's. Every delivery rule holds at any concurrency (ledger Begin
+	// one delivery waiting in the worker's buffer, and above 1 also
+	// max(2, Concurrency/4) for the acks gathered into multiple acks,
+	// docs/worker.md); 0 = 1, the case's. Every delivery rule holds at any concurrency (ledger Begin
 	// before the send, send window, one outcome, ack only after routing,
 	// on the delivery's own channel). Above 1 the queue's order is NOT
 	// kept: sends, acks and records happen in the order messages finish.

@@ -38,8 +38,16 @@ func (c *consumer) concurrency() int { return max(c.cfg.Concurrency, 1) }
 const PrefetchAhead = 1
 
 // prefetch is the session's QoS prefetch count: concurrency() +
-// PrefetchAhead.
-func (c *consumer) prefetch() int { return c.concurrency() + PrefetchAhead }
+// PrefetchAhead, and above concurrency 1 room for the acks an ackBatcher
+// gathers (ackGroup): a finished delivery whose ack waits still counts
+// against the prefetch, and must not keep the next one from the handlers.
+func (c *consumer) prefetch() int {
+	n := c.concurrency()
+	if n > 1 {
+		return n + ackGroup(n) + PrefetchAhead
+	}
+	return n + PrefetchAhead
+}
 
 // serve handles deliveries of generation gen, up to Config.Concurrency at
 // once (one goroutine each; with HandlerConfig.ReleaseAfterSend a handler
@@ -68,6 +76,13 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 	// blocks on them for long.
 	finished := make(chan handled, 2*n)
 	released := make(chan struct{}, 2*n)
+	// Above concurrency 1 the acks go through an ackBatcher (multiple
+	// acks of contiguous finished deliveries, docs/worker.md); what it
+	// holds is sent before serve returns.
+	var acks *ackBatcher
+	if n > 1 {
+		defer func() { acks.Flush() }()
+	}
 	inflight, busy := 0, 0
 	// At concurrency 1 the records keep the delivery order even when a
 	// handler that released its slot finishes after the next one (a slow
@@ -124,7 +139,20 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		if c.health.active.CompareAndSwap(false, true) {
 			c.log.Info("active consumer", "worker_id", c.cfg.WorkerID, "queue", c.topology.Names.Main, "generation", gen)
 		}
-		d.Acknowledger = genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
+		ga := genAcker{gen: gen, gens: &c.gens, inner: d.Acknowledger}
+		d.Acknowledger = ga
+		if n > 1 {
+			if acks == nil {
+				acks = newAckBatcher(ga, ackGroup(n), AckFlushDelay)
+				acks.onErr = func(tag uint64, k int, err error) {
+					c.log.Warn("multiple ack failed; the broker redelivers those messages and the ledger suppresses each as a duplicate",
+						"up_to_tag", tag, "messages", k, "error", err.Error())
+				}
+			}
+			if ack, ok := acks.register(d.DeliveryTag); ok && acks.inner.(genAcker).inner == ga.inner {
+				d.Acknowledger = ack
+			}
+		}
 		return d
 	}
 	// start hands d (its body decoded already when pre is not nil) to a
@@ -188,6 +216,9 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 			if w := c.pace.wait(time.Now()); w > 0 {
 				in, paced = nil, time.After(w)
 			}
+		}
+		if inflight == 0 && acks != nil {
+			acks.Flush() // nothing in flight: no company is coming soon
 		}
 		if inflight == 0 && c.idle != nil {
 			// Nothing in flight: only a delivery, the session's loss, ctx

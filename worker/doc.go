@@ -1,12 +1,13 @@
 // Package worker is the notification worker: one RabbitMQ consumer
 // handling Config.Concurrency messages at once (1 by default, the case's;
-// the prefetch is one more, PrefetchAhead) that decodes each
+// the prefetch is one more, PrefetchAhead, and above 1 also room for
+// the acks gathered into multiple acks, ackGroup) that decodes each
 // message, applies the send window and the
 // attempt ledger, sends it to the vendor, routes it to exactly one place
 // (docs/outcomes.md) and writes one Record per handled message.
 //
 //	RabbitMQ main queue
-//	     | single active consumer, QoS prefetch N+1 (Concurrency + PrefetchAhead), manual ack
+//	     | single active consumer, QoS prefetch N+1 (N + max(2, N/4) + 1 above N=1), manual ack
 //	     v
 //	 Consumer ---- per connection: generation g (acks of older g refused)
 //	     |
@@ -44,9 +45,13 @@
 // # Concurrency
 //
 // With Config.Concurrency N above 1 the consumer runs up to N handlers at
-// once (prefetch N+1, N sends in flight): each delivery still goes through ledger Begin before
+// once (prefetch N + max(2, N/4) + 1, N sends in flight): each delivery still goes through ledger Begin before
 // its send, the send window and exactly one route, and is acked only after
-// it was routed, through its own channel generation. The queue's order is
+// it was routed, through its own channel generation. Its ack is gathered
+// (ackBatcher): once every delivery before it is settled, one multiple ack
+// settles a run of them (max(2, N/4), or whatever waits after
+// AckFlushDelay or when nothing is in flight); a multiple ack never covers
+// a delivery not yet finished, and a nack goes alone at once. The queue's order is
 // no longer kept: sends, acks and records follow the order in which
 // messages finish. Records, metrics and the summary are written from one
 // goroutine.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -15,13 +16,17 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
-// fakeAcker captures acks and nacks by delivery tag.
+// fakeAcker captures acks and nacks by delivery tag. A multiple ack
+// acks, as the broker does, every tag from 1 up to its own not acked or
+// nacked before (the fakes number a channel's deliveries from 1).
 type fakeAcker struct {
 	mu       sync.Mutex
 	acks     []uint64
 	nacks    []uint64
 	requeues []bool
 	err      error
+	// frames counts Ack calls (a multiple ack is one).
+	frames int
 }
 
 func (a *fakeAcker) Ack(tag uint64, multiple bool) error {
@@ -30,7 +35,20 @@ func (a *fakeAcker) Ack(tag uint64, multiple bool) error {
 	if a.err != nil {
 		return a.err
 	}
-	a.acks = append(a.acks, tag)
+	a.frames++
+	if !multiple {
+		a.acks = append(a.acks, tag)
+		return nil
+	}
+	settled := map[uint64]bool{}
+	for _, t := range append(slices.Clone(a.acks), a.nacks...) {
+		settled[t] = true
+	}
+	for t := uint64(1); t <= tag; t++ {
+		if !settled[t] {
+			a.acks = append(a.acks, t)
+		}
+	}
 	return nil
 }
 

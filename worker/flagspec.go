@@ -53,7 +53,7 @@ var settings = []setting[Config]{
 	knob("client-cert-file", "CLIENT_CERT_FILE", "", "PEM `file` of the client certificate for mutual TLS (with -client-key-file)", func(c *Config) *string { return &c.ClientCertFile }),
 	knob("client-key-file", "CLIENT_KEY_FILE", "", "PEM `file` of the client certificate's key (never logged)", func(c *Config) *string { return &c.ClientKeyFile }),
 	knob("http-version", "HTTP_VERSION", DefaultHTTPVersion, "HTTP version offered to the vendor: 1.1 | 2 (h2 through ALPN; https only)", func(c *Config) *string { return &c.HTTPVersion }),
-	knob("concurrency", "CONCURRENCY", DefaultConcurrency, "messages handled at once (sends in flight; the prefetch is one more); above 1 the queue order is not kept", func(c *Config) *int { return &c.Concurrency }),
+	knob("concurrency", "CONCURRENCY", DefaultConcurrency, "messages handled at once (sends in flight; the prefetch is one more, and above 1 also max(2, N/4) for acks gathered into multiple acks); above 1 the queue order is not kept", func(c *Config) *int { return &c.Concurrency }),
 	knob("send-interval", "SEND_INTERVAL", time.Duration(0), "take a message no sooner than this after the previous one: this worker's share of the vendor's rate limit (active workers / sends per second); 0 = no pacing", func(c *Config) *time.Duration { return &c.SendInterval }),
 	knob("pool-size", "POOL_SIZE", 0, "pooled: idle connections kept per host; 0 = concurrency (2 is Go's default, the classic pitfall)", func(c *Config) *int { return &c.PoolSize }),
 	knob("correlation-header", "VENDOR_CORRELATION_HEADER", DefaultCorrelationHeader, "request header carrying the refkey for logs (not an idempotency key)", func(c *Config) *string { return &c.CorrelationHeader }),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -186,6 +187,13 @@ func (b *Bench) runReplicas(ctx context.Context, wcfg worker.Config, runDir, run
 	for _, r := range ws.Replicas() {
 		if err := r.Stop(ctx); err != nil {
 			return nil, err
+		}
+		if b.cfg.CPUProfile == "on" {
+			// Written by the replica when SIGTERM ended it.
+			dst := filepath.Join(b.out, "pprof", "worker-"+runName+"-"+r.ID+".pprof")
+			if err := copyFile(filepath.Join(runDir, lab.ReplicaProfile(r.ID)), dst); err != nil {
+				return nil, fmt.Errorf("keep cpu profile of %s: %w", r.ID, err)
+			}
 		}
 	}
 	// Records a replica wrote while stopping count too.

@@ -217,7 +217,7 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		published = p.published
 	}
 
-	if b.cfg.CPUProfile == "on" {
+	if _, single := kind.(*singleKind); single && b.cfg.CPUProfile == "on" {
 		if err := copyFile(filepath.Join(p.dir, cpuProfileFile), filepath.Join(b.out, "pprof", "worker-"+p.name+".pprof")); err != nil {
 			return results.Result{}, p.fail("collect", fmt.Errorf("keep cpu profile: %w", err))
 		}

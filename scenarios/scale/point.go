@@ -59,6 +59,9 @@ type Point struct {
 	// outside the stack (other processes on a shared machine).
 	HostBusyCores float64 `json:"host_busy_cores"`
 	Bottleneck    string  `json:"bottleneck"`
+	// CPUSplit is where the worker processes' CPU went, from their CPU
+	// profiles (worker points run with CPU_PROFILE=on; nil otherwise).
+	CPUSplit *CPUSplit `json:"cpu_split,omitempty"`
 	// RSS is the worker processes' resident memory over the run (the
 	// largest replica at each sample).
 	RSS *RSS `json:"rss,omitempty"`

@@ -175,6 +175,8 @@ func Summary(ps []Point) string {
 			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.HostBusyCores, bottleneckOf(p), p.Check())
 	}
 	b.WriteString(scalingSection(ps))
+	b.WriteString(cpuPerSendSection(ps))
+	b.WriteString(splitSection(ps))
 	b.WriteString(memorySection(ps))
 	fmt.Fprintf(&b, "\n![sends/s against concurrency](%s/%s)\n\n![CPU by container](%s/%s)\n", ChartsDir, SendsChart, ChartsDir, CPUChart)
 	return b.String()

@@ -92,7 +92,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		return err
 	}
 	defer cleanState()
-	r := &runner{cfg: cfg, w: w, workDir: workDir, stateDir: stateDir, stack: stack, conn: conn, env: bench.DescribeEnvironment(images, cfg.HostNote)}
+	r := &runner{cfg: cfg, w: w, out: out, workDir: workDir, stateDir: stateDir, stack: stack, conn: conn, env: bench.DescribeEnvironment(images, cfg.HostNote)}
 	start := time.Now()
 	var points []Point
 	for i, spec := range plan {
@@ -145,6 +145,7 @@ func caseLabel(ms int) string {
 type runner struct {
 	cfg     Config
 	w       io.Writer
+	out     string // OUT, absolute
 	workDir string
 	// stateDir is bench.PointOptions.StateDir (WORKER_STATE).
 	stateDir string
@@ -229,7 +230,42 @@ func (r *runner) worker(ctx context.Context, spec Spec, p *Point) error {
 		p.Lost, p.Duplicates = res.Reconcile.Lost, res.Reconcile.Duplicates
 	}
 	p.RateLimit = res.RateLimit
+	if r.cfg.CPUProfile == "on" {
+		split, err := r.keepProfiles(dir, spec)
+		if err != nil {
+			return fmt.Errorf("point %s: %w", spec.Name(), err)
+		}
+		p.CPUSplit = &split
+	}
 	return nil
+}
+
+// keepProfiles copies the point's replica profiles (the bench's
+// dir/pprof/) to OUT/pprof/<point>-<mode>-<rtt>ms-<replica>.pprof and splits them (SplitProfiles) over the
+// messages the replicas handled (measured and warm-up).
+func (r *runner) keepProfiles(dir string, spec Spec) (CPUSplit, error) {
+	found, err := filepath.Glob(filepath.Join(dir, "pprof", "*.pprof"))
+	if err != nil || len(found) == 0 {
+		return CPUSplit{}, fmt.Errorf("keep cpu profiles: none in %s (%v)", filepath.Join(dir, "pprof"), err)
+	}
+	var names []string
+	for _, f := range found {
+		// The bench names it after its mode and RTT: the point's name
+		// keeps the points' profiles apart.
+		name := filepath.Join("pprof", spec.Name()+"-"+strings.TrimPrefix(filepath.Base(f), "worker-"))
+		data, err := os.ReadFile(f)
+		if err == nil {
+			err = os.MkdirAll(filepath.Join(r.out, "pprof"), 0o755)
+		}
+		if err == nil {
+			err = os.WriteFile(filepath.Join(r.out, name), data, 0o644)
+		}
+		if err != nil {
+			return CPUSplit{}, fmt.Errorf("keep cpu profile %s: %w", f, err)
+		}
+		names = append(names, name)
+	}
+	return SplitProfiles(found, names, spec.Count+r.cfg.Warmup)
 }
 
 // direct runs spec with the bare client (the matrix's direct driver).

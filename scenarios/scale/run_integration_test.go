@@ -23,7 +23,9 @@ import (
 // reconciled from nginx's access log (the scale stack's WireMock keeps
 // no journal: Options.NoRequestJournal) with 0 lost and 0 duplicates,
 // every point must carry its containers' CPU, and the memory run its RSS
-// samples; the summary and charts must be written.
+// samples; the summary and charts must be written. With CPU_PROFILE=on
+// every worker point keeps one profile per replica under its own name and
+// splits it, ack and ledger parts included.
 func TestScaleRunSmall(t *testing.T) {
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil || images.Worker == "" {
@@ -35,6 +37,7 @@ func TestScaleRunSmall(t *testing.T) {
 	cfg.Concurrencies, cfg.WorkerCounts, cfg.CaseDelayMS = []int{4}, []int{1, 2}, CaseOff
 	cfg.Warmup, cfg.PointS, cfg.SoakS = 10, 2, 20
 	cfg.Out = filepath.Join(t.TempDir(), "scale")
+	cfg.CPUProfile = "on"
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
@@ -77,6 +80,18 @@ func TestScaleRunSmall(t *testing.T) {
 		if p.WorkerState != bench.StateTmpfs {
 			t.Errorf("%s: worker state %q, want %q (WORKER_STATE's default)", p.Name, p.WorkerState, bench.StateTmpfs)
 		}
+		if s := p.CPUSplit; s == nil || len(s.Profiles) != p.Workers || s.SampledS <= 0 || s.Handled != p.Count+p.Warmup {
+			t.Errorf("%s: cpu split %+v; want %d profile(s), CPU sampled, %d handled", p.Name, s, p.Workers, p.Count+p.Warmup)
+		} else {
+			for _, f := range s.Profiles {
+				if !strings.HasPrefix(filepath.Base(f), p.Name+"-") {
+					t.Errorf("%s: profile %s is not named after its point", p.Name, f)
+				}
+				if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
+					t.Errorf("%s: profile: %v", p.Name, err)
+				}
+			}
+		}
 		if p.Series == SeriesSoak && (p.RSS == nil || p.RSS.MaxMB <= 0) {
 			t.Errorf("%s: RSS %+v (sample errors %q); want the worker's memory sampled", p.Name, p.RSS, p.SampleErrors)
 		}
@@ -85,5 +100,8 @@ func TestScaleRunSmall(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(cfg.Out, f)); err != nil {
 			t.Errorf("report: %v", err)
 		}
+	}
+	if md, err := os.ReadFile(filepath.Join(cfg.Out, "summary.md")); err != nil || !strings.Contains(string(md), "## Where the worker's own CPU goes") || !strings.Contains(string(md), "## Where each send's CPU goes, by container") {
+		t.Errorf("summary.md lacks the CPU per send tables (%v)", err)
 	}
 }

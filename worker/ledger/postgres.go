@@ -81,6 +81,11 @@ const beginRetries = 5
 type Postgres struct {
 	pool   *pgxpool.Pool
 	closed atomic.Bool
+	// group commits the Begins and Finishes waiting at once together
+	// (pgGroup); alone (tests and measurements only) sends each call on
+	// its own, concurrently over the pool, as before group commit.
+	group *pgGroup
+	alone bool
 }
 
 var _ Store = (*Postgres)(nil)
@@ -91,12 +96,21 @@ var _ Store = (*Postgres)(nil)
 // unreachable, or the table cannot be created (wrapped pgx errors; the URL's
 // password is never part of them).
 func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
+	return openPostgres(ctx, url, nil)
+}
+
+// openPostgres is OpenPostgres with session settings over the durable
+// ones (tests and measurements only: params may weaken durability).
+func openPostgres(ctx context.Context, url string, params map[string]string) (*Postgres, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres ledger: parse URL: %w", err)
 	}
 	// Durable commits: a Begin that returned Proceed survives a server crash.
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "on"
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open postgres ledger: %w", err)
@@ -105,7 +119,7 @@ func OpenPostgres(ctx context.Context, url string) (*Postgres, error) {
 		pool.Close()
 		return nil, fmt.Errorf("open postgres ledger: create table %s: %w", Table, err)
 	}
-	return &Postgres{pool: pool}, nil
+	return &Postgres{pool: pool, group: &pgGroup{pool: pool, max: GroupMax}}, nil
 }
 
 // Close closes the pool. Closing twice returns nil.
@@ -135,8 +149,11 @@ func (p *Postgres) Ping(ctx context.Context) error {
 }
 
 // Begin decides with one INSERT ... ON CONFLICT DO UPDATE ... WHERE
-// statement (see Store.Begin and beginSQL). Errors: ErrEmptyRefKey,
-// ErrClosed, a failed query (nothing decided: do not send).
+// statement (see Store.Begin and beginSQL), group-committed with the
+// other Begins and Finishes waiting at once (pgGroup): it returns once
+// the transaction that carried it committed. A ctx that ended before its
+// group was sent writes nothing. Errors: ErrEmptyRefKey, ErrClosed, ctx's
+// error, a failed query or commit (nothing decided: do not send).
 func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.Time) (Decision, Entry, error) {
 	if refkey == "" {
 		return 0, Entry{}, fmt.Errorf("begin attempt: %w", ErrEmptyRefKey)
@@ -145,16 +162,15 @@ func (p *Postgres) Begin(ctx context.Context, refkey, bodyHash string, now time.
 		return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 	}
 	for range beginRetries {
-		var wrote bool
-		e, err := scanEntry(p.pool.QueryRow(ctx, beginSQL, refkey, bodyHash, now.UTC()), &wrote)
-		if errors.Is(err, pgx.ErrNoRows) {
-			continue // a concurrent Begin committed after this statement's snapshot
-		}
-		if err != nil {
+		op := &pgOp{sql: beginSQL, args: []any{refkey, bodyHash, now.UTC()}, row: true}
+		if err := p.do(ctx, op); err != nil {
 			return 0, Entry{}, fmt.Errorf("begin attempt %s: %w", refkey, err)
 		}
-		if d, again := beginDecision(wrote, e, bodyHash); !again {
-			return d, e, nil
+		if op.noRows {
+			continue // a concurrent Begin committed after this statement's snapshot
+		}
+		if d, again := beginDecision(op.wrote, op.entry, bodyHash); !again {
+			return d, op.entry, nil
 		}
 	}
 	return 0, Entry{}, fmt.Errorf("begin attempt %s: no decision after %d tries under contention", refkey, beginRetries)
@@ -182,7 +198,8 @@ ON CONFLICT (refkey) DO UPDATE SET
 WHERE l.attempts = 0 AND l.state <> 'ATTEMPTING'`
 
 // Finish records state as the outcome of attempt with one conditional
-// statement (finishSQL, finishNoSendSQL; see Store.Finish). When it wrote
+// statement (finishSQL, finishNoSendSQL; see Store.Finish), group-committed
+// like Begin's (pgGroup): durable when it returns nil. When it wrote
 // nothing, the row is read to build the *StaleAttemptError. Errors:
 // ErrEmptyRefKey, ErrBadState, *StaleAttemptError (ErrStaleAttempt),
 // ErrClosed, a failed query.
@@ -197,11 +214,11 @@ func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt 
 	if attempt > 0 {
 		q, args = finishSQL, append(args, attempt)
 	}
-	tag, err := p.pool.Exec(ctx, q, args...)
-	if err != nil {
+	op := &pgOp{sql: q, args: args}
+	if err := p.do(ctx, op); err != nil {
 		return fmt.Errorf("finish attempt %s: %w", refkey, err)
 	}
-	if tag.RowsAffected() == 1 {
+	if op.rows == 1 {
 		return nil
 	}
 	cur, found, err := p.Get(ctx, refkey)
@@ -209,6 +226,14 @@ func (p *Postgres) Finish(ctx context.Context, refkey, bodyHash string, attempt 
 		return fmt.Errorf("finish attempt %s: wrote nothing, then: %w", refkey, err)
 	}
 	return &StaleAttemptError{RefKey: refkey, Attempt: attempt, State: state, Current: cur, Found: found}
+}
+
+// do runs op through the group commit, or alone (Postgres.alone).
+func (p *Postgres) do(ctx context.Context, op *pgOp) error {
+	if p.alone {
+		return p.group.send(ctx, []*pgOp{op})
+	}
+	return p.group.do(ctx, op)
 }
 
 // Resolve records an operator's verdict in one transaction that locks the

@@ -51,7 +51,7 @@ var (
 // (testcontainers' postgres module; durable settings: the module's default
 // `-c fsync=off` is replaced by plain `postgres`) and returns its URL. It
 // fails the test when the image is not built or does not start.
-func postgresURL(t *testing.T) string {
+func postgresURL(t testing.TB) string {
 	t.Helper()
 	pgOnce.Do(func() {
 		vendormock.EnsureTestcontainersEnv()
@@ -100,7 +100,7 @@ func postgresImage() (string, error) {
 }
 
 // freshSchema creates an empty schema and returns the URL that selects it.
-func freshSchema(t *testing.T) string {
+func freshSchema(t testing.TB) string {
 	t.Helper()
 	base := postgresURL(t)
 	name := fmt.Sprintf("t%d_%d", os.Getpid(), pgSeq.Add(1))

@@ -232,7 +232,7 @@ var keys = []key{
 		allowed: "one of " + strings.Join(vendormock.WorkerNames(), ", "),
 		show:    func(c *scale.Config) string { return c.Worker },
 		set:     func(c *scale.Config, v string) (err error) { c.Worker, err = parseWorker(v); return }},
-	{name: "CPU_PROFILE", in: cmdRun, help: "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof",
+	{name: "CPU_PROFILE", in: cmdRun | cmdScale, help: "write a Go CPU profile of each worker run to OUT/pprof/worker-<mode>-<rtt>ms.pprof; in scale, of each worker point's replicas (OUT/pprof/<point>-<mode>-<rtt>ms-<replica>.pprof), and the summary splits the worker's CPU per send by where it went",
 		allowed: "one of " + strings.Join(allowedOnOff, ", "),
 		show:    func(c *scale.Config) string { return c.CPUProfile },
 		set:     func(c *scale.Config, v string) (err error) { c.CPUProfile, err = oneOf(v, allowedOnOff); return }},

@@ -141,18 +141,18 @@ func TestHelpers(t *testing.T) {
 	}
 }
 
-// TestReplicaArgs: each replica gets its own records and ledger files,
-// and neither the single worker's stop count nor its CPU profile.
+// TestReplicaArgs: each replica gets its own records and ledger files
+// and CPU profile, and not the single worker's stop count.
 func TestReplicaArgs(t *testing.T) {
 	cfg := worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/r.jsonl", LedgerPath: "/out/l.db", MaxMessages: 5, CPUProfile: "/out/cpu.pprof"}
 	args := ReplicaArgs(cfg)
 	got := args(vendormock.ReplicaFiles{ID: "worker-2", RecordsPath: "/out/records-worker-2.jsonl", LedgerFile: "/ledger/ledger.db"})
-	want := worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/records-worker-2.jsonl", LedgerPath: "/ledger/ledger.db"}.Args()
+	want := worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/records-worker-2.jsonl", LedgerPath: "/ledger/ledger.db", CPUProfile: "/out/cpu-worker-2.pprof"}.Args()
 	if !slices.Equal(got, want) {
 		t.Errorf("bbolt replica: args %q; want %q", got, want)
 	}
 	got = args(vendormock.ReplicaFiles{ID: "worker-1", RecordsPath: "/out/records-worker-1.jsonl"})
-	want = worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/records-worker-1.jsonl"}.Args()
+	want = worker.Config{Queue: "q", Strategy: "pooled", RecordsPath: "/out/records-worker-1.jsonl", CPUProfile: "/out/cpu-worker-1.pprof"}.Args()
 	if !slices.Equal(got, want) {
 		t.Errorf("postgres replica: args %q; want %q (the ledger URL by environment only)", got, want)
 	}
