@@ -176,6 +176,13 @@ func Load(dir, worker, profile string, keepaliveS float64) (Inputs, error) {
 	if race.Scenario != "" {
 		in.Race = &race
 	}
+	var probes Probes
+	if err := readJSON(filepath.Join(dir, ProbesFile), &probes); err != nil {
+		return in, err
+	}
+	if probes.Date != "" {
+		in.Probes = &probes
+	}
 	return in, nil
 }
 

@@ -44,6 +44,9 @@ type Inputs struct {
 	Faults        []fault.Verdict
 	NotApplicable []fault.NotApplicable
 	Race          *fault.IdleRaceResult
+	// Probes is what the probes measured (probes.json); nil when the
+	// audit ran without them (folders written before they existed).
+	Probes *Probes
 	// Errors are steps of the battery that failed to run (a bench that
 	// could not finish, a stack that did not start), one sentence each.
 	Errors []string
