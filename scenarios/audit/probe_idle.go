@@ -89,11 +89,11 @@ type IdleObservation struct {
 // IdleMeasure is the idle probe's result: the client's idle timeout lies
 // in (ReusedUpToS, NewFromS], or above ReusedUpToS when NewFromS is nil.
 type IdleMeasure struct {
-	KeepaliveS   float64           `json:"keepalive_s"`   // the vendor's keep-alive the worker was configured for
-	NginxIdleS   float64           `json:"nginx_idle_s"`  // nginx keepalive_timeout during the probe
-	GapsS        []float64         `json:"gaps_s"`        // the ladder
-	Observations []IdleObservation `json:"observations"`  // one per send after the first
-	Reuse        bool              `json:"reuse"`         // the client reused a connection at least once
+	KeepaliveS   float64           `json:"keepalive_s"`  // the vendor's keep-alive the worker was configured for
+	NginxIdleS   float64           `json:"nginx_idle_s"` // nginx keepalive_timeout during the probe
+	GapsS        []float64         `json:"gaps_s"`       // the ladder
+	Observations []IdleObservation `json:"observations"` // one per send after the first
+	Reuse        bool              `json:"reuse"`        // the client reused a connection at least once
 	ReusedUpToS  float64           `json:"reused_up_to_s"`
 	NewFromS     *float64          `json:"new_from_s,omitempty"`
 	// Irregular counts new connections after an idle shorter than
