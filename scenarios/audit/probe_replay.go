@@ -111,7 +111,7 @@ func (l ReplayLane) Measured() string {
 		resets += l.Resets[p]
 		how = append(how, fmt.Sprintf("%d over %s", l.Resets[p], p))
 	}
-	s := fmt.Sprintf("%s: %d of %d sends reset after the vendor accepted them (%s)", l.Lane, resets, len(l.Keys), strings.Join(how, ", "))
+	s := fmt.Sprintf("%s: %d send(s) of %d refkeys reset after the vendor accepted them (%s)", l.Lane, resets, len(l.Keys), strings.Join(how, ", "))
 	if len(l.Replayed) == 0 {
 		return s + "; none sent again (journal: 1 request each)"
 	}
