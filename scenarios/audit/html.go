@@ -20,6 +20,14 @@ var page = newPage("audit", `{{template "head" (printf "Audit: %s on %s" .Worker
 {{range .Rules}}<tr data-rule="{{.ID}}"><td>{{.Name}}</td><td class="{{class .Verdict}}">{{.Verdict}}</td><td>{{.Evidence}}</td><td>{{.Source}}</td></tr>
 {{end}}</tbody>
 </table>
+<h2>Probes</h2>
+<p>What the lab measured of the client from outside (nginx's access log, WireMock's journal), on a stack of its own; "stated" is what the worker's docs or its library say, shown beside the measure and never judged.</p>
+<table id="probes">
+<thead><tr><th>probe</th><th>measured</th><th>stated</th><th>how</th></tr></thead>
+<tbody>
+{{range .Probes}}<tr><td>{{.Probe}}</td><td>{{.Measured}}</td><td>{{.Stated}}</td><td>{{.How}}</td></tr>
+{{end}}</tbody>
+</table>
 <h2>Figures</h2>
 <p>Connections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.</p>
 <table id="figures">

@@ -256,3 +256,28 @@ func waitJournal(ctx context.Context, st *vendormock.Stack, refkey string, timeo
 		}
 	}
 }
+
+// replayProbeEvidence is the replay probe's part of the client-replay
+// rule: the refkeys its lanes saw sent again (each fails the rule, with
+// no catalog fault needed to provoke it), the lanes that measured, the
+// lines naming the replays, and the lines of the lanes that saw none or
+// measured nothing (shown, never read as a pass).
+func replayProbeEvidence(p *Probes) (replayed, measured int, where, clean []string) {
+	if p == nil || p.Replay == nil {
+		return 0, 0, nil, nil
+	}
+	for _, l := range p.Replay.Lanes {
+		switch {
+		case l.Unknown != "":
+			clean = append(clean, "replay probe "+l.Measured())
+		case len(l.Replayed) > 0:
+			measured++
+			replayed += len(l.Replayed)
+			where = append(where, "replay probe "+l.Measured())
+		default:
+			measured++
+			clean = append(clean, "replay probe "+l.Measured())
+		}
+	}
+	return replayed, measured, where, clean
+}

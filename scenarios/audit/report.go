@@ -56,14 +56,16 @@ type Chart struct {
 
 // Report is one audit: the rules, the figures and the charts.
 type Report struct {
-	Worker   string   `json:"worker"`
-	Profile  string   `json:"profile"`
-	Date     string   `json:"date"`
-	Pass     bool     `json:"pass"`
-	Rules    []Rule   `json:"rules"`
-	Figures  []Figure `json:"figures"`
-	Charts   []Chart  `json:"charts"`
-	Progress []string `json:"-"`
+	Worker  string   `json:"worker"`
+	Profile string   `json:"profile"`
+	Date    string   `json:"date"`
+	Pass    bool     `json:"pass"`
+	Rules   []Rule   `json:"rules"`
+	Figures []Figure `json:"figures"`
+	Charts  []Chart  `json:"charts"`
+	// Probes are the probes table's lines (probes.json).
+	Probes   []ProbeRow `json:"probes"`
+	Progress []string   `json:"-"`
 	// Provenance is the audit run's commit, command line, machine, images
 	// and date; nil in reports written before it existed.
 	Provenance *results.Provenance `json:"provenance,omitempty"`
@@ -72,7 +74,7 @@ type Report struct {
 // NewReport evaluates in (Evaluate) and gathers the figures and the
 // charts of dir (charts/*.svg written by the bench and the idle race).
 func NewReport(dir string, in Inputs, date string) (Report, error) {
-	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in)}
+	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in), Probes: probeRows(in)}
 	rep.Pass = Passed(rep.Rules)
 	for _, r := range in.Bench {
 		rep.Figures = append(rep.Figures, figureOf(r))
@@ -271,6 +273,7 @@ func Markdown(rep Report) string {
 	for _, r := range rep.Rules {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(r.Name), r.Verdict, mdCell(r.Evidence), mdCell(r.Source))
 	}
+	probesMarkdown(&b, rep.Probes)
 	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.\n\n")
 	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rep.Figures {
