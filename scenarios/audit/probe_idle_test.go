@@ -2,10 +2,13 @@ package audit
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -97,5 +100,29 @@ func TestIdleGaps(t *testing.T) {
 	}
 	if l, err := ParseIdleLadder("0.5, 3"); err != nil || fmt.Sprint(l) != "[500ms 3s]" {
 		t.Errorf("ParseIdleLadder = %v, %v", l, err)
+	}
+}
+
+// TestNginxLatency: nginx's $request_time of a run's sends from its
+// saved log slice (the token call left out); a run without a slice is
+// "not seen", never 0.
+func TestNginxLatency(t *testing.T) {
+	dir := t.TempDir()
+	lines := []string{accessLine(1000.05, 1, 1, "POST", "/v1/token", 200, 0.500, "")}
+	for i := 1; i <= 100; i++ {
+		lines = append(lines, accessLine(1000.1+float64(i), 1, i+1, "POST", send, 200, float64(i)/1000, "k"))
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "nginx"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "nginx", "access-x.log"), []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p50, p99 := nginxLatency(dir, results.Result{AccessLog: "nginx/access-x.log"}, send)
+	if p50 != 50 || p99 != 99 {
+		t.Errorf("p50 %v p99 %v; want 50 and 99 ms", p50, p99)
+	}
+	if p50, _ := nginxLatency(dir, results.Result{}, send); msCell(p50) != "not seen" {
+		t.Errorf("no slice: %v (%s); want not seen", p50, msCell(p50))
 	}
 }

@@ -42,6 +42,10 @@ type Figure struct {
 	// nginx.
 	LatencySource string `json:"latency_source"`
 	CPUSource     string `json:"cpu_source"`
+	// NginxP50MS and NginxP99MS are nginx's $request_time of the sends,
+	// ms (nginxLatency); -1 = not seen.
+	NginxP50MS float64 `json:"nginx_p50_ms"`
+	NginxP99MS float64 `json:"nginx_p99_ms"`
 }
 
 // Chart is one SVG chart of the audit, inlined in the HTML page.
@@ -76,8 +80,14 @@ type Report struct {
 func NewReport(dir string, in Inputs, date string) (Report, error) {
 	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in), Probes: probeRows(in)}
 	rep.Pass = Passed(rep.Rules)
+	sendPath := ""
+	if p, _, err := LoadProfile(in.Profile); err == nil {
+		sendPath = p.API.WithDefaults().SendPath
+	}
 	for _, r := range in.Bench {
-		rep.Figures = append(rep.Figures, figureOf(r))
+		f := figureOf(r)
+		f.NginxP50MS, f.NginxP99MS = nginxLatency(dir, r, sendPath)
+		rep.Figures = append(rep.Figures, f)
 	}
 	charts := []Chart{
 		{Title: "Connections carrying sends (nginx)", File: "charts/tcp-connections.svg"},
@@ -274,11 +284,11 @@ func Markdown(rep Report) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(r.Name), r.Verdict, mdCell(r.Evidence), mdCell(r.Source))
 	}
 	probesMarkdown(&b, rep.Probes)
-	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.\n\n")
-	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row; nginx p50/p99 is nginx's $request_time of the same sends (warm-up included; the vendor side's view, without the client's connect and TLS handshake).\n\n")
+	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | nginx p50 / p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rep.Figures {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %s | %d | %d | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, f.P50MS, f.P99MS,
-			cpuCell(f.CPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %s / %s | %s | %d | %d | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, f.P50MS, f.P99MS,
+			msCell(f.NginxP50MS), msCell(f.NginxP99MS), cpuCell(f.CPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource)
 	}
 	if len(rep.Charts) > 0 {
 		b.WriteString("\n## Charts\n\n")
