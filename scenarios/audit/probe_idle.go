@@ -101,6 +101,9 @@ type IdleMeasure struct {
 	Irregular int `json:"irregular,omitempty"`
 	// Unknown says why nothing was measured ("" = measured).
 	Unknown string `json:"unknown,omitempty"`
+	// Facts are the TLS, ALPN, resumption and header facts of the same
+	// lines (AnalyseFacts).
+	Facts *ClientFacts `json:"facts,omitempty"`
 }
 
 // sendEntries returns the POSTs on sendPath, in log order.
@@ -279,6 +282,8 @@ func ProbeIdle(ctx context.Context, t ProbeTarget, run string, gaps []time.Durat
 		}
 	}
 	m = AnalyseIdle(entries, st.Profile.API.SendPath, asked)
+	facts := AnalyseFacts(entries, st.Profile.API.SendPath)
+	m.Facts = &facts
 	m.KeepaliveS, m.NginxIdleS = t.Keepalive.Seconds(), nginxIdle.Seconds()
 	m.GapsS = nil
 	for _, g := range gaps {

@@ -37,6 +37,10 @@ func probeRows(in Inputs) []ProbeRow {
 		rows = append(rows, ProbeRow{Probe: "idle timeout", Measured: m.Measured(), Stated: st,
 			How: fmt.Sprintf("nginx keepalive_timeout %s s during the probe; one send, then one after each pause (%s s; stops at the first new connection); nginx's $connection and $connection_requests: %s",
 				fmtS(m.NginxIdleS), joinS(m.GapsS), idleTrail(*m))})
+		if f := m.Facts; f != nil {
+			rows = append(rows, ProbeRow{Probe: "TLS, ALPN, session resumption, headers, token call", Measured: f.String(), Stated: "-",
+				How: "the idle probe's lines in nginx's log: $ssl_protocol, $ssl_alpn_protocol, $ssl_session_reused, $http_connection, $http_idempotency_key, $connection"})
+		}
 	} else {
 		rows = append(rows, ProbeRow{Probe: "idle timeout", Measured: notRun, Stated: stated.String(), How: "-"})
 	}

@@ -58,3 +58,34 @@ func TestAnalyseReplayCatchesAReplayingClient(t *testing.T) {
 		t.Errorf("unprovoked lane reads %q: want unknown", s)
 	}
 }
+
+// TestAnalyseFacts: TLS, ALPN, resumption, headers and the token call's
+// connection from nginx lines; a log without the ALPN and header fields
+// says "not seen" for them.
+func TestAnalyseFacts(t *testing.T) {
+	line := func(msec float64, conn, req int, path, alpn, connHdr, idem string, resumed bool) string {
+		l := accessLine(msec, conn, req, "POST", path, 200, 0.02, "k")
+		r := "."
+		if resumed {
+			r = "r"
+		}
+		l = strings.Replace(l, `"ssl_session_reused":"."`, `"ssl_session_reused":"`+r+`"`, 1)
+		return strings.TrimSuffix(l, "}") + `,"ssl_alpn":"` + alpn + `","http_connection":"` + connHdr + `","idempotency_key":"` + idem + `"}`
+	}
+	es := parseLines(t,
+		line(1000.0, 1, 1, "/v1/token", "http/1.1", "keep-alive", "", false),
+		line(1000.1, 1, 2, send, "http/1.1", "keep-alive", "ik", false),
+		line(1010.1, 2, 1, send, "http/1.1", "", "", true),
+	)
+	f := AnalyseFacts(es, send)
+	if f.Sends != 2 || f.Connections != 2 || f.Resumed != 1 || f.LaterNew != 1 || f.Idempotency != 1 || f.TokenShared != 1 || !f.Logged {
+		t.Errorf("facts %+v", f)
+	}
+	if s := f.String(); !strings.Contains(s, "ALPN http/1.1 2") || !strings.Contains(s, "resumed on 1 of 1") || !strings.Contains(s, "Connection header none 1, keep-alive 1") {
+		t.Errorf("String() = %q", s)
+	}
+	old := AnalyseFacts(parseLines(t, accessLine(1000.1, 1, 1, "POST", send, 200, 0.02, "k")), send)
+	if s := old.String(); !strings.Contains(s, "ALPN and headers not seen") || !strings.Contains(s, "session resumption not seen") {
+		t.Errorf("old log: %q", s)
+	}
+}
