@@ -93,6 +93,13 @@ func TestIntegrationProbes(t *testing.T) {
 		if !(m.ReusedUpToS < planted.Seconds() && planted.Seconds() <= *m.NewFromS && *m.NewFromS < 5) {
 			t.Errorf("planted %s not within one gap step: (%v, %v]", planted, m.ReusedUpToS, *m.NewFromS)
 		}
+		// The same lines' facts: the Go worker over TLS 1.3, ALPN
+		// http/1.1 logged by nginx.
+		if f := m.Facts; f == nil || !f.Logged || f.TLS["TLSv1.3"] != f.Sends || f.ALPN["http/1.1"] != f.Sends {
+			t.Errorf("facts %+v: want every send TLS 1.3 with ALPN http/1.1", m.Facts)
+		} else {
+			t.Logf("facts: %s", f)
+		}
 	})
 
 	t.Run("replay", func(t *testing.T) {
