@@ -8,6 +8,9 @@
 #                             audit a worker on a vendor profile: bench, idle
 #                             race and fault scenarios, then OUT/audit.{md,html}
 #                             (OUT=results/audit/<worker>-<profile> for the committed one)
+#   ./run.sh audit-probes OUT=results/audit/<worker>-<profile>
+#                             the audit's probes alone (idle timeout, POST
+#                             replay, response timeout) into an audit's folder
 #   ./run.sh audit-clients PROFILE=<dir> [KEY=VALUE...]
 #                             audit every third-party client (python-*,
 #                             java-okhttp, java-apache, node-axios, node-got)
@@ -433,6 +436,11 @@ case "${1:-}" in
         ;;
     esac
     start_lab audit-check audit "$@"
+    ;;
+  audit-probes)
+    shift
+    build_lab
+    start_lab audit-probes-check audit-probes "$@"
     ;;
   audit-clients)
     shift

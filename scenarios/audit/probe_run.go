@@ -130,3 +130,28 @@ func writeProbes(dir string, p Probes) error {
 	}
 	return nil
 }
+
+// ProbeFolder runs the probes for the worker and profile of o.Config
+// into o.Config.Out (an audit's folder): out/ProbesFile, nothing else.
+// Errors: a bad profile or worker, the stack, the file.
+func ProbeFolder(ctx context.Context, o Options, w io.Writer) error {
+	cfg := o.Config
+	profile, pdir, err := LoadProfile(cfg.Profile)
+	if err != nil {
+		return err
+	}
+	sel, err := vendormock.WorkerImage(cfg.Worker, o.Images.Var)
+	if err != nil {
+		return fmt.Errorf("select worker: %w", err)
+	}
+	out, err := filepath.Abs(cfg.Out)
+	if err != nil {
+		return fmt.Errorf("resolve OUT: %w", err)
+	}
+	keepalive := cfg.KeepaliveTimeout
+	if keepalive <= 0 {
+		keepalive = profile.Nginx.KeepaliveTimeout
+	}
+	fmt.Fprintf(w, "[audit] probes of %s on %s (keep-alive %s) into %s\n", sel.Name, profile.Name, keepalive, out)
+	return runProbes(ctx, o, cfg, sel, pdir, keepalive, out, w)
+}

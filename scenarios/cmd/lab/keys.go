@@ -398,7 +398,7 @@ func lookup(cmd command, name string) (key, bool) {
 
 // runShCommands are ./run.sh's commands (its usage lines, args.go), named
 // when a first word is neither one of them nor KEY=VALUE.
-const runShCommands = "audit, audit-clients, matrix, scale, simulate, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
+const runShCommands = "audit, audit-clients, audit-probes, matrix, scale, simulate, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
 
 // parseWords applies the keys of cmd to cfg from KEY=VALUE words (args)
 // and the environment (getenv; nil reads nothing): a word wins over the
