@@ -14,6 +14,9 @@
 #   ./run.sh contract-check WORKER=image:NAME [PROFILE=<dir>]
 #                             check an image against docs/worker-contract.md
 #                             in about a minute and name each gap
+#   ./run.sh audit-probes OUT=results/audit/<worker>-<profile>
+#                             the audit's probes alone (idle timeout, POST
+#                             replay, response timeout) into an audit's folder
 #   ./run.sh audit-clients PROFILE=<dir> [KEY=VALUE...]
 #                             audit every third-party client (python-*,
 #                             java-okhttp, java-apache, node-axios, node-got)
@@ -458,6 +461,11 @@ case "${1:-}" in
         ;;
     esac
     start_lab contract-check-check contract-check "$@"
+    ;;
+  audit-probes)
+    shift
+    build_lab
+    start_lab audit-probes-check audit-probes "$@"
     ;;
   audit-clients)
     shift

@@ -34,6 +34,15 @@ type AccessEntry struct {
 	UpstreamAddr        string    // $upstream_addr: "172.18.0.3:8080", a list across attempts; "" when not proxied
 	UpstreamStatus      string    // $upstream_status: "200", "502, 200" across attempts; "" when not proxied
 	UpstreamConnectTime float64   // $upstream_connect_time, s, summed; -1 when not proxied (0 on a kept-alive upstream connection)
+
+	// ALPN is $ssl_alpn_protocol: "h2", "http/1.1", "" when the client
+	// offered none (or in logs written before the field existed).
+	ALPN string
+	// ConnectionHeader is the request's Connection header ($http_connection):
+	// "keep-alive", "close", "" when absent.
+	ConnectionHeader string
+	// IdempotencyKey is the request's Idempotency-Key header, "" when absent.
+	IdempotencyKey string
 }
 
 // logField is one key of the lab's JSON log line and the nginx variable
@@ -57,6 +66,9 @@ var logFields = []logField{
 	{"upstream_status", "$upstream_status"},
 	{"upstream_connect_time", "$upstream_connect_time"},
 	{"upstream_response_time", "$upstream_response_time"},
+	{"ssl_alpn", "$ssl_alpn_protocol"},
+	{"http_connection", "$http_connection"},
+	{"idempotency_key", "$http_idempotency_key"},
 }
 
 // LogFormat returns the lab's nginx log_format string for a vendor whose
@@ -81,6 +93,9 @@ var logFields = []logField{
 //	upstream_status         $upstream_status: WireMock's status per attempt
 //	upstream_connect_time   $upstream_connect_time: s per attempt
 //	upstream_response_time  $upstream_response_time: s per attempt, WireMock's part
+//	ssl_alpn                $ssl_alpn_protocol: h2 | http/1.1 | "" (no ALPN)
+//	http_connection         $http_connection: the request's Connection header
+//	idempotency_key         $http_idempotency_key: the request's Idempotency-Key header
 //	refkey                  the correlation header
 //
 // The request line ($request) is left out: its query string could carry a
@@ -116,6 +131,9 @@ type accessLine struct {
 	UpstreamStatus       string `json:"upstream_status"`
 	UpstreamConnectTime  string `json:"upstream_connect_time"`
 	UpstreamResponseTime string `json:"upstream_response_time"`
+	SSLALPN              string `json:"ssl_alpn"`
+	HTTPConnection       string `json:"http_connection"`
+	IdempotencyKey       string `json:"idempotency_key"`
 	RefKey               string `json:"refkey"`
 }
 
@@ -160,6 +178,7 @@ func parseAccessLine(line []byte) (AccessEntry, error) {
 	e.TLSProtocol, e.ServerProtocol = l.SSLProtocol, l.ServerProtocol
 	e.Method, e.Path, e.RefKey = l.Method, l.URI, l.RefKey
 	e.UpstreamAddr, e.UpstreamStatus = l.UpstreamAddr, l.UpstreamStatus
+	e.ALPN, e.ConnectionHeader, e.IdempotencyKey = l.SSLALPN, l.HTTPConnection, l.IdempotencyKey
 	var err error
 	if e.Connection, err = strconv.ParseInt(l.Connection, 10, 64); err != nil || e.Connection < 1 {
 		return e, fmt.Errorf("connection %q: not a serial number", l.Connection)

@@ -58,6 +58,7 @@ func TestLogFormat(t *testing.T) {
 		"$request_method": "POST", "$uri": `/v3/a \"b\"`, "$status": "201", "$request_time": "0.041",
 		"$upstream_addr": "172.18.0.3:8080", "$upstream_status": "201", "$upstream_connect_time": "0.001",
 		"$upstream_response_time": "0.018", "$http_x_refkey": "rk-9",
+		"$ssl_alpn_protocol": "h2", "$http_connection": "keep-alive", "$http_idempotency_key": "ik-1",
 	}
 	written := regexp.MustCompile(`\$[a-z_]+`).ReplaceAllStringFunc(f, func(v string) string {
 		val, ok := values[v]
@@ -75,6 +76,7 @@ func TestLogFormat(t *testing.T) {
 		RequestTime: 0.041, UpstreamTime: 0.018, Method: "POST", Path: `/v3/a "b"`, RefKey: "rk-9",
 		ServerProtocol: "HTTP/2.0", Time: time.UnixMilli(1764559215101),
 		UpstreamAddr: "172.18.0.3:8080", UpstreamStatus: "201", UpstreamConnectTime: 0.001,
+		ALPN: "h2", ConnectionHeader: "keep-alive", IdempotencyKey: "ik-1",
 	}
 	if len(got) != 1 || !reflect.DeepEqual(got[0], want) {
 		t.Errorf("read back %+v\nwant %+v", got, want)
@@ -94,13 +96,13 @@ func TestParseAccessLogSample(t *testing.T) {
 	const up = "172.18.0.3:8080"
 	at := func(ms int64) time.Time { return time.UnixMilli(ms) }
 	want := []AccessEntry{
-		{5, 1, "TLSv1.3", false, 200, 0.111, 0.112, "POST", "/v1/token", "", "HTTP/1.1", at(1764559215101), up, "200", 0.001},
-		{5, 2, "TLSv1.3", false, 401, 0.007, 0.007, "POST", "/v1/token", "", "HTTP/1.1", at(1764559215109), up, "401", 0},
-		{5, 3, "TLSv1.3", false, 200, 0.042, 0.043, "POST", "/v3/message", "it-2332f9df545d", "HTTP/1.1", at(1764559215152), up, "200", 0},
-		{9, 1, "TLSv1.2", false, 200, 0.031, 0.019, "POST", "/v3/message", "rk-0002", "HTTP/1.1", at(1764559216004), up, "200", 0},
-		{11, 1, "TLSv1.2", true, 502, 0.003, 0.003, "POST", "/v3/message", "rk-0003", "HTTP/1.1", at(1764559216010), up + ", " + up, "502, 502", 0.001},
-		{11, 2, "TLSv1.2", true, 504, 60.001, 60.001, "POST", "/v3/message", "rk-0004", "HTTP/1.1", at(1764559276012), up + " : " + up, "504 : 504", 0},
-		{13, 1, "TLSv1.3", false, 404, 0, -1, "GET", `/no such/"path"`, "", "HTTP/2.0", at(1764559277000), "", "", -1},
+		{5, 1, "TLSv1.3", false, 200, 0.111, 0.112, "POST", "/v1/token", "", "HTTP/1.1", at(1764559215101), up, "200", 0.001, "", "", ""},
+		{5, 2, "TLSv1.3", false, 401, 0.007, 0.007, "POST", "/v1/token", "", "HTTP/1.1", at(1764559215109), up, "401", 0, "", "", ""},
+		{5, 3, "TLSv1.3", false, 200, 0.042, 0.043, "POST", "/v3/message", "it-2332f9df545d", "HTTP/1.1", at(1764559215152), up, "200", 0, "", "", ""},
+		{9, 1, "TLSv1.2", false, 200, 0.031, 0.019, "POST", "/v3/message", "rk-0002", "HTTP/1.1", at(1764559216004), up, "200", 0, "", "", ""},
+		{11, 1, "TLSv1.2", true, 502, 0.003, 0.003, "POST", "/v3/message", "rk-0003", "HTTP/1.1", at(1764559216010), up + ", " + up, "502, 502", 0.001, "", "", ""},
+		{11, 2, "TLSv1.2", true, 504, 60.001, 60.001, "POST", "/v3/message", "rk-0004", "HTTP/1.1", at(1764559276012), up + " : " + up, "504 : 504", 0, "", "", ""},
+		{13, 1, "TLSv1.3", false, 404, 0, -1, "GET", `/no such/"path"`, "", "HTTP/2.0", at(1764559277000), "", "", -1, "", "", ""},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d entries, want %d: %+v", len(got), len(want), got)

@@ -29,6 +29,10 @@ type StreamResetOptions struct {
 	// Every resets every Every-th POST on the profile's send path whose
 	// upstream answer is a 2xx (>= 1).
 	Every int
+	// H1 applies the rule to HTTP/1.1 too: the counted POST's connection
+	// is closed with a TCP reset and no answer (streamreset -reset-h1;
+	// the audit's POST replay probe). Off: HTTP/1.1 is only forwarded.
+	H1 bool
 }
 
 // StartStreamReset puts the lab's stream-reset proxy (vendormock/streamreset)
@@ -60,6 +64,9 @@ func (s *Stack) StartStreamReset(ctx context.Context, o StreamResetOptions) (*St
 		"-upstream", AliasNginx + ":443", "-upstream-ca", nginxLabDir + "/" + CAFileName, "-upstream-server-name", s.VendorHost,
 		"-reset-path", s.Profile.API.SendPath, "-reset-every", strconv.Itoa(o.Every),
 		"-log-header", s.Profile.Client.CorrelationHeader}
+	if o.H1 {
+		args = append(args, "-reset-h1")
+	}
 	binds := []string{filepath.Join(s.WorkDir, "tls") + ":" + nginxLabDir + ":ro"}
 	if s.ClientCertFile != "" {
 		binds = append(binds, s.ClientCertFile+":/lab-client/"+ClientCertFileName+":ro", s.ClientKeyFile+":/lab-client/"+ClientKeyFileName+":ro")

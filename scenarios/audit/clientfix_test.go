@@ -139,24 +139,44 @@ func TestFixedClients(t *testing.T) {
 	}
 }
 
-// TestIdleRuleFixedVariant: a fixed variant is judged by the idle timeout
-// its bench results record (the one the lab gave it); without one the lab
-// does not know it (the control: no library default is assumed).
+// TestIdleRuleFixedVariant: a fixed variant is judged by the idle probe's
+// measure; the idle timeout the lab gave it is the stated value beside
+// it, and a measure that contradicts it is flagged (the control: a
+// stated 74 s with a connection still reused after 80 s fails and says
+// so). With no probe the stated value judges nothing (N/A).
 func TestIdleRuleFixedVariant(t *testing.T) {
+	at := func(v float64) *float64 { return &v }
 	for _, tt := range []struct {
+		name  string
 		idleS float64
+		probe *IdleMeasure
 		want  string
-		says  string
+		says  []string
 	}{
-		{74, Pass, "idle timeout 74.00 s < keep-alive 75 s"},
-		{80, Fail, "idle timeout 80.00 s >= keep-alive 75 s"},
-		{0, Pass, "idle timeout unknown to the lab"},
+		{"measured below", 74, &IdleMeasure{Reuse: true, ReusedUpToS: 32.1, NewFromS: at(74.6)}, Pass,
+			[]string{"a new connection after 74.6 s < keep-alive 75 s - RTT 3 ms = 74.997 s", "stated: 74 s (CLIENT_IDLE_TIMEOUT_MS", "agrees"}},
+		{"measured above, stated below", 74, &IdleMeasure{Reuse: true, ReusedUpToS: 80.1}, Fail,
+			[]string{"reused a connection idle 80.1 s >= keep-alive 75 s", "DISAGREES with the measure"}},
+		{"not measured", 74, nil, NA, []string{"not measured (no idle probe in this audit)", "stated: 74 s"}},
+		{"probe saw too little", 0, &IdleMeasure{Unknown: "1 send(s) in nginx's log, at least 2 needed"}, Fail,
+			[]string{"measured: unknown (1 send(s)", "stated: nothing stated"}},
 	} {
 		in := Inputs{Worker: "java-okhttp-fixed", KeepaliveS: 75,
 			Bench: []results.Result{{Worker: "java-okhttp-fixed", RTTMS: 3, IdleConnTimeoutS: tt.idleS}}}
+		if tt.probe != nil {
+			in.Probes = &Probes{Idle: tt.probe}
+		}
 		r := idleRule(in, in.workerRuns())
-		if r.Verdict != tt.want || !strings.Contains(r.Evidence, tt.says) {
-			t.Errorf("idle %g s: %s %q; want %s saying %q", tt.idleS, r.Verdict, r.Evidence, tt.want, tt.says)
+		if r.Verdict != tt.want {
+			t.Errorf("%s: %s %q; want %s", tt.name, r.Verdict, r.Evidence, tt.want)
+		}
+		for _, say := range tt.says {
+			if !strings.Contains(r.Evidence, say) {
+				t.Errorf("%s: %q; want it to say %q", tt.name, r.Evidence, say)
+			}
+		}
+		if strings.Contains(r.Evidence, "idle timeout 0") {
+			t.Errorf("%s: %q prints an unknown idle timeout as 0", tt.name, r.Evidence)
 		}
 	}
 }

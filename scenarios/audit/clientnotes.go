@@ -56,6 +56,11 @@ var comparisonPage = newPage("clients", `{{template "head" "Third-party HTTP cli
 <h1>Third-party HTTP clients on the vendor path</h1>
 <p>Each row is one audit; rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with <code>./run.sh report results/audit</code>.</p>
 {{template "failures" (clientFailures .)}}
+{{if .Changes}}<h2>Verdicts changed</h2>
+<p>Since the audits were regenerated with the probes (verdict-changes.md):</p>
+<ul id="changes">
+{{range .Changes}}<li>{{.}}</li>
+{{end}}</ul>{{end}}
 <h2>What each library does by default</h2>
 <table id="notes">
 <thead><tr><th>client</th><th>default (library source)</th><th>what it costs here</th><th>fix (one line)</th><th>fix verified</th></tr></thead>

@@ -21,8 +21,8 @@ const StallMS = 1000
 // (reconcile.Report.ClientReplays); a run whose report lacks the count is
 // not measured, never 0.
 func clientReplayRule(in Inputs, runs []results.Result) Rule {
-	r := Rule{ID: "client-replay", Name: "The client never re-sends a POST on its own (journal requests vs the worker's calls)",
-		Source: "WireMock journal, records (reconciler)"}
+	r := Rule{ID: "client-replay", Name: "The client never re-sends a POST on its own (journal requests vs the worker's calls; the replay probe)",
+		Source: "WireMock journal, records (reconciler); replay probe (stream-reset proxy, WireMock journal)"}
 	total, measured, unmeasured := 0, 0, 0
 	var where, controls []string
 	for _, run := range runs {
@@ -54,9 +54,14 @@ func clientReplayRule(in Inputs, runs []results.Result) Rule {
 			where = append(where, fmt.Sprintf("fault %s: %d (%s)", v.Name, beyond, firstKeys(v.Reconcile.ClientReplayRefKeys)))
 		}
 	}
+	pReplayed, pMeasured, pWhere, pClean := replayProbeEvidence(in.Probes)
+	total, measured, where = total+pReplayed, measured+pMeasured, append(where, pWhere...)
 	note := ""
+	if len(pClean) > 0 {
+		note += "; " + strings.Join(pClean, "; ")
+	}
 	if len(controls) > 0 {
-		note = "; planted by the negative controls, as expected: " + strings.Join(controls, ", ")
+		note += "; planted by the negative controls, as expected: " + strings.Join(controls, ", ")
 	}
 	switch {
 	case total > 0:

@@ -67,11 +67,37 @@ func TestClientRules(t *testing.T) {
 				in.Bench[i].TCPConnections, in.Bench[i].ClientReused = 60, 0
 			}
 		}, "connections-per-send", Fail, "one new connection per send at 3 ms: 60 connections for 60 sends"},
-		{"planted: an idle timeout above the keep-alive (OkHttp's 300 s)", "java-okhttp", func(*Inputs) {}, "idle-timeout", Fail, "3 ms: idle timeout 300.00 s >= keep-alive 75 s"},
-		{"planted: no idle timeout at all (urllib3's pool)", "python-session", func(*Inputs) {}, "idle-timeout", Fail, "no idle timeout (kept until the server closes it)"},
-		{"no idle timeout at all (Apache's pool)", "java-apache", func(*Inputs) {}, "idle-timeout", Fail, "no idle timeout"},
-		{"httpx's 5 s passes", "python-httpx", func(*Inputs) {}, "idle-timeout", Pass, "3 ms: idle timeout 5.00 s < keep-alive 75 s"},
-		{"a client per send keeps none", "node-got", func(*Inputs) {}, "idle-timeout", Pass, "keeps no idle connection"},
+		// A planted replaying client is caught by the replay probe alone,
+		// with no catalog fault provoking it (the faults and the bench
+		// saw nothing).
+		{"planted: a replay only the probe provokes", "java-okhttp", func(in *Inputs) {
+			in.Probes = &Probes{Replay: &ReplayMeasure{Every: 2, Lanes: []ReplayLane{{Lane: "the client's choice",
+				Resets: map[string]int{"HTTP/2": 2}, Keys: []ReplayKey{{RefKey: "p-1-replay0-1", Requests: 1}, {RefKey: "p-1-replay0-2", Requests: 2, AgainAfterMS: 4}},
+				Replayed: []string{"p-1-replay0-2"}}}}}
+		}, "client-replay", Fail, "replay probe the client's choice: 2 send(s) of 2 refkeys reset after the vendor accepted them (2 over HTTP/2); SENT AGAIN: p-1-replay0-2 2 times, again after 4 ms"},
+		{"a probe that provoked nothing is shown, not counted", "java-okhttp", func(in *Inputs) {
+			in.Probes = &Probes{Replay: &ReplayMeasure{Lanes: []ReplayLane{{Lane: "the client's choice", Unknown: "the proxy reset none of its sends: nothing provoked"}}}}
+		}, "client-replay", Pass, "replay probe the client's choice: unknown (the proxy reset none"},
+		// The idle rule judges the probe's measure, never the stated
+		// library default (shown beside it).
+		{"planted: a connection reused after 80 s idle (OkHttp's 300 s pool)", "java-okhttp", func(in *Inputs) {
+			in.Probes = &Probes{Idle: &IdleMeasure{Reuse: true, ReusedUpToS: 80.1}}
+		}, "idle-timeout", Fail, "measured: none up to 80.1 s (reused a connection idle 80.1 s); reused a connection idle 80.1 s >= keep-alive 75 s - RTT 10 ms = 74.99 s; stated: 300 s (okhttp3.ConnectionPool()"},
+		{"planted: no idle timeout at all (urllib3's pool)", "python-session", func(in *Inputs) {
+			in.Probes = &Probes{Idle: &IdleMeasure{Reuse: true, ReusedUpToS: 80.1}}
+		}, "idle-timeout", Fail, "stated: no idle timeout (urllib3's pool has no idle timeout (workers/python/README.md)): agrees"},
+		{"httpx's measured 5 s passes", "python-httpx", func(in *Inputs) {
+			v := 8.05
+			in.Probes = &Probes{Idle: &IdleMeasure{Reuse: true, ReusedUpToS: 4.03, NewFromS: &v}}
+		}, "idle-timeout", Pass, "a new connection after 8.05 s < keep-alive 75 s"},
+		{"planted: a stated 5 s the client does not keep", "python-httpx", func(in *Inputs) {
+			in.Probes = &Probes{Idle: &IdleMeasure{Reuse: true, ReusedUpToS: 80.1}}
+		}, "idle-timeout", Fail, "stated: 5 s (httpx Limits keepalive_expiry=5.0 (workers/python/README.md)): DISAGREES with the measure"},
+		{"a stated default alone judges nothing", "java-okhttp", func(*Inputs) {}, "idle-timeout", NA, "measured: not measured (no idle probe in this audit); stated: 300 s"},
+		{"a client per send keeps none", "node-got", func(in *Inputs) {
+			v := 0.05
+			in.Probes = &Probes{Idle: &IdleMeasure{NewFromS: &v}}
+		}, "idle-timeout", Pass, "keeps no idle connection"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

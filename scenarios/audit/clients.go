@@ -76,6 +76,30 @@ type ClientRow struct {
 type Comparison struct {
 	Rows  []ClientRow `json:"rows"`
 	Fixed []ClientRow `json:"fixed"`
+	// Changes are the lines ("- ...") of parent/ChangesFile: the verdicts
+	// that changed when the audits were last regenerated, written by
+	// whoever regenerated them; none when the file is missing.
+	Changes []string `json:"changes,omitempty"`
+}
+
+// ChangesFile lists, one "- " line each, the verdicts that changed when
+// the committed audits were last regenerated (docs/auditing.md); the
+// comparison page shows it under "Verdicts changed".
+const ChangesFile = "verdict-changes.md"
+
+// readChanges reads ChangesFile's "- " lines.
+func readChanges(parent string) []string {
+	b, err := os.ReadFile(filepath.Join(parent, ChangesFile))
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "- "); ok {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 // Compare reads every audit folder under parent (parent/*/audit.json) of
@@ -138,6 +162,7 @@ func Compare(parent string) (Comparison, error) {
 		}
 		checkFix(&c.Rows[i], fixed)
 	}
+	c.Changes = readChanges(parent)
 	return c, nil
 }
 
@@ -300,6 +325,13 @@ func ComparisonMarkdown(c Comparison) string {
 	b.WriteString("# Third-party HTTP clients on the vendor path\n\n")
 	b.WriteString("Each row is one audit (`./run.sh audit WORKER=<client> PROFILE=<profile>`, or all of them with `./run.sh audit-clients`); rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with `./run.sh report results/audit`.\n\n")
 	clientFailures(c).markdown(&b)
+	if len(c.Changes) > 0 {
+		b.WriteString("## Verdicts changed\n\nSince the audits were regenerated with the probes (" + ChangesFile + "):\n\n")
+		for _, l := range c.Changes {
+			fmt.Fprintf(&b, "- %s\n", l)
+		}
+		b.WriteString("\n")
+	}
 	b.WriteString("## What each library does by default\n\n| client | default (library source) | what it costs here | fix (one line) | fix verified |\n|---|---|---|---|---|\n")
 	seen := map[string]bool{}
 	for _, r := range c.Rows {

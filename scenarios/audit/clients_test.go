@@ -145,3 +145,35 @@ func TestProvenanceSection(t *testing.T) {
 		t.Errorf("mixed:\n%s", mixed)
 	}
 }
+
+// TestCompareShowsVerdictChanges: the page lists verdict-changes.md's
+// lines under "Verdicts changed"; without the file there is no section.
+func TestCompareShowsVerdictChanges(t *testing.T) {
+	parent := t.TempDir()
+	plantClientAudit(t, parent, "node-got-alimtalk", "node-got")
+	c, err := Compare(parent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ComparisonMarkdown(c), "## Verdicts changed") {
+		t.Errorf("a section without %s", ChangesFile)
+	}
+	if err := os.WriteFile(filepath.Join(parent, ChangesFile), []byte("# x\n\n- node-got, idle timeout: PASS -> N/A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = Compare(parent); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteComparison(parent, c); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(parent, ClientsMarkdown))
+	page, _ := os.ReadFile(filepath.Join(parent, ClientsHTML))
+	if !strings.Contains(string(md), "## Verdicts changed\n\nSince the audits were regenerated with the probes (verdict-changes.md):\n\n- node-got, idle timeout: PASS -&gt; N/A") &&
+		!strings.Contains(string(md), "- node-got, idle timeout: PASS -> N/A") {
+		t.Errorf("clients.md lacks the change:\n%s", md)
+	}
+	if !strings.Contains(string(page), "<li>node-got, idle timeout: PASS -&gt; N/A</li>") {
+		t.Errorf("clients.html lacks the change")
+	}
+}

@@ -20,12 +20,20 @@ var page = newPage("audit", `{{template "head" (printf "Audit: %s on %s" .Worker
 {{range .Rules}}<tr data-rule="{{.ID}}"><td>{{.Name}}</td><td class="{{class .Verdict}}">{{.Verdict}}</td><td>{{.Evidence}}</td><td>{{.Source}}</td></tr>
 {{end}}</tbody>
 </table>
+<h2>Probes</h2>
+<p>What the lab measured of the client from outside (nginx's access log, WireMock's journal), on a stack of its own; "stated" is what the worker's docs or its library say, shown beside the measure and never judged.</p>
+<table id="probes">
+<thead><tr><th>probe</th><th>measured</th><th>stated</th><th>how</th></tr></thead>
+<tbody>
+{{range .Probes}}<tr><td>{{.Probe}}</td><td>{{.Measured}}</td><td>{{.Stated}}</td><td>{{.How}}</td></tr>
+{{end}}</tbody>
+</table>
 <h2>Figures</h2>
 <p>Connections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.</p>
 <table id="figures">
-<thead><tr><th>worker</th><th>RTT ms</th><th>sends/s</th><th>p50 ms</th><th>p99 ms</th><th>CPU ms/send</th><th>connections</th><th>sends</th><th>TLS</th><th>latency source</th><th>CPU source</th></tr></thead>
+<thead><tr><th>worker</th><th>RTT ms</th><th>sends/s</th><th>p50 ms</th><th>p99 ms</th><th>nginx p50 / p99 ms</th><th>CPU ms/send</th><th>connections</th><th>sends</th><th>TLS</th><th>latency source</th><th>CPU source</th></tr></thead>
 <tbody>
-{{range .Figures}}<tr><td>{{.Worker}}</td><td class="num">{{.RTTMS}}</td><td class="num">{{f1 .SendsPerS}}</td><td class="num">{{f1 .P50MS}}</td><td class="num">{{f1 .P99MS}}</td><td class="num">{{cpu .CPUMSPerSend}}</td><td class="num">{{.Connections}}</td><td class="num">{{.Sends}}</td><td>{{dash .TLS}}</td><td>{{.LatencySource}}</td><td>{{.CPUSource}}</td></tr>
+{{range .Figures}}<tr><td>{{.Worker}}</td><td class="num">{{.RTTMS}}</td><td class="num">{{f1 .SendsPerS}}</td><td class="num">{{f1 .P50MS}}</td><td class="num">{{f1 .P99MS}}</td><td class="num">{{ms .NginxP50MS}} / {{ms .NginxP99MS}}</td><td class="num">{{cpu .CPUMSPerSend}}</td><td class="num">{{.Connections}}</td><td class="num">{{.Sends}}</td><td>{{dash .TLS}}</td><td>{{.LatencySource}}</td><td>{{.CPUSource}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .Charts}}<h2>Charts</h2>

@@ -62,6 +62,7 @@ func (f failures) markdown(b *strings.Builder) {
 // pageFuncs are the functions of both pages' templates.
 var pageFuncs = template.FuncMap{
 	"cpu":            cpuCell,
+	"ms":             msCell,
 	"dash":           dash,
 	"f1":             func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f3":             func(v float64) string { return fmt.Sprintf("%.3f", v) },

@@ -35,7 +35,8 @@ func newProgress(w io.Writer, cfg bench.Config, keepalive time.Duration, raceCou
 	}
 	pauses := max(raceCount/max(raceBurst, 1)-1, 0)
 	faults := stackStart + faultsCount*perScenario + time.Duration(pauses)*keepalive + 30*time.Second
-	return &progress{w: w, start: time.Now(), est: []time.Duration{bench + faults + reportTiming, faults + reportTiming, reportTiming}}
+	probes := stackStart + probesTiming(keepalive, cfg.AuditIdleLadder) + reportTiming
+	return &progress{w: w, start: time.Now(), est: []time.Duration{bench + faults + probes, faults + probes, probes, reportTiming}}
 }
 
 // step prints the next step's line with the time so far and the ETA.
@@ -45,11 +46,22 @@ func (p *progress) step(name, what string) {
 		eta = p.est[p.i]
 	}
 	p.i++
-	fmt.Fprintf(p.w, "[audit] step %d/3: %s: %s (elapsed %s, ETA about %s)\n", p.i, name, what,
+	fmt.Fprintf(p.w, "[audit] step %d/%d: %s: %s (elapsed %s, ETA about %s)\n", p.i, len(p.est), name, what,
 		time.Since(p.start).Round(time.Second), eta.Round(10*time.Second))
 }
 
 // done prints the total time.
 func (p *progress) done() {
 	fmt.Fprintf(p.w, "[audit] done in %s\n", time.Since(p.start).Round(time.Second))
+}
+
+// probesTiming is the probes' worst case: every rung of the idle ladder
+// (it stops at the first new connection), the replay probe's lanes and
+// the response probe's delay, each with a worker start.
+func probesTiming(keepalive time.Duration, ladder []time.Duration) time.Duration {
+	d := 3 * 10 * time.Second // worker starts
+	for _, g := range IdleGaps(keepalive, ladder) {
+		d += g
+	}
+	return d + 2*(ReplaySends*time.Second+ReplaySettle) + ResponseProbeDelay
 }

@@ -27,19 +27,19 @@ func raceHasIdle(race fault.IdleRaceResult) bool {
 	return false
 }
 
-// ownIdle says in words the idle timeout a worker keeps by default
-// (declaredIdle).
+// ownIdle says in words the idle timeout a worker's docs state
+// (statedIdle), marked as stated: the measure is the idle probe's.
 func ownIdle(worker string) string {
-	s, reuse, ok := declaredIdle(worker, results.Result{})
+	s := statedIdle(worker, results.Result{})
 	switch {
-	case !reuse:
-		return "keeps no idle connection"
-	case !ok:
-		return "its idle timeout unknown to the lab"
-	case math.IsInf(s, 1):
-		return "no idle timeout"
+	case !s.Known:
+		return "its idle timeout: nothing stated"
+	case !s.Reuse:
+		return "stated: keeps no idle connection"
+	case math.IsInf(s.S, 1):
+		return "stated: no idle timeout"
 	}
-	return fmt.Sprintf("idle timeout %g s", s)
+	return fmt.Sprintf("stated idle timeout %g s", s.S)
 }
 
 // raceChartByRTT draws the audit's idle race of a worker whose lanes carry

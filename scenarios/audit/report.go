@@ -42,6 +42,10 @@ type Figure struct {
 	// nginx.
 	LatencySource string `json:"latency_source"`
 	CPUSource     string `json:"cpu_source"`
+	// NginxP50MS and NginxP99MS are nginx's $request_time of the sends,
+	// ms (nginxLatency); -1 = not seen.
+	NginxP50MS float64 `json:"nginx_p50_ms"`
+	NginxP99MS float64 `json:"nginx_p99_ms"`
 }
 
 // Chart is one SVG chart of the audit, inlined in the HTML page.
@@ -56,14 +60,16 @@ type Chart struct {
 
 // Report is one audit: the rules, the figures and the charts.
 type Report struct {
-	Worker   string   `json:"worker"`
-	Profile  string   `json:"profile"`
-	Date     string   `json:"date"`
-	Pass     bool     `json:"pass"`
-	Rules    []Rule   `json:"rules"`
-	Figures  []Figure `json:"figures"`
-	Charts   []Chart  `json:"charts"`
-	Progress []string `json:"-"`
+	Worker  string   `json:"worker"`
+	Profile string   `json:"profile"`
+	Date    string   `json:"date"`
+	Pass    bool     `json:"pass"`
+	Rules   []Rule   `json:"rules"`
+	Figures []Figure `json:"figures"`
+	Charts  []Chart  `json:"charts"`
+	// Probes are the probes table's lines (probes.json).
+	Probes   []ProbeRow `json:"probes"`
+	Progress []string   `json:"-"`
 	// Provenance is the audit run's commit, command line, machine, images
 	// and date; nil in reports written before it existed.
 	Provenance *results.Provenance `json:"provenance,omitempty"`
@@ -72,10 +78,16 @@ type Report struct {
 // NewReport evaluates in (Evaluate) and gathers the figures and the
 // charts of dir (charts/*.svg written by the bench and the idle race).
 func NewReport(dir string, in Inputs, date string) (Report, error) {
-	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in)}
+	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in), Probes: probeRows(in)}
 	rep.Pass = Passed(rep.Rules)
+	sendPath := ""
+	if p, _, err := LoadProfile(in.Profile); err == nil {
+		sendPath = p.API.WithDefaults().SendPath
+	}
 	for _, r := range in.Bench {
-		rep.Figures = append(rep.Figures, figureOf(r))
+		f := figureOf(r)
+		f.NginxP50MS, f.NginxP99MS = nginxLatency(dir, r, sendPath)
+		rep.Figures = append(rep.Figures, f)
 	}
 	charts := []Chart{
 		{Title: "Connections carrying sends (nginx)", File: "charts/tcp-connections.svg"},
@@ -176,6 +188,13 @@ func Load(dir, worker, profile string, keepaliveS float64) (Inputs, error) {
 	if race.Scenario != "" {
 		in.Race = &race
 	}
+	var probes Probes
+	if err := readJSON(filepath.Join(dir, ProbesFile), &probes); err != nil {
+		return in, err
+	}
+	if probes.Date != "" {
+		in.Probes = &probes
+	}
 	return in, nil
 }
 
@@ -264,11 +283,12 @@ func Markdown(rep Report) string {
 	for _, r := range rep.Rules {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(r.Name), r.Verdict, mdCell(r.Evidence), mdCell(r.Source))
 	}
-	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.\n\n")
-	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	probesMarkdown(&b, rep.Probes)
+	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row; nginx p50/p99 is nginx's $request_time of the same sends (warm-up included; the vendor side's view, without the client's connect and TLS handshake).\n\n")
+	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | nginx p50 / p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rep.Figures {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %s | %d | %d | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, f.P50MS, f.P99MS,
-			cpuCell(f.CPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %s / %s | %s | %d | %d | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, f.P50MS, f.P99MS,
+			msCell(f.NginxP50MS), msCell(f.NginxP99MS), cpuCell(f.CPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource)
 	}
 	if len(rep.Charts) > 0 {
 		b.WriteString("\n## Charts\n\n")

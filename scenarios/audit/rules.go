@@ -3,7 +3,6 @@ package audit
 import (
 	"fmt"
 	"maps"
-	"math"
 	"slices"
 	"strings"
 
@@ -44,6 +43,9 @@ type Inputs struct {
 	Faults        []fault.Verdict
 	NotApplicable []fault.NotApplicable
 	Race          *fault.IdleRaceResult
+	// Probes is what the probes measured (probes.json); nil when the
+	// audit ran without them (folders written before they existed).
+	Probes *Probes
 	// Errors are steps of the battery that failed to run (a bench that
 	// could not finish, a stack that did not start), one sentence each.
 	Errors []string
@@ -58,39 +60,6 @@ const ConnectionsPerSendMax = 0.05
 // connection per send": the case's per-request engine
 // (docs/case.md#published-table: 1,050 connections for 1,050 sends).
 const OneConnectionPerSend = 0.9
-
-// declaredIdle returns the idle timeout in s a worker keeps a connection
-// open by default, as docs/worker-contract.md and the workers' READMEs
-// list it (each library's own source); ok is false when the lab does not
-// know it (any image, Node's fetch), reuse is false for a worker that
-// keeps no connection at all, and s is +Inf for a client that keeps an
-// idle connection until the server closes it.
-func declaredIdle(worker string, r results.Result) (s float64, reuse, ok bool) {
-	if strings.HasSuffix(worker, vendormock.FixedSuffix) {
-		// A fixed variant: the idle timeout the lab gave it, recorded in
-		// its bench results (vendormock.FixedIdleTimeout).
-		return r.IdleConnTimeoutS, true, r.IdleConnTimeoutS > 0
-	}
-	switch worker {
-	case vendormock.WorkerGo:
-		return r.IdleConnTimeoutS, true, r.IdleConnTimeoutS > 0
-	case "node-agent-keepalive":
-		return 60, true, true // IDLE_TIMEOUT_MS default
-	case "java-shared":
-		return 30, true, true // jdk.httpclient.keepalive.timeout default
-	case "java-okhttp":
-		return 300, true, true // okhttp3.ConnectionPool(): 5 idle connections for 5 minutes
-	case "python-httpx":
-		return 5, true, true // httpx Limits keepalive_expiry=5.0
-	case "python-session", "java-apache":
-		// urllib3's pool and Apache's PoolingHttpClientConnectionManager
-		// have no idle timeout (workers/python, workers/java READMEs).
-		return math.Inf(1), true, true
-	case "node-agent-nokeepalive", "java-per-send", "python-requests", "node-axios", "node-got":
-		return 0, false, true
-	}
-	return 0, true, false
-}
 
 // workerRuns returns the bench runs of the worker under test (not the Go
 // baseline beside a contract worker).
@@ -187,54 +156,6 @@ func tlsRule(runs []results.Result) Rule {
 		parts = []string{"no send seen"}
 	}
 	r.Evidence = "sends by TLS version: " + strings.Join(parts, ", ")
-	return r
-}
-
-func idleRule(in Inputs, runs []results.Result) Rule {
-	r := Rule{ID: "idle-timeout", Name: "Idles out below the vendor's keep-alive minus one RTT", Source: "worker settings (docs/worker-contract.md), idle race (records, journal)"}
-	var ev []string
-	r.Verdict = Pass
-	for i, run := range runs {
-		limit := in.KeepaliveS - float64(run.RTTMS)/1000
-		idle, reuse, ok := declaredIdle(in.Worker, run)
-		switch {
-		case !reuse:
-			if i == 0 {
-				ev = append(ev, "keeps no idle connection (a new one per send)")
-			}
-		case !ok:
-			if i == 0 {
-				ev = append(ev, "idle timeout unknown to the lab: judged by the idle race")
-			}
-		case idle < limit:
-			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s < keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
-		case math.IsInf(idle, 1):
-			r.Verdict = Fail
-			ev = append(ev, fmt.Sprintf("%d ms: no idle timeout (kept until the server closes it) >= keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, in.KeepaliveS, run.RTTMS, limit))
-		default:
-			r.Verdict = Fail
-			ev = append(ev, fmt.Sprintf("%d ms: idle timeout %.2f s >= keep-alive %.0f s - RTT %d ms = %.3f s", run.RTTMS, idle, in.KeepaliveS, run.RTTMS, limit))
-		}
-	}
-	switch race := in.Race; {
-	case race == nil:
-		if r.Verdict == Pass && len(runs) == 0 {
-			r.Verdict = NA
-		}
-		ev = append(ev, "idle race not run")
-	default:
-		fails, sends := 0, 0
-		for _, row := range race.Rows {
-			fails += row.Failures
-			sends += row.Sends
-		}
-		ev = append(ev, fmt.Sprintf("idle race at keep-alive %.0f s: %d failures (UNKNOWN or NOT_SENT) in %d sends", race.KeepaliveTimeoutMS/1000, fails, sends))
-		if fails > 0 || !race.Pass {
-			r.Verdict = Fail
-			ev = append(ev, race.Failures...)
-		}
-	}
-	r.Evidence = strings.Join(ev, "; ")
 	return r
 }
 

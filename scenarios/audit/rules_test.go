@@ -28,8 +28,10 @@ func goRun(rtt, conns, sends int, tls string, idleS float64, dup, lost int) resu
 func TestEvaluate(t *testing.T) {
 	race := &fault.IdleRaceResult{Scenario: RaceName, KeepaliveTimeoutMS: 75000, Pass: true,
 		Rows: []fault.IdleRaceRow{{RTTMS: 10, Sends: 15}}}
+	newAt := 74.56
 	good := Inputs{Worker: "go", Profile: "alimtalk", KeepaliveS: 75, Race: race,
-		Bench: []results.Result{goRun(3, 1, 210, "TLSv1.3", 73.997, 0, 0), goRun(10, 1, 210, "TLSv1.3", 73.99, 0, 0)}}
+		Probes: &Probes{Idle: &IdleMeasure{Reuse: true, ReusedUpToS: 32.05, NewFromS: &newAt}},
+		Bench:  []results.Result{goRun(3, 1, 210, "TLSv1.3", 73.997, 0, 0), goRun(10, 1, 210, "TLSv1.3", 73.99, 0, 0)}}
 	tests := []struct {
 		name     string
 		change   func(in *Inputs)
@@ -41,8 +43,8 @@ func TestEvaluate(t *testing.T) {
 		{"a few connections too many fail", func(in *Inputs) { in.Bench[1].TCPConnections = 21 }, "connections-per-send", Fail, "above 0.05"},
 		{"TLS 1.3 passes", func(*Inputs) {}, "tls-version", Pass, "TLSv1.3 420"},
 		{"TLS 1.2 fails", func(in *Inputs) { in.Bench[0].TLSVersions = map[string]int{"TLSv1.2": 210} }, "tls-version", Fail, "TLSv1.2 210"},
-		{"idle below keep-alive minus RTT passes", func(*Inputs) {}, "idle-timeout", Pass, "10 ms: idle timeout 73.99 s < keep-alive 75 s - RTT 10 ms = 74.990 s"},
-		{"idle above it fails", func(in *Inputs) { in.Bench[0].IdleConnTimeoutS = 90 }, "idle-timeout", Fail, "3 ms: idle timeout 90.00 s >= keep-alive"},
+		{"idle below keep-alive minus RTT passes", func(*Inputs) {}, "idle-timeout", Pass, "a new connection after 74.56 s < keep-alive 75 s - RTT 10 ms = 74.99 s"},
+		{"idle above it fails", func(in *Inputs) { in.Probes.Idle.NewFromS = nil; in.Probes.Idle.ReusedUpToS = 80.1 }, "idle-timeout", Fail, "reused a connection idle 80.1 s >= keep-alive"},
 		{"idle race failures fail", func(in *Inputs) { in.Race.Rows[0].Failures = 2 }, "idle-timeout", Fail, "2 failures"},
 		{"a replayed POST fails", func(in *Inputs) { in.Bench[1].Reconcile.Duplicates = 1 }, "post-never-replayed", Fail, "bench 10 ms: 1 of 210"},
 		{"a negative control's planted duplicate does not count", func(in *Inputs) {
@@ -77,6 +79,8 @@ func TestEvaluate(t *testing.T) {
 			r := *race
 			r.Rows = []fault.IdleRaceRow{{RTTMS: 10, Sends: 15}}
 			in.Race = &r
+			idle := *good.Probes.Idle
+			in.Probes = &Probes{Idle: &idle}
 			tt.change(&in)
 			got := rule(t, Evaluate(in), tt.id)
 			if got.Verdict != tt.want || !strings.Contains(got.Evidence, tt.evidence) {

@@ -39,7 +39,7 @@ var Outputs = outdir.Owned{
 	Files: []string{
 		"audit.md", "audit.json", "audit.html", "*idle-race*.md", "*idle-race*.json",
 		"faults.md", "faults.json", "faults-not-applicable.json",
-		"summary.md", "verdict.json", "bench-*.json",
+		"summary.md", "verdict.json", "bench-*.json", ProbesFile,
 	},
 	Dirs: map[string][]string{"charts": {"*.svg"}, "nginx": {"*.log"}, "pprof": {"*.pprof"}},
 }
@@ -154,6 +154,14 @@ func Run(ctx context.Context, o Options, w io.Writer) error {
 		}
 		runErrs = append(runErrs, "faults: "+err.Error())
 		fmt.Fprintf(w, "[audit] ERROR: faults: %v (the audit goes on; the report says so)\n", err)
+	}
+	p.step("probes", "the client's idle timeout, POST replay and response timeout, measured from nginx's log and WireMock's journal on a stack of their own")
+	if err := runProbes(ctx, o, cfg, sel, pdir, keepalive, out, w); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		runErrs = append(runErrs, "probes: "+err.Error())
+		fmt.Fprintf(w, "[audit] ERROR: probes: %v (the audit goes on; the report says so)\n", err)
 	}
 	p.step("report", "audit.md, audit.html")
 	in, err := Load(out, sel.Name, profile.Name, keepalive.Seconds())

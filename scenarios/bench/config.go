@@ -191,6 +191,10 @@ type Config struct {
 	// third-party client's fixed variant after the defaults
 	// (docs/auditing.md#fixed-variants); no other command reads it.
 	AuditFixed bool
+	// AuditIdleLadder is IDLE_LADDER: the doubling part of the audit's
+	// idle probe ladder (audit.IdleGaps); nil = audit.DefaultIdleLadder.
+	// No other command reads it.
+	AuditIdleLadder []time.Duration
 	// Provenance is the invocation's commit, command line, machine, images
 	// and date (filled once by the lab command); every Result carries it.
 	// nil in tests that build a Config by hand.

@@ -236,6 +236,11 @@ func checkRecords(cc *results.ContractCheck, recs []records.Record, readErr erro
 	if has(func(r records.Record) bool { return r.Reused }) {
 		cc.Sources["connection reuse (client side)"] = results.SourceRecords + " (reused)"
 	}
+	if has(func(r records.Record) bool { return r.ConnectMS > 0 || r.TLSHandshakeMS > 0 }) {
+		cc.Sources[results.SourcePhasesKey] = results.SourceRecords + " (connect_ms, tls_handshake_ms)"
+	} else {
+		cc.Sources[results.SourcePhasesKey] = results.SourceNotMeasure + " (no record carries connect_ms or tls_handshake_ms)"
+	}
 }
 
 // contractResult adds a contract worker's run to r: the check, and the

@@ -101,7 +101,7 @@ func WriteIdleRaceTable(w io.Writer, res IdleRaceResult, md bool) {
 	head := []string{"RTT ms", "setting", "idle timeout", "sends", "UNKNOWN", "NOT_SENT", "failures/1000", "absorbed/1000", "new conns", "reached vendor", "dup", "lost"}
 	var rows [][]string
 	for _, r := range res.Rows {
-		rows = append(rows, []string{strconv.Itoa(r.RTTMS), r.Setting, (time.Duration(r.IdleConnTimeoutMS) * time.Millisecond).String(),
+		rows = append(rows, []string{strconv.Itoa(r.RTTMS), r.Setting, idleCell(r),
 			strconv.Itoa(r.Sends), strconv.Itoa(r.Unknown), strconv.Itoa(r.NotSent), fmt.Sprintf("%.1f", r.FailuresPer1000),
 			fmt.Sprintf("%.1f", r.AbsorbedPer1000), strconv.Itoa(r.NewConnections), strconv.Itoa(r.ReachedVendor),
 			strconv.Itoa(r.Duplicates), strconv.Itoa(r.Lost)})
@@ -125,6 +125,16 @@ func WriteIdleRaceTable(w io.Writer, res IdleRaceResult, md bool) {
 		fmt.Fprintln(tw, strings.Join(r, "\t"))
 	}
 	_ = tw.Flush()
+}
+
+// idleCell is a lane's idle timeout for the table: the one the lane
+// set, or, for a lane that runs with the worker's own (IdleSettingWorker:
+// the race does not know it), "the worker's own", never "0s" (issue 30).
+func idleCell(r IdleRaceRow) string {
+	if r.IdleConnTimeoutMS <= 0 && r.Setting == IdleSettingWorker {
+		return "the worker's own (not known to the race)"
+	}
+	return (time.Duration(r.IdleConnTimeoutMS) * time.Millisecond).String()
 }
 
 // WriteIdleRaceChart writes an SVG of failures (UNKNOWN + NOT_SENT) per 1,000 sends against the

@@ -143,3 +143,21 @@ func TestSettleLimit(t *testing.T) {
 		t.Errorf("settleLimit %s, want %s", got, want)
 	}
 }
+
+// TestIdleCellNeverZero: a lane that runs with the worker's own idle
+// timeout, which the race does not know, is not printed as "0s" (issue
+// 30: the committed audits' idle race tables read "worker | 0s"); a lane
+// with a set timeout prints it (the control).
+func TestIdleCellNeverZero(t *testing.T) {
+	var b strings.Builder
+	WriteIdleRaceTable(&b, IdleRaceResult{Rows: []IdleRaceRow{
+		{RTTMS: 3, Setting: IdleSettingWorker},
+		{RTTMS: 3, Setting: "t_minus_rtt_margin", IdleConnTimeoutMS: 73997},
+	}}, true)
+	if strings.Contains(b.String(), "| 0s |") || !strings.Contains(b.String(), "| worker | the worker's own (not known to the race) |") {
+		t.Errorf("worker lane:\n%s", b.String())
+	}
+	if !strings.Contains(b.String(), "| 1m13.997s |") {
+		t.Errorf("set lane:\n%s", b.String())
+	}
+}

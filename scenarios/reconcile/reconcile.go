@@ -391,7 +391,13 @@ func Reconcile(in Input) Report {
 				r.Lost++
 				r.LostIDs = append(r.LostIDs, u.id)
 				r.ByOutcome[outcome.Lost]++
-				v(RuleLost, "published %d time(s), found nowhere; %s", len(u.pubs), u.trace(in.Journal != nil))
+				where := "found nowhere"
+				if len(u.records) > 0 && u.suppress == len(u.records) {
+					// Its records are there, each a suppressed copy: it
+					// was found, not as a place (issue 30).
+					where = "found only as suppressed duplicate(s) (DUPLICATE, acked), with no record of its first handling and in no queue"
+				}
+				v(RuleLost, "published %d time(s), %s; %s", len(u.pubs), where, u.trace(in.Journal != nil))
 			case n > len(u.pubs):
 				v(RuleMultiplePlaces, "published %d time(s), found in %d places: %s", len(u.pubs), n, joinPlaces(u.places))
 			}

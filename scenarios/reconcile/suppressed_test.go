@@ -25,3 +25,26 @@ func TestLostDetailCountsSuppressedDuplicates(t *testing.T) {
 	}
 	t.Fatalf("c not reported lost: %+v", r.Violations)
 }
+
+// TestLostWithOnlyDuplicateRecordsIsNotFoundNowhere: a lost refkey whose
+// only records are suppressed duplicates was found (as those records): its
+// detail says so instead of "found nowhere" (issue 30: the page printed
+// "lost, found nowhere" beside its own evidence of a DUPLICATE record).
+// A refkey with no record at all still reads "found nowhere" (the control).
+func TestLostWithOnlyDuplicateRecordsIsNotFoundNowhere(t *testing.T) {
+	in := without(without(clean(), "c"), "b")
+	in.Records = append(in.Records, rec(3, "c", outcome.Duplicate, ""))
+	r := Reconcile(in)
+	got := map[string]string{}
+	for _, v := range r.Violations {
+		if v.Rule == RuleLost {
+			got[v.RefKey] = v.Detail
+		}
+	}
+	if d := got["c"]; strings.Contains(d, "found nowhere") || !strings.Contains(d, "only as suppressed duplicate(s)") {
+		t.Errorf("lost c (one DUPLICATE record): %q; want it found only as a suppressed duplicate, not nowhere", d)
+	}
+	if d := got["b"]; !strings.Contains(d, "found nowhere") {
+		t.Errorf("lost b (no record): %q; want found nowhere", d)
+	}
+}

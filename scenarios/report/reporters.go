@@ -212,11 +212,21 @@ func detailTable(rs []results.Result) (t table) {
 		t.rows = append(t.rows, []string{
 			fmt.Sprintf("%d ms", r.RTTMS), clientLabel(r), FormatCounts(r.TLSVersions),
 			fmt.Sprintf("%d/%d", r.ClientReused, r.Measured), FormatCounts(r.Outcomes),
-			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), f1(r.PhaseP50MS.TLSHandshakeMS), f2(r.ClientCPUMSPerSend), dash(r.WorkerState), f1(r.SelfCheckRTTMS),
+			strconv.Itoa(r.JournalCount), f1(r.LatencyMS.P90), f1(r.LatencyMS.Max), handshakeCell(r), f2(r.ClientCPUMSPerSend), dash(r.WorkerState), f1(r.SelfCheckRTTMS),
 			reconcileLabel(r),
 		})
 	}
 	return t
+}
+
+// handshakeCell is the TLS handshake p50 of a run, or "not seen" when the
+// worker did not report it (a contract worker whose records carry no
+// phases): never 0.0 for a value nobody measured (issue 30).
+func handshakeCell(r results.Result) string {
+	if !r.PhasesSeen() {
+		return "not seen"
+	}
+	return f1(r.PhaseP50MS.TLSHandshakeMS)
 }
 
 // reconcileLabel is the reconciler's verdict with its duplicates and lost

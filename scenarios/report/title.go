@@ -79,9 +79,16 @@ func settingsLabel(rs []results.Result) string {
 }
 
 // replicasLabel is "1 worker, bbolt ledger" or "2 workers (one active),
-// PostgreSQL ledger".
+// PostgreSQL ledger"; a contract worker's run "1 java-okhttp worker, its
+// own ledger".
 func replicasLabel(r results.Result) string {
 	n := max(r.Workers, 1)
+	if r.Contract != nil {
+		// A contract worker keeps its own ledger in its own format
+		// (lab.ContractLedgerFile); the lab's LEDGER is the Go worker's
+		// (issue 30: the header said "bbolt ledger" for such an image).
+		return fmt.Sprintf("%d %s worker, its own ledger", n, r.Worker)
+	}
 	ledger := cmp.Or(r.Ledger, vendormock.LedgerBbolt)
 	if ledger == vendormock.LedgerPostgres {
 		ledger = "PostgreSQL"

@@ -1,6 +1,10 @@
 package results
 
-import "github.com/notifier-lab/notifier-lab/worker/outcome"
+import (
+	"strings"
+
+	"github.com/notifier-lab/notifier-lab/worker/outcome"
+)
 
 // MetricsCheck compares each replica's /metrics, scraped at the end of a
 // run before the replicas stop, with its records file: messages by
@@ -37,6 +41,21 @@ type ContractCheck struct {
 	// Sources maps each figure of the summary to where it came from
 	// (Source* values).
 	Sources map[string]string `json:"sources"`
+}
+
+// SourcePhasesKey is ContractCheck.Sources' key for the client-side
+// connect and TLS handshake phases.
+const SourcePhasesKey = "connect, TLS handshake (client side)"
+
+// PhasesSeen reports whether r's connect and TLS handshake phases were
+// seen: always for the Go worker (its own trace), for a contract worker
+// only when its records carried them (Sources[SourcePhasesKey]); a run
+// written before the key existed reads as not seen.
+func (r Result) PhasesSeen() bool {
+	if r.Contract == nil {
+		return true
+	}
+	return strings.HasPrefix(r.Contract.Sources[SourcePhasesKey], SourceRecords)
 }
 
 // Where a figure of a contract worker's run comes from.

@@ -18,7 +18,12 @@
 //	streamreset -listen :443 -cert server.pem -key server.key \
 //	  -upstream nginx:443 -upstream-ca ca.pem -upstream-server-name api.vendor.test \
 //	  [-client-cert client.pem -client-key client.key] \
-//	  -reset-path /v3/message -reset-every 3 [-log-header x-refkey]
+//	  -reset-path /v3/message -reset-every 3 [-reset-h1] [-log-header x-refkey]
+//
+// With -reset-h1 the rule applies to HTTP/1.1 too: the counted POST's
+// answer is never written, its connection is closed with a TCP reset
+// (SO_LINGER 0) after the upstream accepted it (the audit's POST replay
+// probe, scenarios/audit/probe_replay.go).
 //
 // Every reset is logged on stdout as "streamreset: reset ..." with the
 // stream, the path, the -log-header value and the upstream's status.
@@ -50,6 +55,9 @@ type options struct {
 	clientCert, clientKey            string
 	resetPath, logHeader             string
 	resetEvery                       int
+	// resetH1 applies the rule to HTTP/1.1 too: the counted POST's
+	// connection is closed with a TCP reset instead of the answer.
+	resetH1 bool
 }
 
 func parseFlags(args []string) (options, error) {
@@ -65,6 +73,7 @@ func parseFlags(args []string) (options, error) {
 	fs.StringVar(&o.clientKey, "client-key", "", "PEM `file` of that certificate's key")
 	fs.StringVar(&o.resetPath, "reset-path", "/v3/message", "the rule counts POSTs on this `path`")
 	fs.IntVar(&o.resetEvery, "reset-every", 0, "reset every `N`th counted POST (after a 2xx upstream answer); 0 = never")
+	fs.BoolVar(&o.resetH1, "reset-h1", false, "apply the rule to HTTP/1.1 too: close the connection with a TCP reset instead of answering (the audit's replay probe)")
 	fs.StringVar(&o.logHeader, "log-header", "x-refkey", "request `header` named in the reset log lines")
 	if err := fs.Parse(args); err != nil {
 		return o, err

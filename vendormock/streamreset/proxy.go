@@ -75,9 +75,10 @@ type answer struct {
 }
 
 // forward sends one request upstream and, with rule, decides whether its
-// stream is reset (a counted POST, the Nth, upstream 2xx). An upstream
+// stream (h2) or connection (HTTP/1.1) is reset (a counted POST, the Nth,
+// upstream 2xx). An upstream
 // failure is answered 502, as a load balancer does.
-func (p *proxy) forward(method, path, authority string, h http.Header, body []byte, rule bool) answer {
+func (p *proxy) forward(method, path, authority string, h http.Header, body []byte, rule, h2 bool) answer {
 	req, err := http.NewRequest(method, p.base+path, bytes.NewReader(body))
 	if err != nil {
 		return answer{status: http.StatusBadRequest, header: http.Header{}}
@@ -104,14 +105,20 @@ func (p *proxy) forward(method, path, authority string, h http.Header, body []by
 	a := answer{status: resp.StatusCode, header: resp.Header, body: b}
 	if counted && p.opts.resetEvery > 0 && n%int64(p.opts.resetEvery) == 0 && resp.StatusCode/100 == 2 {
 		a.reset = true
-		p.log.Printf("reset POST %s #%d (%s %q) with PROTOCOL_ERROR after upstream %d; resets so far %d",
+		how := "HTTP/2 POST %s #%d (%s %q) with PROTOCOL_ERROR"
+		if !h2 {
+			how = "HTTP/1.1 POST %s #%d (%s %q) with a TCP reset, no answer,"
+		}
+		p.log.Printf("reset "+how+" after upstream %d; resets so far %d",
 			path, n, p.opts.logHeader, h.Get(p.opts.logHeader), resp.StatusCode, p.resets.Add(1))
 	}
 	return a
 }
 
 // serveH1 forwards HTTP/1.1 requests one after another; no stream to
-// reset, so the rule does not apply (nothing is counted).
+// reset, so the rule applies only with -reset-h1 (else nothing is
+// counted): a reset request's connection is closed with a TCP reset and
+// no answer.
 func (p *proxy) serveH1(c net.Conn) {
 	br := bufio.NewReader(c)
 	for {
@@ -130,7 +137,11 @@ func (p *proxy) serveH1(c net.Conn) {
 				delete(h, k)
 			}
 		}
-		a := p.forward(req.Method, req.URL.RequestURI(), req.Host, h, body.Bytes(), false)
+		a := p.forward(req.Method, req.URL.RequestURI(), req.Host, h, body.Bytes(), p.opts.resetH1, false)
+		if a.reset {
+			abort(c)
+			return
+		}
 		resp := &http.Response{StatusCode: a.status, ProtoMajor: 1, ProtoMinor: 1, Header: a.header,
 			ContentLength: int64(len(a.body)), Body: http.NoBody}
 		if len(a.body) > 0 {
@@ -145,6 +156,18 @@ func (p *proxy) serveH1(c net.Conn) {
 			return
 		}
 	}
+}
+
+// abort closes c's TCP connection with a reset (SO_LINGER 0), its TLS
+// session unclosed: what a load balancer that drops a connection does.
+func abort(c net.Conn) {
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
+	if tcp, ok := c.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = c.Close()
 }
 
 type readCloser struct{ *bytes.Reader }
@@ -243,7 +266,7 @@ func (p *proxy) serveH2(c net.Conn) {
 // h2Answer forwards r and writes the upstream's answer on stream id, or
 // RST_STREAM(PROTOCOL_ERROR) when the rule says so.
 func (p *proxy) h2Answer(hc *h2Conn, id uint32, r *h2Request) {
-	a := p.forward(r.method, r.path, r.authority, r.header, r.body.Bytes(), true)
+	a := p.forward(r.method, r.path, r.authority, r.header, r.body.Bytes(), true, true)
 	if a.reset {
 		hc.write(func(fr *http2.Framer) error { return fr.WriteRSTStream(id, http2.ErrCodeProtocol) })
 		return

@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"log"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -58,15 +61,15 @@ func (u *upstream) count(ref string) int {
 // startProxy runs the fault proxy on 127.0.0.1 with a certificate for
 // api.vendor.test from a fresh lab CA; it returns its address and the CA
 // file.
-func startProxy(t *testing.T, up string, every int) (*proxy, string, string) {
+func startProxy(t *testing.T, up string, every int, extra ...string) (*proxy, string, string) {
 	dir := t.TempDir()
 	certs, err := vendormock.GenerateCerts(dir, "api.vendor.test", time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
-	o, err := parseFlags([]string{"-listen", "127.0.0.1:0", "-cert", certs.CertFile,
+	o, err := parseFlags(append([]string{"-listen", "127.0.0.1:0", "-cert", certs.CertFile,
 		"-key", filepath.Join(dir, vendormock.ServerKeyFile), "-upstream", up,
-		"-reset-path", vendorapi.MessagePath, "-reset-every", itoa(every)})
+		"-reset-path", vendorapi.MessagePath, "-reset-every", itoa(every)}, extra...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,4 +174,77 @@ func TestHTTP1Forwarded(t *testing.T) {
 	if n := up.count("h1"); n != 1 {
 		t.Errorf("upstream got it %d times, want 1", n)
 	}
+}
+
+// TestResetH1: with -reset-h1 every 2nd send POST over HTTP/1.1 is
+// accepted upstream and its connection reset with no answer. The
+// worker's client (guard on) says UNKNOWN and sends it once; a client
+// that replays (Go's own HTTP/1.1 transport with an Idempotency-Key
+// header on a reused connection, net/http Request.isReplayable) sends
+// it twice: the replay the audit's probe catches.
+func TestResetH1(t *testing.T) {
+	t.Run("guard", func(t *testing.T) {
+		up, upAddr := startUpstream(t)
+		p, addr, ca := startProxy(t, upAddr, 2, "-reset-h1")
+		cfg := worker.Config{VendorURL: "https://api.vendor.test", VendorAddr: addr, CAFile: ca,
+			ClientID: "lab", ClientSecret: "s", HTTPVersion: "1.1", Strategy: vendorapi.PooledName}.WithDefaults()
+		cl, err := worker.NewVendorClient(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		var got []outcome.Outcome
+		for _, k := range []string{"a", "b"} {
+			_, err := cl.Send(context.Background(), message.Notification{RefKey: k, Category: message.Info,
+				Recipient: "+821000005678", TemplateCode: "T", Text: "x", CreatedAt: time.Now()})
+			o := outcome.Sent
+			if err != nil {
+				o = vendorapi.ClassOf(err)
+			}
+			got = append(got, o)
+		}
+		if got[0] != outcome.Sent || got[1] != outcome.Unknown {
+			t.Errorf("outcomes %v, want [SENT UNKNOWN]", got)
+		}
+		if up.count("a") != 1 || up.count("b") != 1 {
+			t.Errorf("upstream a %d, b %d: want 1 each", up.count("a"), up.count("b"))
+		}
+		if r := p.resets.Load(); r != 1 {
+			t.Errorf("resets %d, want 1", r)
+		}
+	})
+	t.Run("replaying client", func(t *testing.T) {
+		up, upAddr := startUpstream(t)
+		_, addr, ca := startProxy(t, upAddr, 2, "-reset-h1")
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			t.Fatal(err)
+		}
+		roots := x509.NewCertPool()
+		roots.AppendCertsFromPEM(pem)
+		tr := &http.Transport{
+			TLSClientConfig: &tls.Config{RootCAs: roots, ServerName: "api.vendor.test"},
+			DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+				return (&net.Dialer{}).DialContext(ctx, network, addr)
+			},
+		}
+		defer tr.CloseIdleConnections()
+		cl := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+		for _, k := range []string{"a", "b"} {
+			req, err := http.NewRequest("POST", "https://api.vendor.test"+vendorapi.MessagePath, strings.NewReader(`{"refkey":"`+k+`"}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Idempotency-Key", k)
+			resp, err := cl.Do(req)
+			if err != nil {
+				t.Fatalf("%s: %v (the transport should have replayed it)", k, err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		if up.count("a") != 1 || up.count("b") != 2 {
+			t.Errorf("upstream a %d, b %d: want 1 and 2 (b replayed by the transport)", up.count("a"), up.count("b"))
+		}
+	})
 }

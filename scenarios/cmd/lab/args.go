@@ -99,6 +99,8 @@ func usage(w io.Writer) error {
        ./run.sh SCENARIO=<name|all>  run fault/race scenarios (scenarios/catalog)
        ./run.sh audit [WORKER=go] [PROFILE=alimtalk]  audit a worker on a vendor profile (about 9 min)
        ./run.sh audit-clients [PROFILE=alimtalk]  audit every third-party client (about 50 min; FIXED=1: their fixes too)
+       ./run.sh audit-probes OUT=<an audit's folder>  the audit's probes alone, for an audit written before them (2-6 min)
+       ./run.sh contract-check WORKER=image:NAME  check an image against docs/worker-contract.md, each gap named (about 1 min)
        ./run.sh matrix [KEY=VALUE ...]  the published matrix (./run.sh matrix help)
        ./run.sh scale [KEY=VALUE ...]   the scale benchmark (./run.sh scale help)
        ./run.sh simulate [SEEDS=N] [SEED=s] [TEETH=1] [OUT=dir]

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/audit"
 	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/matrix"
@@ -243,6 +244,19 @@ var keys = []key{
 			c.AuditFixed = n == 1
 			return err
 		}},
+	{name: "IDLE_LADDER", in: cmdRun, help: "audit and audit-clients only: the idle probe's pauses below the vendor's keep-alive, s (the probe adds 0, the keep-alive minus 0.5 s and plus 5 s, and stops at the first new connection; docs/auditing.md#the-probes)",
+		allowed: "seconds, each more than 0 and at most 3600, separated by commas",
+		show: func(c *scale.Config) string {
+			if c.AuditIdleLadder == nil {
+				return "1,2,4,8,16,32"
+			}
+			var p []string
+			for _, d := range c.AuditIdleLadder {
+				p = append(p, strconv.FormatFloat(d.Seconds(), 'f', -1, 64))
+			}
+			return strings.Join(p, ",")
+		},
+		set: func(c *scale.Config, v string) (err error) { c.AuditIdleLadder, err = audit.ParseIdleLadder(v); return }},
 	// The thresholds (docs/running.md, "Verdict and thresholds").
 	{name: "THRESHOLD_P99_MS", in: cmdRun, help: "fail the command (exit 1) when a run's p99 send latency is above this many ms; OUT/verdict.json lists every check",
 		allowed: fmt.Sprintf("a number of ms, more than 0 and at most %d", maxThresholdP99MS),
@@ -394,7 +408,7 @@ func lookup(cmd command, name string) (key, bool) {
 
 // runShCommands are ./run.sh's commands (its usage lines, args.go), named
 // when a first word is neither one of them nor KEY=VALUE.
-const runShCommands = "audit, audit-clients, matrix, scale, simulate, pageload, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
+const runShCommands = "audit, audit-clients, audit-probes, contract-check, matrix, scale, simulate, pageload, report, list, test, test-unit, test-integration, lint, mutate, --version, --help"
 
 // parseWords applies the keys of cmd to cfg from KEY=VALUE words (args)
 // and the environment (getenv; nil reads nothing): a word wins over the

@@ -5,6 +5,7 @@
 //	                           with SCENARIO=<name|all> the fault/race scenarios instead
 //	lab audit [KEY=VALUE...]   audit WORKER on PROFILE: the standard battery and its report
 //	lab audit-check [KEY=...]  validate the audit's arguments only
+//	lab audit-probes OUT=...   the audit's probes alone, into an audit's folder
 //	lab list                   list the scenarios of scenarios/catalog, one line each
 //	lab report OUT             re-render OUT's reports offline: a bench run or sweep, the
 //	                           matrix, a scale run or an audit (by the result files it holds)
@@ -178,6 +179,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	case "audit-clients":
 		return runClients(ctx, rest, getenv, stdout)
+	case "audit-probes":
+		return runAuditProbes(ctx, rest, getenv, stdout)
+	case "audit-probes-check":
+		_, err := parseProbesArgs(rest, getenv)
+		return err
 	case "audit-clients-check":
 		_, err := parseClientsArgs(rest, getenv)
 		return err
@@ -272,7 +278,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+simulateHelp+pageloadHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+probesHelp+simulateHelp+pageloadHelp)
 		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate, pageload or help", errUsage, cmd)
