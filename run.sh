@@ -30,6 +30,11 @@
 #                             (OUT=results/simulate by default); SEED alone replays
 #                             one seed; TEETH=1 puts each defect of
 #                             testdata/sim-defects back and checks it is caught
+#   ./run.sh client-defaults [RTT=ms] [CALLS=n] [CLIENTS=...] [OUT=dir]
+#                             real HTTP clients at their defaults (Node fetch and
+#                             https, curl, Python requests, Go http.Post) through
+#                             Toxiproxy, connections counted by nginx (client-defaults
+#                             help; OUT=results/client-defaults for the committed one)
 # A measuring command without OUT writes a new folder results/runs/<run id>/ and
 # links results/runs/latest to it (docs/running.md); exit codes: 0 passed, 1
 # failed (the last lines say why), 2 refused before anything started, 130
@@ -480,6 +485,17 @@ case "${1:-}" in
     esac
     .lab/bin/lab simulate-check "$@"
     run_forwarding_signals .lab/bin/lab simulate "$@"
+    ;;
+  client-defaults)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab client-defaults help
+        exit 0
+        ;;
+    esac
+    start_lab client-defaults-check client-defaults "$@"
     ;;
   matrix-report)
     shift

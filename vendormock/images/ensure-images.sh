@@ -235,4 +235,5 @@ LAB_IMAGE_STREAMRESET=$STREAMRESET_IMAGE
 EOF
 LAB_IMAGES_KIND=$kind DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/offline/postgres.sh" >>"$state/images.env"
 DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/workers.sh" >>"$state/images.env"
+DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/clients.sh" >>"$state/images.env"
 log "images ready ($kind): see .lab/images.env"

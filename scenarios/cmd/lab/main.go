@@ -15,6 +15,8 @@
 //	lab scale-check [KEY=...]  validate the scale benchmark's arguments only
 //	lab simulate [KEY=VALUE...] run the deterministic simulator (worker/sim), no Docker
 //	lab simulate-check [KEY=...] validate the simulation's arguments only
+//	lab client-defaults [KEY=VALUE...] real HTTP clients at their defaults, connections counted by nginx
+//	lab client-defaults-check [KEY=...] validate client-defaults' arguments only
 //	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab help                   explain every key
@@ -216,6 +218,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return simulateUsage(stdout)
 		}
 		return runSimulate(ctx, rest, getenv, stdout, os.Stderr)
+	case "client-defaults":
+		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+			return defaultsUsage(stdout)
+		}
+		return runDefaults(ctx, rest, getenv, stdout)
+	case "client-defaults-check":
+		_, err := parseDefaultsArgs(rest, getenv)
+		return err
 	case "simulate-check":
 		_, err := parseSimArgs(rest, getenv)
 		return err
@@ -241,7 +251,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp+simulateHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+clientsHelp+simulateHelp+defaultsHelp)
 		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate or help", errUsage, cmd)
