@@ -74,7 +74,7 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 			err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
 		}
 	}()
-	tw, tick := sampleTimeWait(ctx, b.w, wk.ContainerID())
+	tw, tick := SampleTimeWait(ctx, b.w, wk.ContainerID())
 	k.timeWait = tw
 	if err := waitWorker(ctx, b.prog, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.limits(p.n, p.rtt), tick)); err != nil {
 		re := p.fail("wait worker", err)
