@@ -134,7 +134,8 @@ func CountTimeWaitToPort(r io.Reader, port int) (total, toPort int, err error) {
 		return 0, 0, fmt.Errorf("read tcp table: %w: empty", ErrProcNetTCP)
 	}
 	head := strings.Fields(sc.Text())
-	if len(head) < 4 || head[0] != "sl" || head[2] != "rem_address" || head[3] != "st" {
+	// tcp's header says rem_address, tcp6's remote_address.
+	if len(head) < 4 || head[0] != "sl" || (head[2] != "rem_address" && head[2] != "remote_address") || head[3] != "st" {
 		return 0, 0, fmt.Errorf("read tcp table: %w: header %q", ErrProcNetTCP, sc.Text())
 	}
 	for line := 2; sc.Scan(); line++ {
@@ -149,9 +150,9 @@ func CountTimeWaitToPort(r io.Reader, port int) (total, toPort int, err error) {
 			continue
 		}
 		total++
-		_, hexPort, ok := strings.Cut(f[2], ":")
-		p, perr := strconv.ParseUint(hexPort, 16, 16)
-		if !ok || perr != nil {
+		i := strings.LastIndexByte(f[2], ':')
+		p, perr := strconv.ParseUint(f[2][i+1:], 16, 16)
+		if i < 0 || perr != nil {
 			return 0, 0, fmt.Errorf("read tcp table: %w: line %d remote address %q", ErrProcNetTCP, line, f[2])
 		}
 		if int(p) == port {

@@ -95,6 +95,11 @@ func TestCountTimeWaitToPort(t *testing.T) {
 	if err != nil || total != 5 || up != 3 {
 		t.Errorf("CountTimeWaitToPort = %d, %d, %v; want 5, 3", total, up, err)
 	}
+	tcp6 := "  sl  local_address                         remote_address                        st tx_queue\n" +
+		"   0: 0000000000000000FFFF00000D0016AC:8C10 0000000000000000FFFF0000030016AC:1F90 06 00000000:00000000\n"
+	if total, up, err := CountTimeWaitToPort(strings.NewReader(tcp6), 8080); err != nil || total != 1 || up != 1 {
+		t.Errorf("tcp6 table (remote_address): %d, %d, %v; want 1, 1", total, up, err)
+	}
 	head := "  sl  local_address rem_address   st tx_queue\n"
 	for name, in := range map[string]string{
 		"empty":      "",
