@@ -23,37 +23,34 @@ type Client struct {
 	Label string `json:"label"`
 	// Argv is the command run in the client container.
 	Argv []string `json:"argv"`
-	// Reuses says whether the client is expected to keep one connection
-	// for sequential calls (the study's finding or the library's
-	// documentation); the report marks a row that does otherwise.
-	Reuses bool `json:"reuses"`
 	// Study is study B's connection count for the same client and
-	// sequential calls (docs/studies.md), "" when the study has none.
+	// sequential calls (docs/studies.md, Node 23.5), "" when the study
+	// has none.
 	Study string `json:"study,omitempty"`
 }
 
 // Sequential are the clients of the first table: CALLS calls one after
 // another, in run order.
 var Sequential = []Client{
-	{Name: "node-fetch", Label: "Node `fetch()` (undici)", Argv: node("fetch"), Reuses: true, Study: "2 of 200"},
-	{Name: "node-https-default", Label: "Node `https.request`, no agent option (`https.globalAgent`)", Argv: node("https-default"), Reuses: true, Study: "1 of 200"},
+	{Name: "node-fetch", Label: "Node `fetch()` (undici)", Argv: node("fetch"), Study: "2 of 200"},
+	{Name: "node-https-default", Label: "Node `https.request`, no agent option (`https.globalAgent`)", Argv: node("https-default"), Study: "1 of 200"},
 	{Name: "node-agent-false", Label: "Node `https.request`, `agent: false`", Argv: node("agent-false"), Study: "200 of 200"},
 	{Name: "node-agent-keepalive-false", Label: "Node `new https.Agent({keepAlive: false})`", Argv: node("agent-keepalive-false"), Study: "200 of 200"},
 	{Name: "curl-loop", Label: "curl, one process per call (a shell loop)", Argv: []string{"bash", ScriptsDir + "/curl.sh", "loop"}, Study: "20 of 20"},
-	{Name: "curl-multi", Label: "curl, one process with every URL", Argv: []string{"bash", ScriptsDir + "/curl.sh", "multi"}, Reuses: true, Study: "1 of 20"},
+	{Name: "curl-multi", Label: "curl, one process with every URL", Argv: []string{"bash", ScriptsDir + "/curl.sh", "multi"}, Study: "1 of 20"},
 	{Name: "python-requests-post", Label: "Python `requests.post`", Argv: python("requests-post")},
-	{Name: "python-session", Label: "Python `requests.Session().post`", Argv: python("session"), Reuses: true},
-	{Name: "go-http-post", Label: "Go `http.Post` (`http.DefaultClient`)", Argv: []string{GoClient}, Reuses: true},
+	{Name: "python-session", Label: "Python `requests.Session().post`", Argv: python("session")},
+	{Name: "go-http-post", Label: "Go `http.Post` (`http.DefaultClient`)", Argv: []string{GoClient}},
 }
 
 // Wave are the clients of the second table: WaveCalls calls with
 // WaveInFlight in flight (study B: 10 in flight at 150 ms RTT, reuse cut
 // the total by 1.8x to 2.2x because the first wave pays its handshakes).
 var Wave = []Client{
-	{Name: "wave-node-agent-keepalive", Label: "Node `https.Agent({keepAlive: true})`", Argv: node("agent-keepalive"), Reuses: true},
+	{Name: "wave-node-agent-keepalive", Label: "Node `https.Agent({keepAlive: true})`", Argv: node("agent-keepalive")},
 	{Name: "wave-node-agent-false", Label: "Node `agent: false`", Argv: node("agent-false")},
-	{Name: "wave-node-fetch", Label: "Node `fetch()`", Argv: node("fetch"), Reuses: true},
-	{Name: "wave-go-http-post", Label: "Go `http.Post` (`MaxIdleConnsPerHost` 2)", Argv: []string{GoClient}, Reuses: true},
+	{Name: "wave-node-fetch", Label: "Node `fetch()`", Argv: node("fetch")},
+	{Name: "wave-go-http-post", Label: "Go `http.Post` (`MaxIdleConnsPerHost` 2)", Argv: []string{GoClient}},
 }
 
 func node(mode string) []string   { return []string{"node", ScriptsDir + "/defaults.js", mode} }

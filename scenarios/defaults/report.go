@@ -68,20 +68,20 @@ func connCell(r Row) string {
 	return s
 }
 
-// verdict says whether a row did what its client is expected to do
-// (Client.Reuses): one connection for sequential calls, or one per call.
+// verdict says what a row's connections were, in words: one for every
+// call, one per call, or how many; a row nginx logged only part of says
+// so first.
 func verdict(r Row) string {
-	switch {
+	switch c := r.Count.Connections; {
 	case r.Count.Requests != r.Calls:
 		return fmt.Sprintf("nginx logged %d of %d calls", r.Count.Requests, r.Calls)
-	case r.Reuses && r.Count.Connections == 1:
-		return "reuses"
-	case !r.Reuses && r.Count.Connections == r.Calls:
-		return "new per call"
-	case r.Reuses:
-		return "reuses, but not one connection"
+	case c == 1:
+		return "one connection"
+	case c == r.Calls:
+		return "one per call"
+	default:
+		return fmt.Sprintf("%d connections", c)
 	}
-	return "expected a connection per call"
 }
 
 // Summary is summary.md: the provenance, the set-up, the sequential table
@@ -97,7 +97,7 @@ func Summary(r Result) string {
 		"Study B: docs/studies.md (Node 23.5 on an Apple M3, its own proxy).\n\n",
 		r.RTTMS, r.TLSOffered, r.KeepaliveTimeoutS, r.ServerDelayMS, r.ClientsImage, r.ClientCPUs)
 	fmt.Fprintf(&b, "## %d sequential calls per client\n\n", r.Calls)
-	b.WriteString("| client | connections (nginx) | study B | median ms/call | p90 ms | wall s | errors | verdict | version |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| client | connections (nginx) | study B (Node 23.5) | median ms/call | p90 ms | wall s | errors | in words | version |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, x := range r.Sequential {
 		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %.1f | %d | %s | %s |\n", x.Label, connCell(x), cmpOr(x.Study, "-"),
 			x.MedianMS, x.P90MS, x.WallMS/1000, x.Errors, verdict(x), x.Version)

@@ -8,21 +8,20 @@ import (
 
 func errorsIs(err, target error) bool { return errors.Is(err, target) }
 
-// TestVerdict: a row is judged against what its client is expected to do,
-// and a row nginx logged only part of is said so before anything else.
+// TestVerdict: a row says its connections in words, and a row nginx
+// logged only part of says so before anything else.
 func TestVerdict(t *testing.T) {
-	row := func(reuses bool, calls, requests, conns int) Row {
-		return Row{Client: Client{Reuses: reuses}, Calls: calls, Count: Count{Requests: requests, Connections: conns}}
+	row := func(calls, requests, conns int) Row {
+		return Row{Calls: calls, Count: Count{Requests: requests, Connections: conns}}
 	}
 	for _, tc := range []struct {
 		r    Row
 		want string
 	}{
-		{row(true, 200, 200, 1), "reuses"},
-		{row(true, 200, 200, 2), "reuses, but not one connection"},
-		{row(false, 200, 200, 200), "new per call"},
-		{row(false, 200, 200, 1), "expected a connection per call"},
-		{row(true, 200, 199, 1), "nginx logged 199 of 200 calls"},
+		{row(200, 200, 1), "one connection"},
+		{row(200, 200, 2), "2 connections"},
+		{row(200, 200, 200), "one per call"},
+		{row(200, 199, 1), "nginx logged 199 of 200 calls"},
 	} {
 		if got := verdict(tc.r); got != tc.want {
 			t.Errorf("verdict(%+v) = %q, want %q", tc.r.Count, got, tc.want)

@@ -64,6 +64,18 @@ async function viaFetch(n) {
   if (res.status !== 200) throw new Error(`status ${res.status}`);
 }
 
+// undiciVersion is the undici behind fetch: Node's bundled copy
+// (process.versions.undici), or Debian's node-undici package, which
+// Debian's nodejs uses instead (/usr/share/nodejs/undici).
+function undiciVersion() {
+  if (process.versions.undici) return process.versions.undici;
+  try {
+    return `${require('/usr/share/nodejs/undici/package.json').version} (Debian's node-undici)`;
+  } catch (e) {
+    return 'unknown';
+  }
+}
+
 async function main() {
   const call = mode === 'fetch' ? viaFetch : viaHttps;
   if (!['fetch', 'https-default', 'agent-false', 'agent-keepalive-false', 'agent-keepalive'].includes(mode)) {
@@ -92,7 +104,7 @@ async function main() {
   const wall = Number(process.hrtime.bigint() - t0) / 1e6;
   const out = {
     ms: ms.filter((v) => v >= 0), wall_ms: wall, errors, first_error: firstError,
-    version: `node ${process.version}, undici ${process.versions.undici || 'bundled (no process.versions.undici)'}, https.globalAgent.keepAlive=${https.globalAgent.keepAlive}`,
+    version: `node ${process.version}, undici ${undiciVersion()}, https.globalAgent.keepAlive=${https.globalAgent.keepAlive}`,
   };
   if (mode === 'fetch') out.connects = connects;
   process.stdout.write(JSON.stringify(out) + '\n');
