@@ -70,3 +70,27 @@ func TestDefaultsExitCode(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultsFolderRefused: client-defaults refuses a folder holding
+// another command's results, and the matrix refuses one holding
+// client-defaults' (each would write a summary.md over the other's).
+func TestDefaultsFolderRefused(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{".notifier-lab-out", "cell-direct-http-pooled-c1.json"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := parseDefaultsArgs([]string{"OUT=" + dir}, nil); err == nil || !strings.Contains(err.Error(), "another command's results") {
+		t.Errorf("client-defaults into a matrix folder: %v, want a refusal", err)
+	}
+	mine := t.TempDir()
+	for _, f := range []string{".notifier-lab-out", defaults.ResultFile} {
+		if err := os.WriteFile(filepath.Join(mine, f), []byte("{}"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := checkOutKind(mine, foreignKinds[cmdMatrix]); err == nil {
+		t.Error("the matrix into a client-defaults folder: accepted, want a refusal")
+	}
+}

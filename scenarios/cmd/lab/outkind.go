@@ -22,14 +22,14 @@ var (
 // read the folder as theirs (a fresh-user trial's bench into a copy of
 // results/scale replaced its summary).
 var foreignKinds = map[command][]resultKind{
-	cmdRun:    {scaleKind, matrixKind, simKind},
-	cmdMatrix: {benchKind, scaleKind, auditKind, simKind},
-	cmdScale:  {benchKind, matrixKind, auditKind, simKind},
+	cmdRun:    {scaleKind, matrixKind, simKind, defaultsKind},
+	cmdMatrix: {benchKind, scaleKind, auditKind, simKind, defaultsKind},
+	cmdScale:  {benchKind, matrixKind, auditKind, simKind, defaultsKind},
 }
 
 // simForeignKinds are the results ./run.sh simulate refuses to write
 // beside: each of them has a summary.md of its own.
-var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind}
+var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind, defaultsKind}
 
 // checkOutKind refuses dir when it holds any of kinds' result files.
 func checkOutKind(dir string, kinds []resultKind) error {
