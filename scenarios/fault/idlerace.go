@@ -110,7 +110,7 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		PauseMinMS: lab.MS(spec.PauseMin.D()), PauseMaxMS: lab.MS(spec.PauseMax.D()),
 		MarginMS: lab.MS(spec.Margin.D()), Seed: spec.Seed, SendsPerLane: spec.Count, ServerDelayMS: *spec.ServerDelayMS,
 		Expect: spec.Expect, Reports: reportsNote(spec.Reports),
-		Note: "nginx keepalive_timeout has one parameter (no Keep-Alive hint to the client). Toxiproxy delays data, not the TCP handshake: " +
+		Note: hintNote(spec.KeepaliveHint) + " Toxiproxy delays data, not the TCP handshake: " +
 			"a new connection costs one RTT less than on a real network. A failure is a send that was UNKNOWN or NOT_SENT; absorbed = the transport redialled before writing (got_conns > 1).",
 	}
 	r.logf("%s: nginx keepalive_timeout %s, RTTs %v ms, settings %v, %d sends per lane in bursts of %d, pauses uniform in [%s, %s], seed %d",
@@ -427,4 +427,13 @@ func mustJSON(v any) []byte {
 		return []byte(`{"error": "` + err.Error() + `"}`)
 	}
 	return b
+}
+
+// hintNote is the idle race note's first sentence: whether nginx told the
+// client its keepalive_timeout.
+func hintNote(hint bool) string {
+	if hint {
+		return "nginx keepalive_timeout has two parameters: the Keep-Alive: timeout hint goes to the client."
+	}
+	return "nginx keepalive_timeout has one parameter (no Keep-Alive hint to the client)."
 }
