@@ -43,6 +43,11 @@
 #                             HTTP/1.1 against HTTP/2 page loads in headless
 #                             Chromium (study C; pageload help; OUT=results/pageload
 #                             for the committed one)
+#   ./run.sh client-defaults [RTT=ms] [CALLS=n] [CLIENTS=...] [OUT=dir]
+#                             real HTTP clients at their defaults (Node fetch and
+#                             https, curl, Python requests, Go http.Post) through
+#                             Toxiproxy, connections counted by nginx (client-defaults
+#                             help; OUT=results/client-defaults for the committed one)
 # A measuring command without OUT writes a new folder results/runs/<run id>/ and
 # links results/runs/latest to it (docs/running.md); exit codes: 0 passed, 1
 # failed (the last lines say why), 2 refused before anything started, 130
@@ -528,6 +533,17 @@ case "${1:-}" in
     .lab/bin/lab pageload-check "$@"
     vendormock/images/ensure-chromium.sh
     start_lab pageload-check pageload "$@"
+    ;;
+  client-defaults)
+    shift
+    build_lab
+    case "${1:-}" in
+      -h | --help | help)
+        .lab/bin/lab client-defaults help
+        exit 0
+        ;;
+    esac
+    start_lab client-defaults-check client-defaults "$@"
     ;;
   matrix-report)
     shift

@@ -26,24 +26,26 @@ const module = "github.com/notifier-lab/notifier-lab"
 //	results, netmodel: nothing of the driver
 //	vendormock: nothing of ours; worker: nothing outside worker/
 var layout = map[string][]string{
-	"worker/...":              {"worker"},
-	"vendormock/...":          {"vendormock"},
-	"scenarios":               {}, // the package doc only
-	"scenarios/netmodel":      {"worker"},
-	"scenarios/reconcile":     {"worker", "vendormock"},
-	"scenarios/results":       {"worker", "vendormock", "scenarios/reconcile"},
-	"scenarios/report":        {"worker", "vendormock", "scenarios/results", "scenarios/netmodel"},
-	"scenarios/internal/...":  {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal"},
-	"scenarios/bench":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
-	"scenarios/fault":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
-	"scenarios/matrix":        {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench"},
-	"scenarios/scale":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix"},
-	"scenarios/pageload":      {"vendormock", "scenarios/internal", "scenarios/results", "scenarios/report"},
-	"scenarios/audit":         {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix", "scenarios/fault"},
-	"scenarios/contractcheck": {"worker", "vendormock", "scenarios/internal", "docs/schemas"},
-	"scenarios/cmd/...":       {"worker", "vendormock", "scenarios"},
-	"docs/schemas":            {}, // the contract's JSON schemas, embedded
-	"workers/...":             {}, // the reference workers' programs
+	"worker/...":                 {"worker"},
+	"vendormock/...":             {"vendormock"},
+	"scenarios":                  {}, // the package doc only
+	"scenarios/netmodel":         {"worker"},
+	"scenarios/reconcile":        {"worker", "vendormock"},
+	"scenarios/results":          {"worker", "vendormock", "scenarios/reconcile"},
+	"scenarios/report":           {"worker", "vendormock", "scenarios/results", "scenarios/netmodel"},
+	"scenarios/internal/...":     {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal"},
+	"scenarios/bench":            {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
+	"scenarios/fault":            {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report"},
+	"scenarios/matrix":           {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench"},
+	"scenarios/scale":            {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix"},
+	"scenarios/pageload":         {"vendormock", "scenarios/internal", "scenarios/results", "scenarios/report"},
+	"scenarios/audit":            {"worker", "vendormock", "scenarios/reconcile", "scenarios/internal", "scenarios/results", "scenarios/netmodel", "scenarios/report", "scenarios/bench", "scenarios/matrix", "scenarios/fault"},
+	"scenarios/contractcheck":    {"worker", "vendormock", "scenarios/internal", "docs/schemas"},
+	"scenarios/defaults":         {"vendormock", "scenarios/internal", "scenarios/results", "scenarios/report"},
+	"scenarios/defaults/cmd/...": {}, // the Go client it measures: the standard library only
+	"scenarios/cmd/...":          {"worker", "vendormock", "scenarios"},
+	"docs/schemas":               {}, // the contract's JSON schemas, embedded
+	"workers/...":                {}, // the reference workers' programs
 }
 
 // under reports whether folder p is dir or inside it.

@@ -50,6 +50,11 @@ type NginxVariant struct {
 	// (Options.RateLimit or the profile's). Not with SendLocation: both
 	// are the send path's location.
 	RateLimit int
+	// KeepaliveHint sends "Keep-Alive: timeout=N" with N the variant's
+	// keepalive_timeout (its second parameter), whatever the profile
+	// says; false keeps the stack's (Options.KeepaliveHint or the
+	// profile's nginx.keepalive_hint).
+	KeepaliveHint bool
 }
 
 // NginxConf renders the profile's nginx.conf for v. Errors: the template
@@ -63,7 +68,7 @@ func (s *Stack) NginxConf(v NginxVariant) ([]byte, error) {
 	if v.RateLimit < 0 || v.RateLimit > 0 && strings.TrimSpace(v.SendLocation) != "" {
 		return nil, fmt.Errorf("%w: rate limit %d with a send location: want a limit >= 0, and not both", ErrNginxConfig, v.RateLimit)
 	}
-	c := NewNginxConfig(s.Profile, ka).WithTransport(s.Scheme, s.HTTP2 || v.HTTP2)
+	c := s.nginxConfig(ka, s.HTTP2 || v.HTTP2, v.KeepaliveHint)
 	if v.RateLimit > 0 {
 		c.RateLimit = v.RateLimit
 	}

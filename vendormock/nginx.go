@@ -19,6 +19,8 @@ const (
 	// AccessLogFile is the access log's file name in the work dir's log
 	// folder and in nginxLogDir.
 	AccessLogFile = "access.log"
+	// ErrorLogFile is nginx's error log (info level) beside it.
+	ErrorLogFile = "error.log"
 	// ProbePath is answered 204 by nginx itself (not logged, not proxied);
 	// SelfCheck and the readiness wait use it.
 	ProbePath = "/__lab/probe"
@@ -39,10 +41,11 @@ type NginxConfig struct {
 	KeepaliveTimeout             string // nginx keepalive_timeout, e.g. "75s"
 	KeepaliveRequests            int    // nginx keepalive_requests (client and upstream)
 	Upstream                     string // "wiremock:8080"
-	UpstreamKeepalive            int    // idle upstream connections kept
+	UpstreamKeepalive            int    // idle upstream connections kept; 0 = no upstream keep-alive (Options.NoUpstreamKeepalive)
 	UpstreamKeepaliveTimeout     string // e.g. "10s"
 	CertFile, KeyFile            string // container paths
 	AccessLog                    string // container path of the access log
+	ErrorLog                     string // container path of the error log (info level)
 	LogFormat                    string // LogFormat(profile's correlation header)
 	RefKeyVar                    string // e.g. "$http_x_refkey"
 	ProbePath                    string // ProbePath
@@ -102,6 +105,7 @@ func NewNginxConfig(p *Profile, keepaliveTimeout time.Duration) NginxConfig {
 		CertFile:                 nginxLabDir + "/" + CertFileName,
 		KeyFile:                  nginxLabDir + "/" + ServerKeyFile,
 		AccessLog:                nginxLogDir + "/" + AccessLogFile,
+		ErrorLog:                 nginxLogDir + "/" + ErrorLogFile,
 		LogFormat:                LogFormat(p.Client.CorrelationHeader),
 		RefKeyVar:                headerVar(p.Client.CorrelationHeader),
 		ProbePath:                ProbePath,
@@ -147,4 +151,19 @@ func nginxTime(d time.Duration) string {
 // $http_x_refkey.
 func headerVar(header string) string {
 	return "$http_" + strings.ReplaceAll(strings.ToLower(header), "-", "_")
+}
+
+// nginxConfig is the stack's template data: the profile's (NewNginxConfig)
+// at keepalive_timeout ka on the stack's scheme, h2 offered when h2, with
+// the stack's options: no upstream pool under NoUpstreamKeepalive, and the
+// Keep-Alive hint when hint, KeepaliveHint or the profile asks for it.
+func (s *Stack) nginxConfig(ka time.Duration, h2, hint bool) NginxConfig {
+	c := NewNginxConfig(s.Profile, ka).WithTransport(s.Scheme, h2)
+	if s.NoUpstreamKeepalive {
+		c.UpstreamKeepalive = 0
+	}
+	if hint || s.KeepaliveHint {
+		c.KeepaliveHint = nginxTime(ka)
+	}
+	return c
 }

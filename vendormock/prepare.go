@@ -60,6 +60,7 @@ func (s *Stack) prepare(opts Options) error {
 	}
 	s.RateLimit = p.RateLimit.SendsPerSecond
 	s.NoRequestJournal = opts.NoRequestJournal
+	s.NoUpstreamKeepalive, s.KeepaliveHint = opts.NoUpstreamKeepalive, opts.KeepaliveHint || p.Nginx.KeepaliveHint
 	s.imageWorker = opts.Images.Worker
 	if opts.BrokerNodes < 0 || opts.BrokerNodes > MaxBrokerNodes {
 		return fmt.Errorf("stack options: broker nodes %d: want 1 to %d", opts.BrokerNodes, MaxBrokerNodes)
@@ -83,6 +84,10 @@ func (s *Stack) prepare(opts Options) error {
 	if err := os.Remove(s.AccessLogPath); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("remove old access log: %w", err)
 	}
+	s.ErrorLogPath = filepath.Join(s.WorkDir, "log", ErrorLogFile)
+	if err := os.Remove(s.ErrorLogPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove old error log: %w", err)
+	}
 
 	clientDir := ""
 	if s.Scheme == SchemeMTLS {
@@ -103,7 +108,7 @@ func (s *Stack) prepare(opts Options) error {
 		return err
 	}
 
-	conf, err := RenderNginxConf(p, NewNginxConfig(p, s.KeepaliveTimeout).WithTransport(s.Scheme, s.HTTP2))
+	conf, err := RenderNginxConf(p, s.nginxConfig(s.KeepaliveTimeout, s.HTTP2, false))
 	if err != nil {
 		return err
 	}

@@ -114,6 +114,13 @@ type Options struct {
 	// (504s) and its journal could no longer be read (the scale
 	// benchmark's memory run, docs/running.md#the-committed-run-and-its-memory-run).
 	NoRequestJournal bool
+	// NoUpstreamKeepalive turns nginx's upstream keep-alive to WireMock
+	// off: a new upstream connection per request, study A's fifth
+	// pitfall (docs/studies.md); the lab's UPSTREAM_KEEPALIVE=off.
+	NoUpstreamKeepalive bool
+	// KeepaliveHint makes nginx send "Keep-Alive: timeout=N" (the second
+	// keepalive_timeout parameter) whatever the profile says.
+	KeepaliveHint bool
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative
@@ -177,14 +184,21 @@ type Stack struct {
 	// AMQPURLsNetwork is network: every broker node's AMQP URL,
 	// comma-separated (the worker's AMQP_URL, so it can reach any node);
 	// equal to AMQPURLNetwork on one node.
-	AMQPURLsNetwork  string
-	WireMockURL      string // host: http://127.0.0.1:PORT (admin API at /__admin)
-	ToxiproxyURL     string // host: http://127.0.0.1:PORT (Toxiproxy API)
-	CAFile           string // host path of the lab CA certificate (PEM); no key is written
-	CAPool           *x509.CertPool
-	ClientID         string        // vendor credentials, generated per run
-	ClientSecret     string        // never logged
-	AccessLogPath    string        // host path of nginx's access log (bind mount)
+	AMQPURLsNetwork string
+	WireMockURL     string // host: http://127.0.0.1:PORT (admin API at /__admin)
+	ToxiproxyURL    string // host: http://127.0.0.1:PORT (Toxiproxy API)
+	CAFile          string // host path of the lab CA certificate (PEM); no key is written
+	CAPool          *x509.CertPool
+	ClientID        string // vendor credentials, generated per run
+	ClientSecret    string // never logged
+	AccessLogPath   string // host path of nginx's access log (bind mount)
+	ErrorLogPath    string // host path of nginx's error log, info level (ReadErrorLog)
+	// NoUpstreamKeepalive: nginx keeps no connection to WireMock
+	// (Options.NoUpstreamKeepalive).
+	NoUpstreamKeepalive bool
+	// KeepaliveHint: nginx sends "Keep-Alive: timeout=N" (Options.KeepaliveHint
+	// or the profile's nginx.keepalive_hint).
+	KeepaliveHint    bool
 	KeepaliveTimeout time.Duration // nginx keepalive_timeout in effect
 	RateLimit        int           // the vendor's sends/s in effect; 0 = none
 	// NoRequestJournal: WireMock keeps no request journal

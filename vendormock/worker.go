@@ -15,6 +15,7 @@ import (
 
 	"github.com/moby/moby/api/types/container"
 	"github.com/testcontainers/testcontainers-go"
+	tcexec "github.com/testcontainers/testcontainers-go/exec"
 )
 
 // Paths inside a worker container.
@@ -248,4 +249,21 @@ func (w *Worker) OpsURL(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("ops url: %w", err)
 	}
 	return "http://" + addr, nil
+}
+
+// Exec runs cmd inside the worker's container with env ("NAME=value")
+// added to its environment, waits for it and returns its exit code and
+// its standard output and error, interleaved as written. It is how a
+// container that idles (the client-defaults container runs sleep) runs one
+// client after another. Errors: Docker errors, ctx done, output unread.
+func (w *Worker) Exec(ctx context.Context, cmd, env []string) (int, string, error) {
+	code, r, err := w.c.Exec(ctx, cmd, tcexec.Multiplexed(), tcexec.WithEnv(env))
+	if err != nil {
+		return code, "", fmt.Errorf("exec in worker %s: %w", w.name, err)
+	}
+	b, err := io.ReadAll(r)
+	if err != nil {
+		return code, string(b), fmt.Errorf("exec in worker %s: read output: %w", w.name, err)
+	}
+	return code, string(b), nil
 }

@@ -154,6 +154,10 @@ type Config struct {
 	// HTTPVersion is "1.1" or "2" (HTTP_VERSION; h2 through ALPN, TLS
 	// schemes only).
 	HTTPVersion string
+	// UpstreamKeepalive is "on" (nginx keeps connections to WireMock
+	// alive, the default) or "off" (a new upstream connection per request:
+	// study A's fifth pitfall; UPSTREAM_KEEPALIVE, the matrix only).
+	UpstreamKeepalive string
 	// PoolSize is the pooled client's idle connections per host
 	// (POOL_SIZE); 0 = the concurrency.
 	PoolSize int
@@ -228,28 +232,29 @@ func (c Config) Replicated() bool {
 // strategies, per-request first.
 func DefaultConfig() Config {
 	return Config{
-		Count:         DefaultCount,
-		Warmup:        DefaultWarmup,
-		RTTs:          []int{3, 10},
-		Modes:         slices.Clone(results.AllModes),
-		ServerDelayMS: DefaultServerDelayMS,
-		PerRequestTLS: DefaultPerRequestTLS,
-		Out:           DefaultOut,
-		LabImages:     DefaultLabImages,
-		Profile:       DefaultProfile,
-		WorkerState:   DefaultWorkerState,
-		CPUProfile:    DefaultCPUProfile,
-		TCPHandshake:  DefaultTCPHandshake,
-		Bulk:          report.DefaultBulk,
-		Workers:       DefaultWorkers,
-		Ledger:        DefaultLedger,
-		QueueType:     DefaultQueueType,
-		Worker:        DefaultWorker,
-		Scheme:        DefaultScheme,
-		Concurrency:   DefaultConcurrency,
-		HTTPVersion:   DefaultHTTPVersion,
-		Active:        DefaultActive,
-		RatePace:      RatePaceShare,
-		Lanes:         DefaultLanes,
+		Count:             DefaultCount,
+		Warmup:            DefaultWarmup,
+		RTTs:              []int{3, 10},
+		Modes:             slices.Clone(results.AllModes),
+		ServerDelayMS:     DefaultServerDelayMS,
+		PerRequestTLS:     DefaultPerRequestTLS,
+		Out:               DefaultOut,
+		LabImages:         DefaultLabImages,
+		Profile:           DefaultProfile,
+		WorkerState:       DefaultWorkerState,
+		CPUProfile:        DefaultCPUProfile,
+		TCPHandshake:      DefaultTCPHandshake,
+		Bulk:              report.DefaultBulk,
+		Workers:           DefaultWorkers,
+		Ledger:            DefaultLedger,
+		QueueType:         DefaultQueueType,
+		Worker:            DefaultWorker,
+		Scheme:            DefaultScheme,
+		Concurrency:       DefaultConcurrency,
+		HTTPVersion:       DefaultHTTPVersion,
+		UpstreamKeepalive: "on",
+		Active:            DefaultActive,
+		RatePace:          RatePaceShare,
+		Lanes:             DefaultLanes,
 	}
 }

@@ -79,7 +79,7 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 			err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
 		}
 	}()
-	tw, tick := sampleTimeWait(ctx, b.w, wk.ContainerID())
+	tw, tick := SampleTimeWait(ctx, b.w, wk.ContainerID())
 	k.timeWait = tw
 	wctx, feedDone := k.startFeed(ctx, p)
 	werr := waitWorker(wctx, b.prog, wk, p.recordsPath, p.label, p.n, limitWatch(p.n, b.pointLimits(p), tick))

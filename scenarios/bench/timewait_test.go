@@ -79,3 +79,37 @@ func TestLinkSettle(t *testing.T) {
 		t.Errorf("LinkSettle(0) = %s, want 1 s", got)
 	}
 }
+
+// TestCountTimeWaitToPort: nginx's table (fixture) holds TIME_WAIT towards
+// its clients (local port 443) and towards WireMock (remote port 8080,
+// 1F90): 5 in all, 3 of them upstream; the listener and the established
+// upstream connection do not count. A remote address without a port is
+// an error, not a zero.
+func TestCountTimeWaitToPort(t *testing.T) {
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "scenarios", "proc", "net-tcp-nginx.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	total, up, err := CountTimeWaitToPort(f, 8080)
+	if err != nil || total != 5 || up != 3 {
+		t.Errorf("CountTimeWaitToPort = %d, %d, %v; want 5, 3", total, up, err)
+	}
+	tcp6 := "  sl  local_address                         remote_address                        st tx_queue\n" +
+		"   0: 0000000000000000FFFF00000D0016AC:8C10 0000000000000000FFFF0000030016AC:1F90 06 00000000:00000000\n"
+	if total, up, err := CountTimeWaitToPort(strings.NewReader(tcp6), 8080); err != nil || total != 1 || up != 1 {
+		t.Errorf("tcp6 table (remote_address): %d, %d, %v; want 1, 1", total, up, err)
+	}
+	head := "  sl  local_address rem_address   st tx_queue\n"
+	for name, in := range map[string]string{
+		"empty":      "",
+		"bad header": "sl local st\n",
+		"short row":  head + "   1: 0D0016AC:01BB\n",
+		"no port":    head + "   1: 0D0016AC:01BB 0E0016AC 06 00000000:00000000\n",
+		"bad hex":    head + "   1: 0D0016AC:01BB 0E0016AC:ZZZZ 06 00000000:00000000\n",
+	} {
+		if _, _, err := CountTimeWaitToPort(strings.NewReader(in), 8080); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

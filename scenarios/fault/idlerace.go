@@ -73,13 +73,15 @@ type IdleRaceResult struct {
 	Scenario           string              `json:"scenario"`
 	Date               string              `json:"date"`
 	KeepaliveTimeoutMS float64             `json:"keepalive_timeout_ms"`
-	Burst              int                 `json:"burst"`
-	PauseMinMS         float64             `json:"pause_min_ms"`
-	PauseMaxMS         float64             `json:"pause_max_ms"`
-	MarginMS           float64             `json:"margin_ms"`
-	Seed               uint64              `json:"seed"`
-	SendsPerLane       int                 `json:"sends_per_lane"`
-	ServerDelayMS      int                 `json:"server_delay_ms"`
+	// KeepaliveHint: nginx sent "Keep-Alive: timeout=T" (idle_race.keepalive_hint).
+	KeepaliveHint bool    `json:"keepalive_hint,omitempty"`
+	Burst         int     `json:"burst"`
+	PauseMinMS    float64 `json:"pause_min_ms"`
+	PauseMaxMS    float64 `json:"pause_max_ms"`
+	MarginMS      float64 `json:"margin_ms"`
+	Seed          uint64  `json:"seed"`
+	SendsPerLane  int     `json:"sends_per_lane"`
+	ServerDelayMS int     `json:"server_delay_ms"`
 	// Reports describes idle_race.reports ("" when off: older files too).
 	Reports string        `json:"reports,omitempty"`
 	Rows    []IdleRaceRow `json:"rows"`
@@ -104,11 +106,11 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 	t := spec.KeepaliveTimeout.D()
 	res := IdleRaceResult{
 		Scenario: sc.Name, Date: time.Now().UTC().Format(time.RFC3339),
-		KeepaliveTimeoutMS: lab.MS(t), Burst: spec.Burst,
+		KeepaliveTimeoutMS: lab.MS(t), KeepaliveHint: spec.KeepaliveHint, Burst: spec.Burst,
 		PauseMinMS: lab.MS(spec.PauseMin.D()), PauseMaxMS: lab.MS(spec.PauseMax.D()),
 		MarginMS: lab.MS(spec.Margin.D()), Seed: spec.Seed, SendsPerLane: spec.Count, ServerDelayMS: *spec.ServerDelayMS,
 		Expect: spec.Expect, Reports: reportsNote(spec.Reports),
-		Note: "nginx keepalive_timeout has one parameter (no Keep-Alive hint to the client). Toxiproxy delays data, not the TCP handshake: " +
+		Note: hintNote(spec.KeepaliveHint) + " Toxiproxy delays data, not the TCP handshake: " +
 			"a new connection costs one RTT less than on a real network. A failure is a send that was UNKNOWN or NOT_SENT; absorbed = the transport redialled before writing (got_conns > 1).",
 	}
 	r.logf("%s: nginx keepalive_timeout %s, RTTs %v ms, settings %v, %d sends per lane in bursts of %d, pauses uniform in [%s, %s], seed %d",
@@ -125,7 +127,7 @@ func (r *Runner) RunIdleRace(ctx context.Context, sc *Scenario, count int) (Idle
 		_ = r.reloadNginx(cctx, NginxSpec{}, false)
 	}()
 	h2 := sc.Client.HTTPVersion == "2"
-	if err := r.reloadNginx(ctx, NginxSpec{KeepaliveTimeout: spec.KeepaliveTimeout}, h2); err != nil {
+	if err := r.reloadNginx(ctx, NginxSpec{KeepaliveTimeout: spec.KeepaliveTimeout, KeepaliveHint: spec.KeepaliveHint}, h2); err != nil {
 		return res, err
 	}
 	if err := r.setServer(ctx, *spec.ServerDelayMS, nil); err != nil {
@@ -425,4 +427,13 @@ func mustJSON(v any) []byte {
 		return []byte(`{"error": "` + err.Error() + `"}`)
 	}
 	return b
+}
+
+// hintNote is the idle race note's first sentence: whether nginx told the
+// client its keepalive_timeout.
+func hintNote(hint bool) string {
+	if hint {
+		return "nginx keepalive_timeout has two parameters: the Keep-Alive: timeout hint goes to the client."
+	}
+	return "nginx keepalive_timeout has one parameter (no Keep-Alive hint to the client)."
 }

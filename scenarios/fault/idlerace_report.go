@@ -86,6 +86,9 @@ func idleRacePage(name string, res IdleRaceResult) string {
 	var md strings.Builder
 	fmt.Fprintf(&md, "# Idle race (stale keep-alive): %s\n\n%snginx keepalive_timeout %.0f ms, bursts of %d, pauses uniform in [%.0f, %.0f] ms (seed %d), %d sends per lane, server delay %d ms. Per 1,000 sends.\n\n",
 		name, res.Provenance.Header(), res.KeepaliveTimeoutMS, res.Burst, res.PauseMinMS, res.PauseMaxMS, res.Seed, res.SendsPerLane, res.ServerDelayMS)
+	if res.KeepaliveHint {
+		fmt.Fprintf(&md, "nginx sent the hint `Keep-Alive: timeout=%.0f` (keepalive_timeout's second parameter): a client that reads it can stop reusing a connection before nginx closes it.\n\n", res.KeepaliveTimeoutMS/1000)
+	}
 	if res.Reports != "" {
 		fmt.Fprintf(&md, "Vendor delivery reports on: %s. UNKNOWN counts the sends that ended UNKNOWN (worker records); settled by counts the ledger's settlements by source, UNKNOWN left those left for an operator (docs/outcomes.md#delivery-reports).\n\n", res.Reports)
 	}

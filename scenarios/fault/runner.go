@@ -191,7 +191,7 @@ func (r *Runner) reloadNginx(ctx context.Context, n NginxSpec, h2 bool) error {
 	if ka == 0 {
 		ka = r.defaultKeepalive()
 	}
-	if err := r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: h2, RateLimit: n.RateLimit}); err != nil {
+	if err := r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: h2, RateLimit: n.RateLimit, KeepaliveHint: n.KeepaliveHint}); err != nil {
 		return err
 	}
 	r.curNgx, r.curH2 = n, h2
@@ -206,7 +206,7 @@ func (r *Runner) reloadNginxNow(ctx context.Context) error {
 	if ka == 0 {
 		ka = r.defaultKeepalive()
 	}
-	return r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: r.curH2, RateLimit: n.RateLimit})
+	return r.Stack.ReloadNginx(ctx, vendormock.NginxVariant{KeepaliveTimeout: ka, SendLocation: n.SendLocation, HTTP2: r.curH2, RateLimit: n.RateLimit, KeepaliveHint: n.KeepaliveHint})
 }
 
 // defaultKeepalive is the stack's keepalive_timeout at start.

@@ -157,6 +157,9 @@ type NginxSpec struct {
 	// Retry-After (docs/deployment.md#vendor-rate-limit); 0 = none. Not
 	// with SendLocation.
 	RateLimit int `yaml:"rate_limit"`
+	// KeepaliveHint sends "Keep-Alive: timeout=N" (keepalive_timeout's
+	// second parameter) while the variant is in force.
+	KeepaliveHint bool `yaml:"keepalive_hint"`
 }
 
 // ClientSpec is the worker under test: strategy and timeouts (worker
@@ -436,10 +439,14 @@ type Expect struct {
 // IdleRaceSpec is the stale keep-alive race.
 type IdleRaceSpec struct {
 	KeepaliveTimeout Duration `yaml:"keepalive_timeout"` // nginx keepalive_timeout T (default 2s)
-	RTTsMS           []int    `yaml:"rtts_ms"`           // default [10, 150]
-	Count            int      `yaml:"count"`             // sends per setting and RTT (default 1000; COUNT overrides)
-	Burst            int      `yaml:"burst"`             // sends per burst (default 10)
-	Spread           Duration `yaml:"pause_spread"`      // pauses uniform in [T-spread, T+spread] (default 500ms)
+	// KeepaliveHint makes nginx send "Keep-Alive: timeout=T" (study B:
+	// with it its Node clients gave up reuse and nothing failed); false,
+	// the default, sends none.
+	KeepaliveHint bool     `yaml:"keepalive_hint"`
+	RTTsMS        []int    `yaml:"rtts_ms"`      // default [10, 150]
+	Count         int      `yaml:"count"`        // sends per setting and RTT (default 1000; COUNT overrides)
+	Burst         int      `yaml:"burst"`        // sends per burst (default 10)
+	Spread        Duration `yaml:"pause_spread"` // pauses uniform in [T-spread, T+spread] (default 500ms)
 	// PauseMin and PauseMax, when set, replace [T-spread, T+spread]: for
 	// example both at T - RTT/2 to aim every pause inside the race window.
 	PauseMin      Duration `yaml:"pause_min"`

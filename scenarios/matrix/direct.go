@@ -58,8 +58,10 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 		_ = wk.Stop(cctx, 10*time.Second)
 	}()
 	wctx, cancel := context.WithTimeout(ctx, bench.WorkerTimeout(m.cfg.Count+m.cfg.Warmup, m.cfg.RTTMS(), m.cfg.ServerDelayMS))
+	stopTW := sampleClientTimeWait(ctx, wk.ContainerID(), 200*time.Millisecond)
 	code, err := wk.Wait(wctx)
 	cancel()
+	timeWait := stopTW()
 	if err != nil || code != 0 {
 		re := &bench.RunError{Mode: label, RTTMS: m.cfg.RTTMS(), Step: "wait worker", Err: fmt.Errorf("%w: exit code %d: %v", bench.ErrWorkerExit, code, err)}
 		lctx, lcancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -88,5 +90,6 @@ func (m *matrixRun) runDirect(ctx context.Context, spec matrixCellSpec) (results
 	}
 	cs := bench.CountConnectionsTo(entries, bench.StackSendPath(m.stack))
 	c.Connections, c.Protocols = cs.TCPConnections, bench.CountProtocols(entries)
+	c.ClientTimeWait = timeWait
 	return c, nil
 }

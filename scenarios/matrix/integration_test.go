@@ -54,6 +54,14 @@ func TestMatrixSmall(t *testing.T) {
 		if c.Driver == results.DriverWorker && (c.Lost != 0 || c.Duplicates != 0) {
 			t.Errorf("worker cell: %d lost, %d duplicates, want 0 and 0 (reconciled)", c.Lost, c.Duplicates)
 		}
+		// The server side: nginx's error log slice is kept and counted,
+		// and nginx's TIME_WAIT was read (issue 28).
+		if c.ServerHandshakeErrors == nil || c.NginxTimeWait == nil || c.UpstreamKeepalive != "on" {
+			t.Errorf("cell %s: server side missing: handshake errors %v, nginx TIME_WAIT %v, upstream keep-alive %q", c.Name(), c.ServerHandshakeErrors, c.NginxTimeWait, c.UpstreamKeepalive)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Out, ErrorLogDir, c.Name()+".log")); err != nil {
+			t.Errorf("cell %s: error log slice not kept: %v", c.Name(), err)
+		}
 		if want := map[string]string{results.DriverWorker: "disk", results.DriverDirect: ""}[c.Driver]; c.WorkerState != want {
 			t.Errorf("cell %s: worker_state %q, want %q (where its ledger and records were)", c.Name(), c.WorkerState, want)
 		}

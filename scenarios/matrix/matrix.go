@@ -139,8 +139,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 			stack, err := vendormock.Start(ctx, vendormock.Options{
 				ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
 				Scheme: scheme, HTTPVersion: cfg.HTTPVersion, Images: images, Session: cfg.Session,
-				WorkDir: filepath.Join(workDir, "stack-"+string(scheme)),
-				Log:     lab.PrefixWriter{W: io.Discard},
+				NoUpstreamKeepalive: cfg.UpstreamKeepalive == "off",
+				WorkDir:             filepath.Join(workDir, "stack-"+string(scheme)),
+				Log:                 lab.PrefixWriter{W: io.Discard},
 			})
 			if err != nil {
 				return fmt.Errorf("start stack (%s): %w", scheme, err)
@@ -156,7 +157,7 @@ func Run(ctx context.Context, cfg Config, w io.Writer) error {
 			if err := stack.SetRTT(ctx, cfg.RTTMS()); err != nil {
 				return fmt.Errorf("set rtt: %w", err)
 			}
-			m := &matrixRun{cfg: cfg, w: w, workDir: workDir, stack: stack, env: env}
+			m := &matrixRun{cfg: cfg, w: w, workDir: workDir, outDir: out, stack: stack, env: env}
 			for _, spec := range cells {
 				if spec.scheme != scheme {
 					continue
@@ -203,16 +204,27 @@ type matrixRun struct {
 	cfg     Config
 	w       io.Writer
 	workDir string
+	outDir  string // OUT, absolute
 	stack   *vendormock.Stack
 	env     results.Environment
 }
 
-// runCell runs one cell with its driver.
+// runCell runs one cell with its driver, then adds the server side's
+// evidence (finishServer).
 func (m *matrixRun) runCell(ctx context.Context, spec matrixCellSpec) (results.MatrixCell, error) {
-	if spec.driver == results.DriverDirect {
-		return m.runDirect(ctx, spec)
+	watch, err := m.watchServer(ctx)
+	if err != nil {
+		return results.MatrixCell{}, err
 	}
-	return m.runWorker(ctx, spec)
+	run := m.runWorker
+	if spec.driver == results.DriverDirect {
+		run = m.runDirect
+	}
+	c, err := run(ctx, spec)
+	if err != nil {
+		return c, err
+	}
+	return c, m.finishServer(ctx, watch, &c)
 }
 
 // transport is the cell's transport.

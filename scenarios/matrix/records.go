@@ -14,6 +14,7 @@ import (
 func cellFromResult(c *results.MatrixCell, r results.Result) {
 	c.Connections = r.TCPConnections
 	c.WorkerState = r.WorkerState
+	c.ClientTimeWait = r.TimeWait
 	c.Lost, c.Duplicates = -1, -1
 	if r.Reconcile != nil {
 		c.Lost, c.Duplicates = r.Reconcile.Lost, r.Reconcile.Duplicates

@@ -151,6 +151,9 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		"Study A (docs/studies.md): Go net/http on loopback, 2 CPUs, 800 + 50 requests. Absolute figures depend on the machine; "+
 		"compare the ratios. fresh = per-request, keepalive = pooled.\n\n",
 		first.RTTMS, first.ServerDelayMS, first.HTTPVersion, first.Count, first.Warmup)
+	if set := matrixSettings(cs); set != "" {
+		fmt.Fprintf(&b, "Settings beyond study A's: %s.\n\n", set)
+	}
 	if ws := workerStates(cs); ws != "" {
 		fmt.Fprintf(&b, "Worker cells: the ledger and records on %s (worker_state).\n\n", ws)
 	}
@@ -261,6 +264,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		}
 	}
 
+	b.WriteString(serverSideMarkdown(cs))
 	fmt.Fprintf(&b, "\n## Checks\n\n")
 	for _, line := range MatrixChecks(cs) {
 		fmt.Fprintf(&b, "- %s\n", line)

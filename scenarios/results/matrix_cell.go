@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/notifier-lab/notifier-lab/vendormock"
 	"github.com/notifier-lab/notifier-lab/worker/outcome"
 )
 
@@ -66,12 +67,46 @@ type MatrixCell struct {
 	// WorkerState is where a worker cell's ledger and records lived while
 	// it ran: "disk" or "tmpfs" (Result.WorkerState); "" for a direct cell,
 	// which has neither, and in cells written before it existed.
-	WorkerState string      `json:"worker_state,omitempty"`
-	Environment Environment `json:"environment"`
+	WorkerState string `json:"worker_state,omitempty"`
+	// ServerHandshakeErrors are the failed TLS handshakes nginx's error
+	// log holds for the cell (its slice of the log is kept as
+	// OUT/nginx-error/<cell>.log); nil in cells written before it was
+	// kept. Study A's server logged such errors while its client counted
+	// none.
+	ServerHandshakeErrors *vendormock.HandshakeErrors `json:"server_tls_handshake_errors,omitempty"`
+	// ClientTimeWait is the worker container's TIME_WAIT sockets while the
+	// cell ran (the side that closes first keeps them): nil when not
+	// sampled.
+	ClientTimeWait *TimeWait `json:"client_time_wait,omitempty"`
+	// NginxTimeWait is nginx's new TIME_WAIT sockets over the cell; nil
+	// when not counted.
+	NginxTimeWait *NginxTimeWait `json:"nginx_time_wait,omitempty"`
+	// UpstreamKeepalive is nginx's keep-alive to WireMock: "on" or "off"
+	// ("" in cells written before it was a setting: on).
+	UpstreamKeepalive string      `json:"upstream_keepalive,omitempty"`
+	Environment       Environment `json:"environment"`
 	// Provenance is the run's commit, command line, machine, images and
 	// date; nil in cells written before it existed.
 	Provenance *Provenance `json:"provenance,omitempty"`
 }
+
+// NginxTimeWait counts TIME_WAIT sockets in nginx's network namespace at
+// a cell's start and end: towards its clients (Toxiproxy's connections)
+// and towards WireMock (remote port 8080). The difference is the cell's
+// (a socket of an earlier cell that expired meanwhile, 60 s after its
+// close, makes it an undercount).
+type NginxTimeWait struct {
+	ClientStart   int `json:"client_start"`
+	ClientEnd     int `json:"client_end"`
+	UpstreamStart int `json:"upstream_start"`
+	UpstreamEnd   int `json:"upstream_end"`
+}
+
+// NewClient is the cell's new TIME_WAIT towards nginx's clients (>= 0).
+func (t NginxTimeWait) NewClient() int { return max(t.ClientEnd-t.ClientStart, 0) }
+
+// NewUpstream is the cell's new TIME_WAIT towards WireMock (>= 0).
+func (t NginxTimeWait) NewUpstream() int { return max(t.UpstreamEnd-t.UpstreamStart, 0) }
 
 // Name is the cell's name: "<driver>-<scheme>-<mode>-c<concurrency>".
 func (c MatrixCell) Name() string {

@@ -11,7 +11,7 @@
 #                        offline (the default)
 #
 #   LAB_IMAGE_SET=all    every image (the default; ./run.sh test)
-#   LAB_IMAGE_SET="postgres workers streamreset" (any of them, or "core")
+#   LAB_IMAGE_SET="postgres workers streamreset clients" (any of them, or "core")
 #                        the core images (RabbitMQ, nginx, WireMock,
 #                        Toxiproxy, the worker) plus the named extras only:
 #                        ./run.sh asks `lab images` which ones a command
@@ -49,11 +49,11 @@ DEBIAN_PACKAGES=rabbitmq-server,nginx-light,openjdk-17-jre-headless,ca-certifica
 log() { printf '[images] %s\n' "$*" >&2; }
 die() { printf '[images] error: %s\n' "$*" >&2; exit 1; }
 
-# wanted EXTRA : is EXTRA (postgres, workers, streamreset) in LAB_IMAGE_SET?
+# wanted EXTRA : is EXTRA (postgres, workers, streamreset, clients) in LAB_IMAGE_SET?
 wanted() { [[ " $set_words " == *" all "* || " $set_words " == *" $1 "* ]]; }
 for w in $set_words; do
-  case $w in all | core | postgres | workers | streamreset) ;;
-    *) die "LAB_IMAGE_SET: unknown word '$w'; allowed: all, core, postgres, workers, streamreset" ;;
+  case $w in all | core | postgres | workers | streamreset | clients) ;;
+    *) die "LAB_IMAGE_SET: unknown word '$w'; allowed: all, core, postgres, workers, streamreset, clients" ;;
   esac
 done
 
@@ -261,6 +261,9 @@ if wanted postgres; then
 fi
 if wanted workers; then
   DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/workers.sh" >>"$env_new"
+fi
+if wanted clients; then
+  DEBIAN_BASE_INPUTS="$DEBIAN_SUITE $DEBIAN_PACKAGES" bash "$here/clients.sh" >>"$env_new"
 fi
 mv "$env_new" "$state/images.env"
 log "images ready ($kind; $set_words): see .lab/images.env"

@@ -14,6 +14,7 @@ const (
 	imagesPostgres    = "postgres"
 	imagesWorkers     = "workers"
 	imagesStreamReset = "streamreset"
+	imagesClients     = "clients"
 	imagesAll         = "all"
 	imagesCore        = "core"
 )
@@ -31,6 +32,8 @@ const (
 //	matrix:     as run without SCENARIO
 //	scale:      postgres (its worker points share a PostgreSQL ledger)
 //	            plus workers with a WORKER other than go
+//	pageload:   core (nginx, WireMock and Toxiproxy)
+//	client-defaults: core plus clients (the real HTTP clients' image)
 func imagesFor(cmd string, args []string, getenv func(string) string) (string, error) {
 	var cfg bench.Config
 	extras := []string{imagesCore}
@@ -57,6 +60,16 @@ func imagesFor(cmd string, args []string, getenv func(string) string) (string, e
 		}
 		cfg = c.Config.Config
 		extras = append(extras, imagesPostgres)
+	case "pageload", "pageload-check":
+		if _, _, err := parsePageloadArgs(args, getenv); err != nil {
+			return "", err
+		}
+		return imagesCore, nil
+	case "client-defaults", "client-defaults-check":
+		if _, err := parseDefaultsArgs(args, getenv); err != nil {
+			return "", err
+		}
+		return imagesCore + " " + imagesClients, nil
 	default:
 		return imagesAll, nil
 	}

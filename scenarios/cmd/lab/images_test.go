@@ -23,7 +23,9 @@ func TestImagesFor(t *testing.T) {
 		{"the matrix", "matrix", nil, "core"},
 		{"the scale benchmark", "scale", nil, "core postgres"},
 		{"an audit", "audit", []string{"WORKER=go"}, "all"},
-		{"a command images does not know", "pageload", nil, "all"},
+		{"the page loads", "pageload", nil, "core"},
+		{"the client defaults", "client-defaults", nil, "core clients"},
+		{"a command images does not know", "audit-probes", nil, "all"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := imagesFor(tc.cmd, tc.args, func(string) string { return "" })

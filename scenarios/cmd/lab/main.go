@@ -18,6 +18,8 @@
 //	lab simulate-check [KEY=...] validate the simulation's arguments only
 //	lab pageload [KEY=VALUE...] run the page-load experiment (study C: HTTP/1.1 vs HTTP/2 in Chromium)
 //	lab pageload-check [KEY=...] validate the page-load experiment's arguments only
+//	lab client-defaults [KEY=VALUE...] real HTTP clients at their defaults, connections counted by nginx
+//	lab client-defaults-check [KEY=...] validate client-defaults' arguments only
 //	lab keys --markdown        every key of run, audit and the matrix as a markdown table (docs/running.md)
 //	lab version                the lab's commit and whether its tree was dirty
 //	lab images CMD [KEY=...]   the images CMD starts, as LAB_IMAGE_SET for ensure-images.sh
@@ -242,6 +244,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	case "pageload-check":
 		_, _, err := parsePageloadArgs(rest, getenv)
 		return err
+	case "client-defaults":
+		if len(rest) == 1 && (rest[0] == "help" || rest[0] == "-h" || rest[0] == "--help") {
+			return defaultsUsage(stdout)
+		}
+		return runDefaults(ctx, rest, getenv, stdout)
+	case "client-defaults-check":
+		_, err := parseDefaultsArgs(rest, getenv)
+		return err
 	case "simulate-check":
 		_, err := parseSimArgs(rest, getenv)
 		return err
@@ -278,7 +288,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		if err := usage(stdout); err != nil {
 			return err
 		}
-		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+probesHelp+simulateHelp+pageloadHelp)
+		_, err := io.WriteString(stdout, labHelp+auditHelp+blackBoxHelp+contractCheckHelp+clientsHelp+probesHelp+simulateHelp+pageloadHelp+defaultsHelp)
 		return err
 	default:
 		return fmt.Errorf("%w: unknown subcommand %q: want check, run, audit, list, report, matrix, matrix-report, scale, simulate, pageload or help", errUsage, cmd)

@@ -23,9 +23,9 @@ var (
 // read the folder as theirs (a fresh-user trial's bench into a copy of
 // results/scale replaced its summary).
 var foreignKinds = map[command][]resultKind{
-	cmdRun:    {scaleKind, matrixKind, simKind, pageKind},
-	cmdMatrix: {benchKind, scaleKind, auditKind, simKind, pageKind},
-	cmdScale:  {benchKind, matrixKind, auditKind, simKind, pageKind},
+	cmdRun:    {scaleKind, matrixKind, simKind, pageKind, defaultsKind},
+	cmdMatrix: {benchKind, scaleKind, auditKind, simKind, pageKind, defaultsKind},
+	cmdScale:  {benchKind, matrixKind, auditKind, simKind, pageKind, defaultsKind},
 }
 
 // pageloadForeignKinds are the results ./run.sh pageload refuses to write
@@ -34,7 +34,7 @@ var pageloadForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditK
 
 // simForeignKinds are the results ./run.sh simulate refuses to write
 // beside: each of them has a summary.md of its own.
-var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind, pageKind}
+var simForeignKinds = []resultKind{benchKind, scaleKind, matrixKind, auditKind, pageKind, defaultsKind}
 
 // checkOutKind refuses dir when it holds any of kinds' result files.
 func checkOutKind(dir string, kinds []resultKind) error {
