@@ -114,6 +114,11 @@ type Options struct {
 	// (504s) and its journal could no longer be read (the scale
 	// benchmark's memory run, docs/running.md#the-committed-run-and-its-memory-run).
 	NoRequestJournal bool
+	// TLSResumption turns nginx's ssl_session_cache and
+	// ssl_session_tickets on whatever the profile's tls.session_cache and
+	// tls.session_tickets say (both off in the lab's profiles, as in the
+	// case). The lab's TLS_RESUMPTION.
+	TLSResumption bool
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative

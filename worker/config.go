@@ -101,11 +101,12 @@ type Config struct {
 	// ClientID and ClientSecret authenticate the token call.
 	ClientID     string
 	ClientSecret string
-	// Strategy is a name from vendorapi.Strategies(): "per-request" or
-	// "pooled".
+	// Strategy is a name from vendorapi.Strategies(): "per-request",
+	// "per-request-resume" or "pooled".
 	Strategy string
 	// TLSMax is "1.2" or "1.3": the highest TLS version of the
-	// per-request strategy. The pooled strategy ignores it.
+	// per-request and per-request-resume strategies. The pooled strategy
+	// ignores it.
 	TLSMax string
 	// IdleConnTimeout (pooled only) should sit below the vendor's
 	// keepalive_timeout by at least one RTT (docs/environment.md).

@@ -95,6 +95,12 @@ type Config struct {
 	// Toxiproxy, the case's own conditions (docs/case.md, "Reproduction
 	// settings").
 	TCPHandshake string
+	// TLSResumption is TLS_RESUMPTION: "on" turns nginx's
+	// ssl_session_cache and ssl_session_tickets on whatever the profile
+	// says, so the per-request-resume client can resume (docs/network.md,
+	// "TLS session resumption"); "off" or "" keeps the profile's (both
+	// off in the lab's profiles, as in the case).
+	TLSResumption string
 	// Bulk is BULK: how many messages the summary's bulk projection
 	// calculates for (DefaultBulk), >= 1.
 	Bulk int
@@ -197,7 +203,7 @@ func DefaultConfig() Config {
 		Count:         DefaultCount,
 		Warmup:        DefaultWarmup,
 		RTTs:          []int{3, 10},
-		Modes:         slices.Clone(results.AllModes),
+		Modes:         slices.Clone(results.MatrixModes),
 		ServerDelayMS: DefaultServerDelayMS,
 		PerRequestTLS: DefaultPerRequestTLS,
 		Out:           DefaultOut,

@@ -27,7 +27,7 @@ func (b *Bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (wor
 	}
 	var idle time.Duration
 	switch mode {
-	case vendorapi.PerRequestName:
+	case vendorapi.PerRequestName, vendorapi.PerRequestResumeName:
 		c.TLSMax = b.cfg.PerRequestTLS
 	case vendorapi.PooledName:
 		idle = netmodel.IdleConnTimeout(b.stack.KeepaliveTimeout, rtt)

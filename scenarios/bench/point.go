@@ -158,6 +158,10 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	if p.selfRTT, p.selfNew, err = b.selfCheck(ctx, rtt); err != nil {
 		return results.Result{}, p.fail("self-check", err)
 	}
+	probeMS, err := b.probeP50MS(ctx, ProbeCount)
+	if err != nil {
+		return results.Result{}, p.fail("self-check", fmt.Errorf("probe round trips: %w", err))
+	}
 	if err := b.stack.ResetJournal(ctx); err != nil {
 		return results.Result{}, p.fail("reset journal", err)
 	}
@@ -196,8 +200,13 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	}
 	p.recordsPath, p.ledgerPath = filepath.Join(p.dir, lab.RecordsFile), filepath.Join(p.dir, lab.LedgerFile)
 	kind := b.kindFor(mode)
+	cpu0 := b.readServerCPU()
 	if err := kind.run(ctx, p); err != nil {
 		return results.Result{}, err
+	}
+	cpu1 := b.readServerCPU()
+	if cpu1.err != nil || cpu0.err != nil {
+		logf(b.w, "%s: nginx and Toxiproxy CPU not measured: %v", p.label, errors.Join(cpu0.err, cpu1.err))
 	}
 
 	if b.cfg.CPUProfile == "on" {
@@ -258,10 +267,16 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		Settlement:  settlement,
 		Provenance:  b.cfg.Provenance,
 	}
+	r.NginxCPUMSPerSend, r.ProxyCPUMSPerSend = perSendMS(cpu0, cpu1, cs.SendRequests)
+	r.TLSSessionsResumed, r.ClientResumed = cs.SessionsResumed, m.ClientResumed
+	r.ProbeRTTP50MS = probeMS
+	if b.cfg.TLSResumption == "on" {
+		r.TLSResumption = "on"
+	}
 	if b.stack.Profile != nil {
 		r.Profile = b.stack.Profile.Name
 	}
-	if mode == vendorapi.PerRequestName {
+	if mode == vendorapi.PerRequestName || mode == vendorapi.PerRequestResumeName {
 		r.TLSMax = b.cfg.PerRequestTLS
 	} else {
 		r.IdleConnTimeoutS = p.idle.Seconds()

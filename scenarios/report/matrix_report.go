@@ -196,7 +196,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		fmt.Fprintf(&b, "| scheme | mode | conc | req/s | p50 ms | p99 ms | p99.9 ms | CPU ms/req | CPU s | connections | protocol | check | study A req/s | study A p99.9 ms |\n")
 		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range schemes {
-			for _, m := range results.AllModes {
+			for _, m := range results.MatrixModes {
 				for _, n := range concs {
 					c, ok := findCell(cs, d, s, m, n)
 					if !ok {
@@ -245,7 +245,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		}
 		fmt.Fprintf(&b, "\n|---|---|%s\n", strings.Repeat("---|", len(concs)))
 		for _, s := range schemes {
-			for _, m := range results.AllModes {
+			for _, m := range results.MatrixModes {
 				fmt.Fprintf(&b, "| %s | %s |", s, studyMode(m))
 				for _, n := range concs {
 					dc, _ := findCell(cs, results.DriverDirect, s, m, n)
@@ -403,7 +403,7 @@ func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 			for _, s := range schemes {
 				for _, n := range concs {
 					groups = append(groups, fmt.Sprintf("%s c%d", s, n))
-					for _, m := range results.AllModes {
+					for _, m := range results.MatrixModes {
 						v := nan
 						if c, ok := findCell(cs, d, s, m, n); ok {
 							v = ch.value(c)
@@ -418,7 +418,7 @@ func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 			p.Y.Min = 0
 			p.Legend.Top = true
 			ymax := 0.0
-			for k, m := range results.AllModes {
+			for k, m := range results.MatrixModes {
 				pv := make(plotter.Values, len(groups))
 				for i, v := range vals[m] {
 					if v > 0 {
