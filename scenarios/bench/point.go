@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -158,7 +159,7 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	if p.selfRTT, p.selfNew, err = b.selfCheck(ctx, rtt); err != nil {
 		return results.Result{}, p.fail("self-check", err)
 	}
-	probeMS, err := b.probeP50MS(ctx, ProbeCount)
+	probeMS, err := b.probeP50MS(ctx, netmodel.ProbeCount)
 	if err != nil {
 		return results.Result{}, p.fail("self-check", fmt.Errorf("probe round trips: %w", err))
 	}

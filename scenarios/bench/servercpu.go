@@ -49,11 +49,6 @@ func perSendMS(from, to serverCPU, sends int) (nginx, proxy float64) {
 	return float64(to.nginx-from.nginx) / 1e6 / float64(sends), float64(to.proxy-from.proxy) / 1e6 / float64(sends)
 }
 
-// ProbeCount is how many round trips RunPoint times on one established
-// connection through Toxiproxy before each point (Stack.ProbeRoundTrips),
-// for the round-trip model's proxy forwarding part.
-const ProbeCount = 30
-
 // probeP50MS returns the p50 of n probe round trips through Toxiproxy,
 // ms, or -1 with the error.
 func (b *Bench) probeP50MS(ctx context.Context, n int) (float64, error) {

@@ -107,7 +107,7 @@ type Result struct {
 	// byte through Toxiproxy before the run, ms (>= 2 RTT when
 	// TCP_HANDSHAKE=on); 0 when not measured.
 	SelfCheckNewConnMS float64 `json:"self_check_new_conn_ms,omitempty"`
-	// ProbeRTTP50MS is the p50 of bench.ProbeCount probe round trips on one
+	// ProbeRTTP50MS is the p50 of netmodel.ProbeCount probe round trips on one
 	// established connection through Toxiproxy from the host before the
 	// run (vendormock.Stack.ProbeRoundTrips), ms: the RTT plus what a
 	// round trip costs beyond it (forwarding, nginx's answer, the host's
