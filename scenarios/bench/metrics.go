@@ -198,6 +198,10 @@ type ConnStats struct {
 	// SessionsResumed is the distinct $connection values among them whose
 	// TLS handshake resumed a session ($ssl_session_reused "r").
 	SessionsResumed int
+	// UpstreamMeanMS is the mean $upstream_response_time of the proxied
+	// sends among them, ms (nginx's log has ms resolution; the mean over
+	// hundreds is finer); 0 when none was proxied.
+	UpstreamMeanMS float64
 }
 
 // CountConnections counts the send requests in entries by nginx
@@ -213,6 +217,8 @@ func CountConnections(entries []vendormock.AccessEntry) ConnStats {
 func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnStats {
 	s := ConnStats{TLSVersions: map[string]int{}}
 	conns, resumed := map[int64]bool{}, map[int64]bool{}
+	var upSum float64
+	var upN int
 	for _, e := range entries {
 		if e.Method != "POST" || e.Path != sendPath {
 			continue
@@ -228,6 +234,13 @@ func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnS
 		if e.SessionReused {
 			resumed[e.Connection] = true
 		}
+		if e.UpstreamTime >= 0 {
+			upSum += e.UpstreamTime * 1000
+			upN++
+		}
+	}
+	if upN > 0 {
+		s.UpstreamMeanMS = upSum / float64(upN)
 	}
 	s.TCPConnections = len(conns)
 	s.SessionsResumed = len(resumed)

@@ -270,7 +270,7 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	}
 	r.NginxCPUMSPerSend, r.ProxyCPUMSPerSend = perSendMS(cpu0, cpu1, cs.SendRequests)
 	r.TLSSessionsResumed, r.ClientResumed = cs.SessionsResumed, m.ClientResumed
-	r.ProbeRTTP50MS = probeMS
+	r.ProbeRTTP50MS, r.UpstreamMSMean = probeMS, cs.UpstreamMeanMS
 	if b.cfg.TLSResumption == "on" {
 		r.TLSResumption = "on"
 	}

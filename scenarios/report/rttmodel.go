@@ -78,6 +78,7 @@ func modelRow(nr, po results.Result) ModelRow {
 		WorkerCPUMS: nr.ClientCPUMSPerSend - po.ClientCPUMSPerSend,
 		NginxCPUMS:  cpuDelta(nr.NginxCPUMSPerSend, po.NginxCPUMSPerSend),
 		ForwardMS:   forwardMS(nr, po),
+		UpstreamMS:  cpuDelta(nr.UpstreamMSMean, po.UpstreamMSMean),
 	}
 	row.ProxyCPUMS = cpuDelta(nr.ProxyCPUMSPerSend, po.ProxyCPUMSPerSend)
 	row.ResidualMS, row.Within = row.Parts.Residual(row.MeasuredMS)
@@ -88,7 +89,8 @@ func modelRow(nr, po results.Result) ModelRow {
 }
 
 // cpuDelta is a - b, NaN when either was not measured (0: written before
-// it was; < 0: not readable).
+// it was; < 0: not readable). It serves every per-send figure that is
+// positive when measured (CPU, nginx's upstream time).
 func cpuDelta(a, b float64) float64 {
 	if a <= 0 || b <= 0 {
 		return math.NaN()
@@ -114,17 +116,17 @@ func forwardMS(a, b results.Result) float64 {
 func nameResidual(r ModelRow) string {
 	p := r.Parts
 	if math.IsNaN(r.ResidualMS) {
-		return "not all parts were measured (a bench file without nginx's CPU or the probe round trips)"
+		return "not all parts were measured (a bench file without nginx's CPU, its upstream time or the probe round trips)"
 	}
 	hsRTTs := p.RoundTrips // with TCP_HANDSHAKE=on its round trip shows in the handshake phase too
 	inHS := r.HandshakeP50MS - float64(hsRTTs)*p.RTTMS
-	after := r.MeasuredMS - p.ConnectMS - r.HandshakeP50MS
+	after := r.MeasuredMS - p.ConnectMS - r.HandshakeP50MS - p.UpstreamMS
 	cpu := p.WorkerCPUMS + p.NginxCPUMS + p.ForwardTotalMS()
 	if r.ResidualMS < 0 {
 		return fmt.Sprintf("the parts add up to %.1f ms more than the send waited: the TLS handshake phase took %.1f ms beyond its %d round trips, less than the CPU and forwarding parts (%.1f ms), so some of that CPU is not on the send's path (work nginx or the worker does after the response, such as closing the connection, or in parallel with a round trip)",
 			-r.ResidualMS, inHS, hsRTTs, cpu)
 	}
-	return fmt.Sprintf("%.1f ms unexplained: the TLS handshake phase took %.1f ms beyond its %d round trips (CPU and forwarding parts %.1f ms), and %.1f ms of the penalty lies after the handshake, in the first request on a new connection against one on a reused connection, which no part measures",
+	return fmt.Sprintf("%.1f ms unexplained: the TLS handshake phase took %.1f ms beyond its %d round trips (CPU and forwarding parts %.1f ms), and %.1f ms of the penalty lies after the handshake and outside the vendor's answer, in the first request on a new connection against one on a reused connection, which no part measures",
 		r.ResidualMS, inHS, hsRTTs, cpu, after)
 }
 
@@ -132,7 +134,7 @@ func nameResidual(r ModelRow) string {
 // their sum, the measured penalty and the residual.
 func modelPartsTable(rs []results.Result) (t table) {
 	t.header = []string{"RTT", "client", "TLS", "model RTTs", "model ms", "TCP connect", "worker CPU", "nginx CPU", "forwarding (per RTT x RTTs)",
-		"sum ms", "measured ms (p50 - pooled p50)", "residual ms", "Toxiproxy CPU (not added)"}
+		"vendor answer (nginx upstream time)", "sum ms", "measured ms (p50 - pooled p50)", "residual ms", "Toxiproxy CPU (not added)"}
 	for _, r := range ModelRows(rs) {
 		p := r.Parts
 		res := signed(r.ResidualMS)
@@ -142,7 +144,7 @@ func modelPartsTable(rs []results.Result) (t table) {
 		t.rows = append(t.rows, []string{fmt.Sprintf("%d ms", r.RTTMS), r.Mode, r.TLSVersion, modeRTTsLabel(r), f1(p.ModelMS()),
 			f2(p.ConnectMS), nanDash(p.WorkerCPUMS, f2), nanDash(p.NginxCPUMS, f2),
 			nanDash(p.ForwardMS, func(v float64) string { return fmt.Sprintf("%.2f x %d = %.2f", v, p.RoundTrips, p.ForwardTotalMS()) }),
-			nanDash(p.SumMS(), f1), f1(r.MeasuredMS), nanDash(r.ResidualMS, func(float64) string { return res }), nanDash(r.ProxyCPUMS, f2)})
+			nanDash(p.UpstreamMS, f2), nanDash(p.SumMS(), f1), f1(r.MeasuredMS), nanDash(r.ResidualMS, func(float64) string { return res }), nanDash(r.ProxyCPUMS, f2)})
 	}
 	return t
 }
@@ -245,7 +247,7 @@ func writeModelSections(b *strings.Builder, rs []results.Result) {
 		return
 	}
 	b.WriteString("\n## Round-trip model, measured parts\n\n")
-	fmt.Fprintf(b, "The per-send penalty of a new connection (p50 minus pooled p50) against the model's round trips plus the parts measured in the same runs: the TCP connect phase p50, the worker's CPU inside the send call and nginx's container CPU per send (each minus pooled's), and what one round trip through Toxiproxy costs beyond the RTT (p50 of %d probes on an established connection, minus the RTT) times the extra round trips. A residual beyond %.0f ms is named below the table. Toxiproxy's own CPU is shown, not added: its forwarding is in the probe's figure.\n\n", netmodel.ProbeCount, netmodel.ResidualLimitMS)
+	fmt.Fprintf(b, "The per-send penalty of a new connection (p50 minus pooled p50) against the model's round trips plus the parts measured in the same runs: the TCP connect phase p50, the worker's CPU inside the send call and nginx's container CPU per send (each minus pooled's), and what one round trip through Toxiproxy costs beyond the RTT (p50 of %d probes on an established connection, minus the RTT) times the extra round trips, and how much longer the vendor took to answer behind nginx (mean $upstream_response_time, new minus pooled). A residual beyond %.0f ms is named below the table. Toxiproxy's own CPU is shown, not added: its forwarding is in the probe's figure.\n\n", netmodel.ProbeCount, netmodel.ResidualLimitMS)
 	mdTable(b, modelPartsTable(rs))
 	b.WriteString("\nChart: [model + parts vs measured](charts/" + RTTModelChart + ").\n")
 	var named []string

@@ -19,8 +19,8 @@ const RTTModelChart = "rtt-model.svg"
 
 // ModelPartsPlot draws ModelRows of rs: per RTT and new-connection client,
 // one stacked bar of the model's round trips and each measured part
-// (forwarding, TCP connect, worker CPU, nginx CPU; a part not measured
-// counts 0) beside one bar of the measured penalty (p50 - pooled p50).
+// (forwarding, TCP connect, worker CPU, nginx CPU, the vendor's answer; a
+// part not measured counts 0) beside one bar of the measured penalty (p50 - pooled p50).
 // Errors: no rows.
 func ModelPartsPlot(rs []results.Result) (*plot.Plot, error) {
 	rows := ModelRows(rs)
@@ -61,6 +61,7 @@ func ModelPartsPlot(rs []results.Result) (*plot.Plot, error) {
 		{"TCP connect", color.RGBA{R: 0x7f, G: 0x8c, B: 0x8d, A: 0xff}, func(r ModelRow) float64 { return zero(r.Parts.ConnectMS) }},
 		{"worker CPU", color.RGBA{R: 0xe6, G: 0x7e, B: 0x22, A: 0xff}, func(r ModelRow) float64 { return zero(r.Parts.WorkerCPUMS) }},
 		{"nginx CPU", color.RGBA{R: 0x27, G: 0x8e, B: 0x4a, A: 0xff}, func(r ModelRow) float64 { return zero(r.Parts.NginxCPUMS) }},
+		{"vendor answer (nginx upstream time)", color.RGBA{R: 0xf1, G: 0xc4, B: 0x0f, A: 0xff}, func(r ModelRow) float64 { return zero(r.Parts.UpstreamMS) }},
 	}
 	ymax := 0.0
 	var below *plotter.BarChart

@@ -97,6 +97,10 @@ type Result struct {
 	// over SendRequests, ms: the server side's work per send, handshakes
 	// included. -1 = not read (no cgroup files on this host); absent in
 	// files written before they were measured.
+	// UpstreamMSMean is the mean of nginx's $upstream_response_time over
+	// the proxied sends (warm-up included), ms: WireMock's answer as nginx
+	// waited for it. 0 when none was proxied or before it was kept.
+	UpstreamMSMean    float64 `json:"upstream_ms_mean,omitempty"`
 	NginxCPUMSPerSend float64 `json:"nginx_cpu_ms_per_send,omitempty"`
 	ProxyCPUMSPerSend float64 `json:"proxy_cpu_ms_per_send,omitempty"`
 
