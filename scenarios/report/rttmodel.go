@@ -233,15 +233,41 @@ func hasModelParts(rs []results.Result) bool {
 	return false
 }
 
-// writeModelSections writes the resumption and measured-parts sections
-// of the summary when rs have them (hasModelParts).
+// writeModelSections writes the resumption section (when rs have a
+// per-request-resume run or nginx's session cache on) and the
+// measured-parts section of the summary when rs have the parts
+// (hasModelParts).
 func writeModelSections(b *strings.Builder, rs []results.Result) {
 	if !hasModelParts(rs) {
 		return
 	}
+	if hasResumption(rs) {
+		writeResumptionSection(b, rs)
+	}
+	writePartsSection(b, rs)
+}
+
+// hasResumption reports whether rs hold a per-request-resume run or one
+// with nginx's session cache on.
+func hasResumption(rs []results.Result) bool {
+	for _, r := range rs {
+		if r.Mode == vendorapi.PerRequestResumeName || r.TLSResumption == "on" {
+			return true
+		}
+	}
+	return false
+}
+
+// writeResumptionSection writes the "TLS session resumption" section.
+func writeResumptionSection(b *strings.Builder, rs []results.Result) {
 	b.WriteString("\n## TLS session resumption\n\n")
 	b.WriteString("Per client: p50, the TLS handshake phase, the round trips the model gives its handshake (TLS 1.2 full 2, resumed 1; TLS 1.3 full 1, resumed 1: without 0-RTT a resumed TLS 1.3 handshake still waits one round trip), the worker's CPU inside the send call, nginx's container CPU per send, and how many handshakes resumed a session: by nginx's $ssl_session_reused over every connection that carried a send (warm-up included) and by the worker's trace over the measured sends.\n\n")
 	mdTable(b, resumptionTable(rs))
+}
+
+// writePartsSection writes the "Round-trip model, measured parts"
+// section when rs hold a new-connection run beside a pooled one.
+func writePartsSection(b *strings.Builder, rs []results.Result) {
 	rows := ModelRows(rs)
 	if len(rows) == 0 {
 		return

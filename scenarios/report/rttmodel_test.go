@@ -130,3 +130,24 @@ func TestModelPartsPlot(t *testing.T) {
 		t.Error("a pooled run alone drew a model chart")
 	}
 }
+
+// TestResumptionSectionOnlyWithResumption: a run of the case's two
+// clients with nginx's cache off gets the model table but no resumption
+// section.
+func TestResumptionSectionOnlyWithResumption(t *testing.T) {
+	rs := []results.Result{
+		modelRun("pooled", 3, 24.0, 0, 0, 0.50, 0.20, 0.10, 4.0),
+		modelRun("per-request", 3, 34.5, 9.5, 0.2, 2.00, 0.60, 0.30, 4.0),
+	}
+	var b strings.Builder
+	writeModelSections(&b, rs)
+	if md := b.String(); strings.Contains(md, "## TLS session resumption") || !strings.Contains(md, "## Round-trip model, measured parts") {
+		t.Errorf("sections without resumption:\n%s", md)
+	}
+	rs[1].TLSResumption = "on"
+	b.Reset()
+	writeModelSections(&b, rs)
+	if !strings.Contains(b.String(), "## TLS session resumption") {
+		t.Error("TLS_RESUMPTION=on without the resumption section")
+	}
+}
