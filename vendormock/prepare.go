@@ -59,6 +59,9 @@ func (s *Stack) prepare(opts Options) error {
 		p.RateLimit.SendsPerSecond = opts.RateLimit
 	}
 	s.RateLimit = p.RateLimit.SendsPerSecond
+	if opts.TLSResumption {
+		p.TLS.SessionCache, p.TLS.SessionTickets = true, true
+	}
 	s.NoRequestJournal = opts.NoRequestJournal
 	s.NoUpstreamKeepalive, s.KeepaliveHint = opts.NoUpstreamKeepalive, opts.KeepaliveHint || p.Nginx.KeepaliveHint
 	s.imageWorker = opts.Images.Worker

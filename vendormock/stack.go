@@ -121,6 +121,11 @@ type Options struct {
 	// KeepaliveHint makes nginx send "Keep-Alive: timeout=N" (the second
 	// keepalive_timeout parameter) whatever the profile says.
 	KeepaliveHint bool
+	// TLSResumption turns nginx's ssl_session_cache and
+	// ssl_session_tickets on whatever the profile's tls.session_cache and
+	// tls.session_tickets say (both off in the lab's profiles, as in the
+	// case). The lab's TLS_RESUMPTION.
+	TLSResumption bool
 }
 
 // DefaultProfileDir is the vendor profile the lab uses by default, relative

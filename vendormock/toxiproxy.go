@@ -147,6 +147,24 @@ func (s *Stack) SelfCheck(ctx context.Context, rttMS int) (time.Duration, error)
 // unless SchemeHTTP), sends a warm probe, and returns the round trip of a
 // second probe on the same connection.
 func (s *Stack) probeOnce(ctx context.Context) (time.Duration, error) {
+	rts, err := s.ProbeRoundTrips(ctx, 1)
+	if err != nil {
+		return 0, err
+	}
+	return rts[0], nil
+}
+
+// ProbeRoundTrips opens one connection to the vendor through Toxiproxy
+// from the host (TLS unless SchemeHTTP), sends a warm probe, then times n
+// more probes on the same connection, one after the other: n HTTP round
+// trips with no connect and no handshake, each Toxiproxy's latency plus
+// its forwarding, the host's path to it (Docker's port publishing) and
+// nginx answering ProbePath itself. Errors: n < 1, dial, write or read
+// failures, an answer other than 204 or a closed connection.
+func (s *Stack) ProbeRoundTrips(ctx context.Context, n int) ([]time.Duration, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("probe round trips: n %d: want >= 1", n)
+	}
 	var conn net.Conn
 	var err error
 	if s.Scheme.TLS() {
@@ -157,7 +175,7 @@ func (s *Stack) probeOnce(ctx context.Context) (time.Duration, error) {
 		conn, err = d.DialContext(ctx, "tcp", s.VendorAddrHost)
 	}
 	if err != nil {
-		return 0, fmt.Errorf("dial vendor through toxiproxy: %w", err)
+		return nil, fmt.Errorf("dial vendor through toxiproxy: %w", err)
 	}
 	defer conn.Close()
 	if dl, ok := ctx.Deadline(); ok {
@@ -186,9 +204,17 @@ func (s *Stack) probeOnce(ctx context.Context) (time.Duration, error) {
 		return rt, nil
 	}
 	if _, err := probe(); err != nil {
-		return 0, err
+		return nil, err
 	}
-	return probe()
+	rts := make([]time.Duration, 0, n)
+	for range n {
+		rt, err := probe()
+		if err != nil {
+			return nil, err
+		}
+		rts = append(rts, rt)
+	}
+	return rts, nil
 }
 
 // addLatencyToxics adds the latency toxics of one RTT to p: SplitRTT's

@@ -102,10 +102,10 @@ type Config struct {
 	ClientID     string
 	ClientSecret string
 	// Strategy is a name from vendorapi.Strategies(): "per-request",
-	// "pooled" or "shared-closing".
+	// "per-request-resume", "pooled" or "shared-closing".
 	Strategy string
 	// TLSMax is "1.2" or "1.3": the highest TLS version of the
-	// per-request and shared-closing strategies. The pooled strategy
+	// per-request, per-request-resume and shared-closing strategies. The pooled strategy
 	// ignores it.
 	TLSMax string
 	// IdleConnTimeout (pooled only) should sit below the vendor's

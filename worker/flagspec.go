@@ -44,7 +44,7 @@ var settings = []setting[Config]{
 	knob("ca-file", "VENDOR_CA_FILE", "", "PEM `file` of CAs to verify the vendor against; empty = system roots", func(c *Config) *string { return &c.CAFile }),
 	knob("client-id", "VENDOR_CLIENT_ID", "", "vendor client id for the token call (the secret is read only from the environment)", func(c *Config) *string { return &c.ClientID }),
 	secret("VENDOR_CLIENT_SECRET", func(c *Config) *string { return &c.ClientSecret }),
-	knob("strategy", "", DefaultStrategy, "HTTP client strategy: per-request | pooled | shared-closing", func(c *Config) *string { return &c.Strategy }),
+	knob("strategy", "", DefaultStrategy, "HTTP client strategy: per-request | per-request-resume (per-request with a shared TLS session cache) | pooled | shared-closing (one client, a new connection per POST)", func(c *Config) *string { return &c.Strategy }),
 	knob("tls-max", "", DefaultTLSMax, "highest TLS version of the per-request and shared-closing strategies: 1.2 | 1.3 (pooled is never capped; the lab passes 1.2 as in the case)", func(c *Config) *string { return &c.TLSMax }),
 	knob("idle-conn-timeout", "", DefaultIdleConnTimeout, "pooled: close idle connections after this; keep it at least one RTT below the vendor's keepalive_timeout", func(c *Config) *time.Duration { return &c.IdleConnTimeout }),
 	knob("response-timeout", "", DefaultResponseTimeout, "whole send call, body included (a timeout is UNKNOWN)", func(c *Config) *time.Duration { return &c.ResponseTimeout }),

@@ -13,6 +13,7 @@ func setTrace(r *records.Record, t vendorapi.Trace) {
 	r.TTFBMS = t.TTFBMS
 	r.Reused = t.Reused
 	r.TLSVersion = t.TLSVersion
+	r.TLSResumed = t.TLSResumed
 	r.GotConns = t.GotConns
 	r.Proto = t.Proto
 	r.TokenFetched = t.TokenFetched

@@ -244,7 +244,7 @@ func NewVendorClient(cfg Config) (*vendorapi.Client, error) {
 		}
 		vc.RootCAs = pool
 	}
-	if cfg.Strategy == vendorapi.PerRequestName || cfg.Strategy == vendorapi.SharedClosingName {
+	if cfg.Strategy == vendorapi.PerRequestName || cfg.Strategy == vendorapi.SharedClosingName || cfg.Strategy == vendorapi.PerRequestResumeName {
 		v, err := ParseTLSVersion(cfg.TLSMax)
 		if err != nil {
 			return nil, fmt.Errorf("%w: tls max: %w", ErrConfig, err)

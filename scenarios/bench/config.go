@@ -102,6 +102,12 @@ type Config struct {
 	// Toxiproxy, the case's own conditions (docs/case.md, "Reproduction
 	// settings").
 	TCPHandshake string
+	// TLSResumption is TLS_RESUMPTION: "on" turns nginx's
+	// ssl_session_cache and ssl_session_tickets on whatever the profile
+	// says, so the per-request-resume client can resume (docs/network.md,
+	// "TLS session resumption"); "off" or "" keeps the profile's (both
+	// off in the lab's profiles, as in the case).
+	TLSResumption string
 	// Bulk is BULK: how many messages the summary's bulk projection
 	// calculates for (DefaultBulk), >= 1.
 	Bulk int

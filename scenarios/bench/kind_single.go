@@ -26,7 +26,7 @@ func (b *Bench) workerConfig(topo queues.Topology, mode string, rtt, n int) (wor
 	}
 	var idle time.Duration
 	switch mode {
-	case vendorapi.PerRequestName, vendorapi.SharedClosingName:
+	case vendorapi.PerRequestName, vendorapi.SharedClosingName, vendorapi.PerRequestResumeName:
 		// shared-closing models the case's engine too (Ktor CIO 2.3, TLS
 		// 1.2 only), so PER_REQUEST_TLS caps it as well.
 		c.TLSMax = b.cfg.PerRequestTLS

@@ -60,6 +60,7 @@ type Metrics struct {
 	// strategy's own cost, without ledger, broker and records work.
 	ClientCPUMSPerSend float64
 	ClientReused       int                     // measured records whose trace says reused
+	ClientResumed      int                     // measured records whose trace says the TLS session was resumed
 	ClientTLS          map[string]int          // measured records' negotiated TLS version -> count
 	Measured           int                     // measured records
 	Warmups            int                     // warm-up records
@@ -116,6 +117,9 @@ func (m *Metrics) Add(r records.Record) {
 		}
 		if r.Reused {
 			m.ClientReused++
+		}
+		if r.TLSResumed {
+			m.ClientResumed++
 		}
 		if r.TLSVersion != "" {
 			m.ClientTLS[r.TLSVersion]++
@@ -191,6 +195,13 @@ type ConnStats struct {
 	TLSVersions    map[string]int // $ssl_protocol -> count among them
 	// MaxRequestsPerConn is the largest $connection_requests seen on a send.
 	MaxRequestsPerConn int
+	// SessionsResumed is the distinct $connection values among them whose
+	// TLS handshake resumed a session ($ssl_session_reused "r").
+	SessionsResumed int
+	// UpstreamMeanMS is the mean $upstream_response_time of the proxied
+	// sends among them, ms (nginx's log has ms resolution; the mean over
+	// hundreds is finer); 0 when none was proxied.
+	UpstreamMeanMS float64
 }
 
 // CountConnections counts the send requests in entries by nginx
@@ -205,7 +216,9 @@ func CountConnections(entries []vendormock.AccessEntry) ConnStats {
 // CountConnectionsTo is CountConnections for the send path sendPath.
 func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnStats {
 	s := ConnStats{TLSVersions: map[string]int{}}
-	conns := map[int64]bool{}
+	conns, resumed := map[int64]bool{}, map[int64]bool{}
+	var upSum float64
+	var upN int
 	for _, e := range entries {
 		if e.Method != "POST" || e.Path != sendPath {
 			continue
@@ -218,8 +231,19 @@ func CountConnectionsTo(entries []vendormock.AccessEntry, sendPath string) ConnS
 		}
 		s.TLSVersions[proto]++
 		s.MaxRequestsPerConn = max(s.MaxRequestsPerConn, e.Request)
+		if e.SessionReused {
+			resumed[e.Connection] = true
+		}
+		if e.UpstreamTime >= 0 {
+			upSum += e.UpstreamTime * 1000
+			upN++
+		}
+	}
+	if upN > 0 {
+		s.UpstreamMeanMS = upSum / float64(upN)
 	}
 	s.TCPConnections = len(conns)
+	s.SessionsResumed = len(resumed)
 	return s
 }
 

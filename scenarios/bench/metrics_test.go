@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"errors"
 	"math"
 	"reflect"
 	"testing"
@@ -331,5 +332,44 @@ func TestMetricsCPUPerReplica(t *testing.T) {
 	m = metricsOf(t, append(a.pub, b.pub...), append(a.recs, b.recs...))
 	if m.CPUMSPerSend != -1 {
 		t.Errorf("a replica without CPU: CPUMSPerSend = %v; want -1", m.CPUMSPerSend)
+	}
+}
+
+// TestCountConnectionsResumed: a connection counts as resumed when nginx
+// logged $ssl_session_reused "r" on a send it carried (the token call's
+// connection and other paths do not count), and the upstream mean skips
+// what nginx answered itself (-1).
+func TestCountConnectionsResumed(t *testing.T) {
+	e := func(conn int64, path string, reused bool, upS float64) vendormock.AccessEntry {
+		return vendormock.AccessEntry{Connection: conn, Request: 1, TLSProtocol: "TLSv1.2", SessionReused: reused,
+			Method: "POST", Path: path, Status: 200, UpstreamTime: upS}
+	}
+	got := CountConnections([]vendormock.AccessEntry{
+		e(1, "/v1/token", true, 0.003), // not a send
+		e(2, results.SendPath, false, 0.020),
+		e(3, results.SendPath, true, 0.021),
+		e(4, results.SendPath, true, 0.022),
+		e(5, results.SendPath, true, -1), // answered by nginx, not proxied
+	})
+	if got.SessionsResumed != 3 || got.TCPConnections != 4 {
+		t.Errorf("resumed %d of %d connections, want 3 of 4", got.SessionsResumed, got.TCPConnections)
+	}
+	if math.Abs(got.UpstreamMeanMS-21) > 1e-9 {
+		t.Errorf("upstream mean %v ms, want 21 (20, 21, 22; the unproxied one skipped)", got.UpstreamMeanMS)
+	}
+}
+
+// TestPerSendMS: cgroup readings to ms per send, and -1 when a reading
+// failed or nothing was sent.
+func TestPerSendMS(t *testing.T) {
+	from, to := serverCPU{nginx: 1e9, proxy: 2e9}, serverCPU{nginx: 1e9 + 35e6, proxy: 2e9 + 70e6}
+	if n, p := perSendMS(from, to, 35); math.Abs(n-1) > 1e-9 || math.Abs(p-2) > 1e-9 {
+		t.Errorf("perSendMS = %v, %v; want 1 and 2 ms per send", n, p)
+	}
+	if n, p := perSendMS(serverCPU{err: errors.New("no cgroup")}, to, 35); n != -1 || p != -1 {
+		t.Errorf("a failed reading gave %v, %v; want -1, -1", n, p)
+	}
+	if n, _ := perSendMS(from, to, 0); n != -1 {
+		t.Errorf("no sends gave %v, want -1", n)
 	}
 }

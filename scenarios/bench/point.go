@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
+	"github.com/notifier-lab/notifier-lab/scenarios/netmodel"
 	"github.com/notifier-lab/notifier-lab/scenarios/reconcile"
 	"github.com/notifier-lab/notifier-lab/scenarios/report"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
@@ -164,6 +165,10 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 	if p.selfRTT, p.selfNew, err = b.selfCheck(ctx, rtt); err != nil {
 		return results.Result{}, p.fail("self-check", err)
 	}
+	probeMS, err := b.probeP50MS(ctx, netmodel.ProbeCount)
+	if err != nil {
+		return results.Result{}, p.fail("self-check", fmt.Errorf("probe round trips: %w", err))
+	}
 	if err := b.stack.ResetJournal(ctx); err != nil {
 		return results.Result{}, p.fail("reset journal", err)
 	}
@@ -210,8 +215,13 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		p.feed.pub.Close()
 		return results.Result{}, p.fail("start worker", fmt.Errorf("paced ARRIVALS run one Go worker only"))
 	}
+	cpu0 := b.readServerCPU()
 	if err := kind.run(ctx, p); err != nil {
 		return results.Result{}, err
+	}
+	cpu1 := b.readServerCPU()
+	if cpu1.err != nil || cpu0.err != nil {
+		logf(b.w, "%s: nginx and Toxiproxy CPU not measured: %v", p.label, errors.Join(cpu0.err, cpu1.err))
 	}
 	if p.feed != nil {
 		published = p.published
@@ -275,10 +285,16 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		Settlement:  settlement,
 		Provenance:  b.cfg.Provenance,
 	}
+	r.NginxCPUMSPerSend, r.ProxyCPUMSPerSend = perSendMS(cpu0, cpu1, cs.SendRequests)
+	r.TLSSessionsResumed, r.ClientResumed = cs.SessionsResumed, m.ClientResumed
+	r.ProbeRTTP50MS, r.UpstreamMSMean = probeMS, cs.UpstreamMeanMS
+	if b.cfg.TLSResumption == "on" {
+		r.TLSResumption = "on"
+	}
 	if b.stack.Profile != nil {
 		r.Profile = b.stack.Profile.Name
 	}
-	if mode == vendorapi.PerRequestName || mode == vendorapi.SharedClosingName {
+	if mode == vendorapi.PerRequestName || mode == vendorapi.SharedClosingName || mode == vendorapi.PerRequestResumeName {
 		r.TLSMax = b.cfg.PerRequestTLS
 	} else {
 		r.IdleConnTimeoutS = p.idle.Seconds()

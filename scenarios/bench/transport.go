@@ -48,6 +48,6 @@ func (c Config) stackOptions(profile string, images vendormock.Images, workDir s
 		ProfileDir: profile, ServerDelayMS: c.ServerDelayMS, KeepaliveTimeout: c.KeepaliveTimeout,
 		Scheme: vendormock.Scheme(c.Scheme), HTTPVersion: c.HTTPVersion, Images: images,
 		WorkDir: workDir, Log: lab.PrefixWriter{W: w, Prefix: "[stack] "}, BrokerNodes: c.BrokerNodes, Session: c.Session,
-		RateLimit: c.RateLimit,
+		RateLimit: c.RateLimit, TLSResumption: c.TLSResumption == "on",
 	}
 }

@@ -4,7 +4,9 @@
 // (docs/case.md, docs/studies.md study B), the point budgets that cap a
 // sweep point's sends (PointCounts), and the pooled client's idle-timeout
 // rule (IdleConnTimeout: keepalive_timeout - RTT - IdleConnMargin,
-// docs/studies.md#idle-race).
+// docs/studies.md#idle-race), and the measured parts of a new
+// connection's cost (Parts: round trips, CPU, forwarding) with the
+// residual the report must name above ResidualLimitMS.
 //
 // It imports nothing of the lab but the worker's strategy names
 // (worker/vendorapi); results, reports and drivers import it.

@@ -69,10 +69,16 @@ func ModelPenaltyRTTs(tlsVersion, tcpHandshake string) (int, error) {
 
 // SendRoundTrips is the model's round trips per send of a client
 // strategy: 1 for pooled (the request on a reused connection), 1 +
-// ModelPenaltyRTTs for per-request. Errors: an unknown TLS version.
+// ModePenaltyRTTs for per-request-resume, and 1 + ModelPenaltyRTTs for
+// per-request and any other mode (a contract worker's). Errors: an
+// unknown TLS version.
 func SendRoundTrips(mode, tlsVersion, tcpHandshake string) (int, error) {
-	if mode == vendorapi.PooledName {
+	switch mode {
+	case vendorapi.PooledName:
 		return 1, nil
+	case vendorapi.PerRequestResumeName:
+		n, err := ModePenaltyRTTs(mode, tlsVersion, tcpHandshake)
+		return n + 1, err
 	}
 	n, err := ModelPenaltyRTTs(tlsVersion, tcpHandshake)
 	return n + 1, err

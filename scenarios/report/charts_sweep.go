@@ -299,6 +299,9 @@ func WriteSweepCharts(dir string, rs []results.Result) error {
 			add(SweepRatioChart, func() (*plot.Plot, error) { return SweepRatioPlot(rs) })
 		}
 	}
+	if hasModelParts(rs) && len(ModelRows(rs)) > 0 {
+		add(RTTModelChart, func() (*plot.Plot, error) { return ModelPartsPlot(rs) })
+	}
 	for _, r := range rs {
 		if len(r.LatencyCDF) > 0 {
 			add(CDFChartFile(r.Mode, r.RTTMS), func() (*plot.Plot, error) { return CDFPlot(r) })

@@ -215,6 +215,7 @@ func writeNetworkSections(b *strings.Builder, rs []results.Result, o reportOptio
 		b.WriteString("Expected per-request penalty per send, in RTTs: 1 for the TCP handshake when TCP_HANDSHAKE=on, plus 2 for a TLS 1.2 or 1 for a TLS 1.3 handshake; beside it the measured one (per-request p50 - pooled p50).\n\n")
 		mdTable(b, m)
 	}
+	writeModelSections(b, rs)
 	if len(rtts(rs)) >= 2 {
 		b.WriteString("\n## RTT sweep\n\n")
 		mdTable(b, sweepTable(rs))

@@ -24,9 +24,11 @@ const SendPath = "/v3/message"
 var AllModes = []string{vendorapi.PerRequestName, vendorapi.PooledName}
 
 // KnownModes are every client strategy a run may compare (MODES), in
-// report order: AllModes, then the shared client whose engine closes
-// every connection (vendorapi.SharedClosing, docs/studies.md).
-var KnownModes = []string{vendorapi.PerRequestName, vendorapi.PooledName, vendorapi.SharedClosingName}
+// report order: the per-request client, the per-request client with a
+// shared TLS session cache (vendorapi.PerRequestResume, docs/network.md),
+// the pooled client, and the shared client whose engine closes every
+// connection (vendorapi.SharedClosing, docs/studies.md).
+var KnownModes = []string{vendorapi.PerRequestName, vendorapi.PerRequestResumeName, vendorapi.PooledName, vendorapi.SharedClosingName}
 
 // Result is one bench run (one mode at one RTT), written as
 // OUT/bench-<mode>-<rtt>ms.json. The JSON keys are a contract that other
@@ -72,18 +74,39 @@ type Result struct {
 	// measured send, ms (the client strategy alone; Metrics).
 	ClientCPUMSPerSend float64 `json:"cpu_ms_per_send_client"`
 	// WorkerState is where the ledger and records lived: "tmpfs" or "disk".
-	WorkerState  string                  `json:"worker_state"`
-	WallS        float64                 `json:"wall_s"`        // first measured send's start to last one's end, s
-	ClientReused int                     `json:"client_reused"` // measured sends whose trace says the connection was reused
-	Measured     int                     `json:"measured"`      // measured records the worker wrote (should equal Count)
-	Outcomes     map[outcome.Outcome]int `json:"outcomes"`      // outcome -> count over all handled messages, warm-up included
-	Errors       []string                `json:"errors,omitempty"`
+	WorkerState  string  `json:"worker_state"`
+	WallS        float64 `json:"wall_s"`        // first measured send's start to last one's end, s
+	ClientReused int     `json:"client_reused"` // measured sends whose trace says the connection was reused
+	// ClientResumed is the measured sends whose new connection resumed a
+	// TLS session, by the worker's trace (per-request-resume).
+	ClientResumed int                     `json:"client_resumed,omitempty"`
+	Measured      int                     `json:"measured"` // measured records the worker wrote (should equal Count)
+	Outcomes      map[outcome.Outcome]int `json:"outcomes"` // outcome -> count over all handled messages, warm-up included
+	Errors        []string                `json:"errors,omitempty"`
 
 	// Server side, from nginx's access log and WireMock's journal.
 	TCPConnections int            `json:"tcp_connections"` // distinct nginx $connection values carrying POST /v3/message, warm-up included
 	TLSVersions    map[string]int `json:"tls_versions"`    // nginx $ssl_protocol -> count over POST /v3/message, warm-up included
 	SendRequests   int            `json:"send_requests"`   // POST /v3/message lines in nginx's access log
 	JournalCount   int            `json:"journal_count"`   // POST /v3/message in WireMock's journal
+	// TLSSessionsResumed is the connections among TCPConnections whose TLS
+	// handshake resumed a session by nginx's $ssl_session_reused ("r"),
+	// warm-up included: the server's word that resumption happened.
+	TLSSessionsResumed int `json:"tls_sessions_resumed"`
+	// TLSResumption is the TLS_RESUMPTION nginx ran with: "on" (session
+	// cache and tickets) or "" (the profile's, off in the lab's).
+	TLSResumption string `json:"tls_resumption,omitempty"`
+	// NginxCPUMSPerSend and ProxyCPUMSPerSend are nginx's and Toxiproxy's
+	// container CPU (cgroup user+sys) from the worker's start to its stop,
+	// over SendRequests, ms: the server side's work per send, handshakes
+	// included. -1 = not read (no cgroup files on this host); absent in
+	// files written before they were measured.
+	// UpstreamMSMean is the mean of nginx's $upstream_response_time over
+	// the proxied sends (warm-up included), ms: WireMock's answer as nginx
+	// waited for it. 0 when none was proxied or before it was kept.
+	UpstreamMSMean    float64 `json:"upstream_ms_mean,omitempty"`
+	NginxCPUMSPerSend float64 `json:"nginx_cpu_ms_per_send,omitempty"`
+	ProxyCPUMSPerSend float64 `json:"proxy_cpu_ms_per_send,omitempty"`
 
 	// Stack.
 	StackStartS    float64 `json:"stack_start_s"`     // cold start of the four containers, s (once per lab run)
@@ -92,6 +115,12 @@ type Result struct {
 	// byte through Toxiproxy before the run, ms (>= 2 RTT when
 	// TCP_HANDSHAKE=on); 0 when not measured.
 	SelfCheckNewConnMS float64 `json:"self_check_new_conn_ms,omitempty"`
+	// ProbeRTTP50MS is the p50 of netmodel.ProbeCount probe round trips on one
+	// established connection through Toxiproxy from the host before the
+	// run (vendormock.Stack.ProbeRoundTrips), ms: the RTT plus what a
+	// round trip costs beyond it (forwarding, nginx's answer, the host's
+	// path to Toxiproxy). 0 when not measured.
+	ProbeRTTP50MS float64 `json:"probe_rtt_p50_ms,omitempty"`
 	// TimeWait counts the worker's TIME_WAIT sockets during the run (the
 	// side that closes first keeps them); nil when not sampled.
 	TimeWait  *TimeWait `json:"time_wait,omitempty"`

@@ -51,6 +51,10 @@ type Record struct {
 
 	// Optional fields.
 
+	// TLSResumed says the send's new connection resumed a TLS session
+	// (the per-request-resume strategy; vendorapi.Trace.TLSResumed).
+	TLSResumed bool `json:"tls_resumed,omitempty"`
+
 	// Replica names the worker replica that handled the message (WORKER_ID,
 	// default the host name); with single active consumer it is the active
 	// one.

@@ -197,6 +197,7 @@ type fakeVendor struct {
 	bodies   [][]byte
 	tokens   []string // Basic auth user:pass of each token call
 	tlsVers  []uint16 // TLS version of each request
+	resumed  []bool   // each request's connection resumed a TLS session (server side)
 	protos   []int    // ProtoMajor of each request
 }
 
@@ -247,6 +248,7 @@ func (v *fakeVendor) serve(w http.ResponseWriter, r *http.Request) {
 	v.mu.Lock()
 	if r.TLS != nil {
 		v.tlsVers = append(v.tlsVers, r.TLS.Version)
+		v.resumed = append(v.resumed, r.TLS.DidResume)
 	}
 	v.protos = append(v.protos, r.ProtoMajor)
 	v.mu.Unlock()

@@ -1,6 +1,7 @@
 package vendorapi
 
 import (
+	"crypto/tls"
 	"net/http"
 	"sync"
 )
@@ -22,6 +23,11 @@ var _ Strategy = (*PerRequest)(nil)
 // Safe for concurrent use.
 type PerRequest struct {
 	cfg Config
+	// name is "" (PerRequestName) or PerRequestResumeName; sessions is the
+	// TLS session cache every transport shares (NewPerRequestResume), nil
+	// for none: each connection pays a full handshake.
+	name     string
+	sessions tls.ClientSessionCache
 
 	mu     sync.Mutex
 	closed bool
@@ -34,8 +40,14 @@ func NewPerRequest(cfg Config) *PerRequest {
 	return &PerRequest{cfg: cfg.withDefaults(), live: map[*http.Transport]struct{}{}}
 }
 
-// Name returns PerRequestName.
-func (*PerRequest) Name() string { return PerRequestName }
+// Name returns PerRequestName, or PerRequestResumeName for
+// NewPerRequestResume's.
+func (p *PerRequest) Name() string {
+	if p.name != "" {
+		return p.name
+	}
+	return PerRequestName
+}
 
 // Client returns a new client on a new transport. release closes the
 // transport's connections (call it once the response body is closed; a
@@ -47,6 +59,9 @@ func (p *PerRequest) Client() (*http.Client, func(), error) {
 		return nil, func() {}, ErrClientClosed
 	}
 	t := p.cfg.newTransport(false)
+	if p.sessions != nil {
+		t.TLSClientConfig.ClientSessionCache = p.sessions
+	}
 	p.live[t] = struct{}{}
 	var once sync.Once
 	release := func() {

@@ -119,7 +119,7 @@ func TLSVersionName(v uint16) string {
 // Strategy hands out the *http.Client used for one call (a token call or a
 // send). Implementations: *PerRequest, *Pooled, *SharedClosing.
 type Strategy interface {
-	// Name is PerRequestName, PooledName or SharedClosingName.
+	// Name is PerRequestName, PerRequestResumeName, PooledName or SharedClosingName.
 	Name() string
 	// Client returns the client for one call and a release func to call
 	// once the response body is closed. After Close it returns
@@ -131,12 +131,13 @@ type Strategy interface {
 
 // Strategies returns the constructors by name (a fresh map on every call:
 // there is no global registry to mutate). Keys are PerRequestName,
-// PooledName and SharedClosingName.
+// PerRequestResumeName, PooledName and SharedClosingName.
 func Strategies() map[string]func(Config) Strategy {
 	return map[string]func(Config) Strategy{
-		PerRequestName:    func(c Config) Strategy { return NewPerRequest(c) },
-		PooledName:        func(c Config) Strategy { return NewPooled(c) },
-		SharedClosingName: func(c Config) Strategy { return NewSharedClosing(c) },
+		PerRequestName:       func(c Config) Strategy { return NewPerRequest(c) },
+		PerRequestResumeName: func(c Config) Strategy { return NewPerRequestResume(c) },
+		PooledName:           func(c Config) Strategy { return NewPooled(c) },
+		SharedClosingName:    func(c Config) Strategy { return NewSharedClosing(c) },
 	}
 }
 
@@ -168,7 +169,9 @@ func (c Config) withDefaults() Config {
 // version range is [MinTLSVersion, MaxTLSVersion], ALPN offers http/1.1
 // (h2 first with HTTP2), ClientCertificates are presented when asked for,
 // and no session cache is set (each new connection pays a full handshake,
-// as in the case; nginx has its session cache off as well).
+// as in the case; nginx has its session cache off as well). The
+// per-request-resume strategy adds its shared cache to each transport's
+// copy (NewPerRequestResume).
 func (c Config) tlsConfig() *tls.Config {
 	protos := []string{"http/1.1"}
 	if c.HTTPVersion == HTTP2 {

@@ -17,10 +17,10 @@ import (
 
 func TestStrategies(t *testing.T) {
 	m := Strategies()
-	if len(m) != 3 {
-		t.Fatalf("%d strategies, want 3", len(m))
+	if len(m) != 4 {
+		t.Fatalf("%d strategies, want 4", len(m))
 	}
-	for _, name := range []string{PerRequestName, PooledName, SharedClosingName} {
+	for _, name := range []string{PerRequestName, PerRequestResumeName, PooledName, SharedClosingName} {
 		mk, ok := m[name]
 		if !ok {
 			t.Fatalf("no strategy %q", name)
@@ -133,7 +133,7 @@ func TestPooledIdleTimeout(t *testing.T) {
 // TestHTTP1Only: against a server that offers h2 by ALPN, both strategies
 // speak HTTP/1.1.
 func TestHTTP1Only(t *testing.T) {
-	for _, name := range []string{PerRequestName, PooledName} {
+	for _, name := range []string{PerRequestName, PerRequestResumeName, PooledName} {
 		t.Run(name, func(t *testing.T) {
 			v := startVendor(t, withHTTP2())
 			c := newTestClient(t, name, baseConfig(t, &dialer{route: to(v.addr())}))

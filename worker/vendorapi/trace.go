@@ -29,6 +29,10 @@ type Trace struct {
 	// TLSVersion is "TLS 1.2" or "TLS 1.3"; "" when no TLS connection was
 	// obtained.
 	TLSVersion string `json:"tls_version"`
+	// TLSResumed says this call's new connection resumed a TLS session
+	// (tls.ConnectionState.DidResume after the handshake): only the
+	// per-request-resume strategy offers one. False on a reused connection.
+	TLSResumed bool `json:"tls_resumed,omitempty"`
 	// GotConns counts httptrace GotConn calls. Above 1, net/http gave up
 	// on a connection and replayed the request on another one by itself
 	// (see the package doc for exactly when it does that to a POST).
@@ -68,6 +72,7 @@ type tracer struct {
 	tlsStart     time.Time
 	tlsDur       time.Duration
 	tlsErr       error // TLSHandshakeDone error of the last handshake
+	tlsResumed   bool  // the last handshake resumed a session
 	ttfb         time.Duration
 	reused       bool
 	tlsVersion   uint16
@@ -121,6 +126,7 @@ func (t *tracer) clientTrace() *httptrace.ClientTrace {
 			t.mu.Lock()
 			t.tlsDur = time.Since(t.tlsStart)
 			t.tlsErr = err
+			t.tlsResumed = err == nil && st.DidResume
 			if err == nil {
 				t.tlsVersion = st.Version
 			}
@@ -217,6 +223,7 @@ func (t *tracer) snapshot() Trace {
 	if !t.reused {
 		tr.ConnectMS = ms(t.connect)
 		tr.TLSHandshakeMS = ms(t.tlsDur)
+		tr.TLSResumed = t.tlsResumed
 	}
 	return tr
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -183,6 +184,10 @@ var keys = []key{
 		allowed: "one of " + strings.Join(allowedOnOff, ", "),
 		show:    func(c *scale.Config) string { return c.TCPHandshake },
 		set:     func(c *scale.Config, v string) (err error) { c.TCPHandshake, err = oneOf(v, allowedOnOff); return }},
+	{name: "TLS_RESUMPTION", in: cmdRun, help: "on: nginx keeps a TLS session cache and issues session tickets, so a client that keeps its sessions (MODES per-request-resume) resumes them; off: the profile's setting (off in the lab's profiles, as in the case: every new connection pays a full handshake)",
+		allowed: "one of " + strings.Join(allowedOnOff, ", "),
+		show:    func(c *scale.Config) string { return cmp.Or(c.TLSResumption, "off") },
+		set:     func(c *scale.Config, v string) (err error) { c.TLSResumption, err = oneOf(v, allowedOnOff); return }},
 	{name: "BULK", in: cmdRun, help: "messages of the evening bulk run the summary projects (calculated from each run's p50 and rate) against the 20:50 Asia/Seoul send window close",
 		allowed: "a whole number 1..100000000",
 		show:    func(c *scale.Config) string { return strconv.Itoa(c.Bulk) },

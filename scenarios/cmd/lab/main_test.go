@@ -29,7 +29,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"check valid prints nothing", []string{"check", "COUNT=10", "RTTS=3,10"}, nil, 0, "", ""},
 		{"check no args", []string{"check"}, nil, 0, "", ""},
 		{"check bad count", []string{"check", "COUNT=abc"}, nil, 2, "", "COUNT"},
-		{"check bad mode names allowed values", []string{"check", "MODES=foo"}, nil, 2, "", "per-request, pooled"},
+		{"check bad mode names allowed values", []string{"check", "MODES=foo"}, nil, 2, "", "per-request, per-request-resume, pooled"},
 		{"check unknown key names known keys", []string{"check", "FOO=1"}, nil, 2, "", "known keys: COUNT"},
 		{"a misspelled key gets a suggestion", []string{"check", "COUNTT=10"}, nil, 2, "", "did you mean COUNT?"},
 		{"a key in lower case gets a suggestion", []string{"check", "rtts=3"}, nil, 2, "", "did you mean RTTS?"},

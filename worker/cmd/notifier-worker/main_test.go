@@ -160,7 +160,7 @@ func TestParseFlags(t *testing.T) {
 			"SINGLE_ACTIVE_CONSUMER": "false"}, wantErr: "single active consumer off with the bbolt ledger"},
 		{name: "no secret flag exists", args: []string{"-client-secret", "x"}, env: baseEnv, wantErr: "flag provided but not defined"},
 		{name: "secret only from env", env: map[string]string{"VENDOR_URL": "https://a.test", "VENDOR_CLIENT_ID": "lab"}, wantErr: "VENDOR_CLIENT_SECRET"},
-		{name: "unknown strategy lists known", args: []string{"-strategy", "turbo"}, env: baseEnv, wantErr: "known strategies: per-request, pooled"},
+		{name: "unknown strategy lists known", args: []string{"-strategy", "turbo"}, env: baseEnv, wantErr: "known strategies: per-request, per-request-resume, pooled"},
 		{name: "bad tls", args: []string{"-tls-max", "1.1"}, env: baseEnv, wantErr: "known versions: 1.2, 1.3"},
 		{name: "bad clock start", args: []string{"-clock-start", "20:49"}, env: baseEnv, wantErr: "RFC 3339"},
 		{name: "stray argument", args: []string{"extra"}, env: baseEnv, wantErr: "unexpected arguments"},
