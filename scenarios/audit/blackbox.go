@@ -31,8 +31,10 @@ type BlackBoxProbe struct {
 }
 
 // BlackBoxProbes are run by RunBlackBox after its scenarios, each in
-// OUT/probe-<name>/. Item 1's probes (scenarios/audit/probe_*.go) plug in
-// here: RegisterBlackBoxProbe from an init function.
+// OUT/probe-<name>/, for a measure the probes of scenarios/audit/probe_*.go
+// do not take (those run after these, on BlackBoxTarget, into
+// OUT/probes/ and the page's Probes table): RegisterBlackBoxProbe from an
+// init function. None is registered today.
 var BlackBoxProbes []BlackBoxProbe
 
 // RegisterBlackBoxProbe appends p to BlackBoxProbes (call it from init).
