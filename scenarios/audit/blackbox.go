@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/internal/lab"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 	"github.com/notifier-lab/notifier-lab/vendormock"
@@ -30,8 +31,10 @@ type BlackBoxProbe struct {
 }
 
 // BlackBoxProbes are run by RunBlackBox after its scenarios, each in
-// OUT/probe-<name>/. Item 1's probes (scenarios/audit/probe_*.go) plug in
-// here: RegisterBlackBoxProbe from an init function.
+// OUT/probe-<name>/, for a measure the probes of scenarios/audit/probe_*.go
+// do not take (those run after these, on BlackBoxTarget, into
+// OUT/probes/ and the page's Probes table): RegisterBlackBoxProbe from an
+// init function. None is registered today.
 var BlackBoxProbes []BlackBoxProbe
 
 // RegisterBlackBoxProbe appends p to BlackBoxProbes (call it from init).
@@ -56,16 +59,18 @@ const DefaultBlackBoxCount = 50
 // BlackBoxOutputs are the files and folders a black-box audit writes
 // into OUT (outdir.Fresh empties only these).
 var BlackBoxOutputs = outdir.Owned{
-	Files: []string{"audit.md", "blackbox.json", "adapter.yaml"},
+	Files: []string{"audit.md", "blackbox.json", "adapter.yaml", ProbesFile},
 	Dirs: map[string][]string{
-		"steady": {"*"}, "tls-stall": {"*"}, "response-timeout": {"*"}, "broker-cut": {"*"},
+		BlackBoxProbesName: {"*"}, "steady": {"*"}, "tls-stall": {"*"}, "response-timeout": {"*"}, "broker-cut": {"*"},
 	},
 }
 
 // RunBlackBox audits a worker image from outside: one stack on the
 // profile, then each BlackBoxScenarios scenario and each BlackBoxProbes
-// probe with a fresh worker container, then OUT/audit.md and
-// audit.json. Rules that need the records file are listed as "not
+// probe with a fresh worker container, then the idle, replay and
+// response timeout probes (RunProbes on BlackBoxTarget, in
+// OUT/probes/, measures in OUT/probes.json; Only selects them by
+// BlackBoxProbesName), then OUT/audit.md and OUT/blackbox.json. Rules that need the records file are listed as "not
 // judged: no records". Errors: the stack's, a folder that cannot be
 // written, ErrFailed when a scenario or probe failed (after the report).
 func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
@@ -134,7 +139,25 @@ func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
 		logf("  %s: %s", res.Verdict, res.Summary)
 		runs = append(runs, res)
 	}
+	var probes *Probes
+	keepalive := st.KeepaliveTimeout
+	if o.Only == nil || slices.Contains(o.Only, BlackBoxProbesName) {
+		logf("probes: idle timeout ladder (keep-alive %s), POST replay, response timeout", keepalive)
+		pe := env(filepath.Join(out, BlackBoxProbesName))
+		p := RunProbes(ctx, BlackBoxTarget(pe, keepalive, lab.PrefixWriter{W: w, Prefix: "[blackbox] "}), ProbeOptions{StreamResetImage: o.Images.StreamReset})
+		p.Provenance = o.Provenance
+		if err := writeProbes(out, p); err != nil {
+			return err
+		}
+		probes = &p
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
 	rep := NewBlackBoxReport(image, st.Profile.Name, o.Adapter, runs, o.Provenance)
+	if probes != nil {
+		rep.addProbes(probes, keepalive)
+	}
 	if err := WriteBlackBox(out, rep); err != nil {
 		return err
 	}

@@ -15,15 +15,19 @@ import (
 // outside, each scenario and probe with its evidence, and the rules that
 // need a records file listed as not judged.
 type BlackBoxReport struct {
-	Mode       string              `json:"mode"` // "black-box"
-	Image      string              `json:"image"`
-	Profile    string              `json:"profile"`
-	Consume    string              `json:"consume_queue"`
-	Routes     []string            `json:"routes"`
-	Pass       bool                `json:"pass"`
-	Rules      []Rule              `json:"rules"`
-	Runs       []BlackBoxResult    `json:"runs"`
-	NotJudged  []Rule              `json:"not_judged"`
+	Mode      string           `json:"mode"` // "black-box"
+	Image     string           `json:"image"`
+	Profile   string           `json:"profile"`
+	Consume   string           `json:"consume_queue"`
+	Routes    []string         `json:"routes"`
+	Pass      bool             `json:"pass"`
+	Rules     []Rule           `json:"rules"`
+	Runs      []BlackBoxResult `json:"runs"`
+	NotJudged []Rule           `json:"not_judged"`
+	// Probes is what the probes measured (also OUT/probes.json); nil when
+	// they did not run (Only left them out).
+	Probes     *Probes             `json:"probes,omitempty"`
+	ProbeRows  []ProbeRow          `json:"probe_rows,omitempty"`
 	Provenance *results.Provenance `json:"provenance,omitempty"`
 }
 
@@ -168,6 +172,10 @@ func (rep BlackBoxReport) Markdown() string {
 	b.WriteString("## Rules\n\n| rule | verdict | evidence | source |\n|---|---|---|---|\n")
 	for _, r := range rep.Rules {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r.Name, r.Verdict, cellText(r.Evidence), r.Source)
+	}
+	if rep.ProbeRows != nil {
+		probesMarkdown(&b, rep.ProbeRows)
+		b.WriteString("\nEach probe started its own container of the image; their stdout and stderr: `" + BlackBoxProbesName + "/worker.log`.\n")
 	}
 	b.WriteString("\n## Scenarios and probes\n\n")
 	for _, r := range rep.Runs {

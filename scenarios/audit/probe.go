@@ -46,6 +46,18 @@ type ProbeTarget struct {
 	Keepalive time.Duration // the vendor's keep-alive the worker is configured for
 	Start     func(ctx context.Context, name string, h2 bool) (ProbeWorker, error)
 	Log       io.Writer // progress lines; nil = discard
+	// Journal reads WireMock's journal with each entry's refkey found
+	// where the worker puts it (a black-box adapter's body path or
+	// header); nil = Stack.Journal (the profile's refkey field).
+	Journal func(ctx context.Context) ([]vendormock.JournalEntry, error)
+}
+
+// journal reads WireMock's journal through t.Journal, or the stack's.
+func (t ProbeTarget) journal(ctx context.Context) ([]vendormock.JournalEntry, error) {
+	if t.Journal != nil {
+		return t.Journal(ctx)
+	}
+	return t.Stack.Journal(ctx)
 }
 
 func (t ProbeTarget) logf(format string, args ...any) {

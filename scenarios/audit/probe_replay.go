@@ -219,7 +219,7 @@ func replayLane(ctx context.Context, t ProbeTarget, name string, h2 bool, prefix
 		if err := wk.Send(ctx, k); err != nil {
 			return lane, fmt.Errorf("replay probe: %w", err)
 		}
-		if err := waitProbeJournal(ctx, st, k, probeSendTimeout); err != nil {
+		if err := waitProbeJournal(ctx, t, k, probeSendTimeout); err != nil {
 			lane.Unknown = fmt.Sprintf("send %s: %v", k, err)
 			break
 		}
@@ -227,7 +227,7 @@ func replayLane(ctx context.Context, t ProbeTarget, name string, h2 bool, prefix
 	if err := lab.Sleep(ctx, ReplaySettle); err != nil {
 		return lane, err
 	}
-	journal, err := st.Journal(ctx)
+	journal, err := t.journal(ctx)
 	if err != nil {
 		return lane, fmt.Errorf("replay probe: %w", err)
 	}
@@ -236,10 +236,11 @@ func replayLane(ctx context.Context, t ProbeTarget, name string, h2 bool, prefix
 }
 
 // waitProbeJournal polls WireMock's journal until it holds a send of refkey.
-func waitProbeJournal(ctx context.Context, st *vendormock.Stack, refkey string, timeout time.Duration) error {
+func waitProbeJournal(ctx context.Context, t ProbeTarget, refkey string, timeout time.Duration) error {
+	st := t.Stack
 	deadline := time.Now().Add(timeout)
 	for {
-		js, err := st.Journal(ctx)
+		js, err := t.journal(ctx)
 		if err != nil {
 			return err
 		}
