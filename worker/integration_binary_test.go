@@ -70,7 +70,7 @@ func TestIntegrationBinary(t *testing.T) {
 		if code := exitCode(t, cmd, 10*time.Second); code != 2 {
 			t.Errorf("exit %d, want 2; output: %s", code, out)
 		}
-		if !strings.Contains(out.String(), "known strategies: per-request, pooled") {
+		if !strings.Contains(out.String(), "known strategies: per-request, per-request-resume, pooled, shared-closing") {
 			t.Errorf("output does not list the strategies: %s", out)
 		}
 	})
