@@ -149,8 +149,12 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 						"up_to_tag", tag, "messages", k, "error", err.Error())
 				}
 			}
-			if ack, ok := acks.register(d.DeliveryTag); ok && acks.inner.(genAcker).inner == ga.inner {
-				d.Acknowledger = ack
+			// Only a delivery of the batcher's own channel is registered:
+			// a registered tag nobody settles would hold every later ack.
+			if acks.inner.(genAcker).inner == ga.inner {
+				if ack, ok := acks.register(d.DeliveryTag); ok {
+					d.Acknowledger = ack
+				}
 			}
 		}
 		return d
