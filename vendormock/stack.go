@@ -351,7 +351,7 @@ func (s *Stack) run(ctx context.Context, name string, aliases []string, req test
 	maps.Copy(req.Labels, s.labels())
 	req.Networks = []string{s.nw.Name}
 	req.NetworkAliases = map[string][]string{s.nw.Name: aliases}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	c, err := StartContainer(ctx, req)
 	if c != nil && !isNilContainer(c) {
 		s.mu.Lock()
 		s.containers[name] = c

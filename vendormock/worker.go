@@ -173,7 +173,7 @@ func (s *Stack) startWorkerContainer(ctx context.Context, name string, req testc
 	req.Labels = s.labels()
 	req.Networks = []string{s.nw.Name}
 	req.NetworkAliases = map[string][]string{s.nw.Name: {name}}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	c, err := StartContainer(ctx, req)
 	if c == nil || isNilContainer(c) {
 		return nil, err
 	}

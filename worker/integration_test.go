@@ -44,13 +44,11 @@ func startRabbit(t *testing.T) (string, testcontainers.Container) {
 	vendormock.EnsureTestcontainersEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{
-			Image:        image,
-			ExposedPorts: []string{"5672/tcp"},
-			WaitingFor:   wait.ForLog("Server startup complete").WithStartupTimeout(60 * time.Second),
-		},
-		Started: true,
+	c, err := vendormock.StartContainer(ctx, testcontainers.ContainerRequest{
+		Image:              image,
+		ExposedPorts:       []string{"5672/tcp"},
+		HostConfigModifier: vendormock.PublishOnLoopback([]string{"5672/tcp"}, nil),
+		WaitingFor:         wait.ForLog("Server startup complete").WithStartupTimeout(60 * time.Second),
 	})
 	t.Cleanup(func() {
 		if c != nil {

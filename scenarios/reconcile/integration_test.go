@@ -49,7 +49,7 @@ func labImage(t *testing.T, env string) string {
 func startContainer(t *testing.T, ctx context.Context, req testcontainers.ContainerRequest, port string) string {
 	t.Helper()
 	req.HostConfigModifier = vendormock.PublishOnLoopback(req.ExposedPorts, req.HostConfigModifier)
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	c, err := vendormock.StartContainer(ctx, req)
 	t.Cleanup(func() {
 		if c != nil {
 			if err := c.Terminate(context.Background()); err != nil {

@@ -214,7 +214,7 @@ func (s *Site) run(ctx context.Context, name string, req testcontainers.Containe
 	maps.Copy(req.Labels, s.labels())
 	req.Networks = []string{s.nw.Name}
 	req.NetworkAliases = map[string][]string{s.nw.Name: {name}}
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{ContainerRequest: req, Started: true})
+	c, err := vendormock.StartContainer(ctx, req)
 	if c != nil {
 		if dc, ok := c.(*testcontainers.DockerContainer); !ok || dc != nil {
 			s.mu.Lock()

@@ -35,16 +35,14 @@ func startRabbit(t *testing.T) string {
 	vendormock.EnsureTestcontainersEnv()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	c, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
-		ContainerRequest: testcontainers.ContainerRequest{
-			Image:        image,
-			ExposedPorts: []string{"5672/tcp"},
-			WaitingFor: wait.ForAll(
-				wait.ForLog("Server startup complete"),
-				wait.ForListeningPort("5672/tcp"),
-			).WithDeadline(90 * time.Second),
-		},
-		Started: true,
+	c, err := vendormock.StartContainer(ctx, testcontainers.ContainerRequest{
+		Image:              image,
+		ExposedPorts:       []string{"5672/tcp"},
+		HostConfigModifier: vendormock.PublishOnLoopback([]string{"5672/tcp"}, nil),
+		WaitingFor: wait.ForAll(
+			wait.ForLog("Server startup complete"),
+			wait.ForListeningPort("5672/tcp"),
+		).WithDeadline(90 * time.Second),
 	})
 	if c != nil {
 		t.Cleanup(func() {
