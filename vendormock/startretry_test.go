@@ -10,7 +10,7 @@ import (
 
 // The error Docker gave in CI (c8c169d) for a published port another
 // socket had taken.
-var clashErr = errors.New("container start: Error response from daemon: driver failed programming external connectivity on endpoint pedantic_wright (ed20): Error starting userland proxy: listen tcp4 0.0.0.0:32786: bind: address already in use")
+var errClash = errors.New("container start: Error response from daemon: driver failed programming external connectivity on endpoint pedantic_wright (ed20): Error starting userland proxy: listen tcp4 0.0.0.0:32786: bind: address already in use")
 
 func TestStartRetriesPortClashThenSucceeds(t *testing.T) {
 	calls, removed := 0, 0
@@ -18,7 +18,7 @@ func TestStartRetriesPortClashThenSucceeds(t *testing.T) {
 	c, err := startRetryingPortClash(context.Background(), func() (testcontainers.Container, error) {
 		calls++
 		if calls < 3 {
-			return &testcontainers.DockerContainer{}, clashErr
+			return &testcontainers.DockerContainer{}, errClash
 		}
 		return ok, nil
 	}, func(testcontainers.Container) { removed++ })
@@ -31,9 +31,9 @@ func TestStartGivesUpAfterThreeClashes(t *testing.T) {
 	calls, removed := 0, 0
 	_, err := startRetryingPortClash(context.Background(), func() (testcontainers.Container, error) {
 		calls++
-		return nil, clashErr
+		return nil, errClash
 	}, func(testcontainers.Container) { removed++ })
-	if !errors.Is(err, clashErr) || calls != portClashAttempts || removed != portClashAttempts-1 {
+	if !errors.Is(err, errClash) || calls != portClashAttempts || removed != portClashAttempts-1 {
 		t.Fatalf("err=%v calls=%d removed=%d; want the clash after %d attempts", err, calls, removed, portClashAttempts)
 	}
 }
