@@ -81,7 +81,7 @@ type contractKind struct {
 func (k *contractKind) run(ctx context.Context, p *point) error {
 	b := k.b
 	logf(b.w, "%s: self-check RTT %.1f ms; %d messages published; starting %s (%s, 1 CPU, contract environment)", p.label, lab.MS(p.selfRTT), p.n, b.sel.Name, b.sel.Image)
-	cc, err := b.runContract(ctx, p.topo, p.dir, p.label, p.n, p.rtt)
+	cc, err := b.runContract(ctx, p.topo, p.dir, p.label, p.n, p.rtt, func(id string) { p.workerCPU = SampleWorkerCPU(ctx, id) })
 	if err != nil {
 		return p.fail("contract worker", err)
 	}
@@ -109,7 +109,7 @@ func (k *contractKind) complete(_ *point, r *results.Result, entries []vendormoc
 // it exits, wrote n records, or left the main queue alone long enough,
 // and returns what it saw. An image that breaks the contract is not an
 // error: it is a ContractCheck with Missing filled in later (checkRecords).
-func (b *Bench) runContract(ctx context.Context, topo queues.Topology, runDir, label string, n, rtt int) (*results.ContractCheck, error) {
+func (b *Bench) runContract(ctx context.Context, topo queues.Topology, runDir, label string, n, rtt int, started func(containerID string)) (*results.ContractCheck, error) {
 	env := lab.ContractEnv(b.stack, b.sel, topo, "", n, time.Time{})
 	wk, err := b.stack.StartWorker(ctx, vendormock.WorkerOptions{
 		Name: fmt.Sprintf("%s-%dms", WorkerMode(b.cfg.Worker), rtt), Image: b.sel.Image, Env: env, CPUs: 1, OutDir: runDir,
@@ -117,6 +117,9 @@ func (b *Bench) runContract(ctx context.Context, topo queues.Topology, runDir, l
 	})
 	if err != nil {
 		return nil, fmt.Errorf("%w %s (%s): %w", ErrContractStart, b.sel.Name, b.sel.Image, err)
+	}
+	if started != nil {
+		started(wk.ContainerID())
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CleanupTimeout)

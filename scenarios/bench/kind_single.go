@@ -79,6 +79,7 @@ func (k *singleKind) run(ctx context.Context, p *point) (err error) {
 			err = errors.Join(err, fmt.Errorf("stop worker: %w", serr))
 		}
 	}()
+	p.workerCPU = SampleWorkerCPU(ctx, wk.ContainerID())
 	tw, tick := SampleTimeWait(ctx, b.w, wk.ContainerID())
 	k.timeWait = tw
 	wctx, feedDone := k.startFeed(ctx, p)

@@ -117,6 +117,9 @@ type point struct {
 	// recordsPath and ledgerPath are what the reconciler reads; a kind
 	// clears one it cannot read.
 	recordsPath, ledgerPath string
+	// workerCPU samples the worker container's cgroup CPU while it runs
+	// (set by the kinds that run one worker container; nil otherwise).
+	workerCPU *WorkerCPU
 }
 
 // fail wraps err as the *RunError of step.
@@ -286,6 +289,14 @@ func (b *Bench) RunPoint(ctx context.Context, mode string, rtt int) (_ results.R
 		Provenance:  b.cfg.Provenance,
 	}
 	r.NginxCPUMSPerSend, r.ProxyCPUMSPerSend = perSendMS(cpu0, cpu1, cs.SendRequests)
+	r.WorkerCgroupCPUMSPerSend = -1
+	if p.workerCPU != nil {
+		samples, werr := p.workerCPU.Finish()
+		if werr != nil {
+			logf(b.w, "%s: worker container CPU not measured: %v", p.label, werr)
+		}
+		r.WorkerCgroupCPUMSPerSend = CgroupCPUPerSend(samples, entries, StackSendPath(b.stack), b.cfg.Warmup)
+	}
 	r.TLSSessionsResumed, r.ClientResumed = cs.SessionsResumed, m.ClientResumed
 	r.ProbeRTTP50MS, r.UpstreamMSMean = probeMS, cs.UpstreamMeanMS
 	if b.cfg.TLSResumption == "on" {

@@ -107,6 +107,14 @@ type Result struct {
 	UpstreamMSMean    float64 `json:"upstream_ms_mean,omitempty"`
 	NginxCPUMSPerSend float64 `json:"nginx_cpu_ms_per_send,omitempty"`
 	ProxyCPUMSPerSend float64 `json:"proxy_cpu_ms_per_send,omitempty"`
+	// WorkerCgroupCPUMSPerSend is the worker container's CPU (cgroup
+	// user+sys, every process in it) per measured send, ms, read by the
+	// lab while the worker ran: from the end of the last warm-up send to
+	// the end of the last send in nginx's log (scenarios/bench
+	// CgroupCPUPerSend). The outside figure beside the worker's own
+	// CPUMSPerSend. -1 = not read; absent (0) in files written before it
+	// was measured.
+	WorkerCgroupCPUMSPerSend float64 `json:"worker_cgroup_cpu_ms_per_send,omitempty"`
 
 	// Stack.
 	StackStartS    float64 `json:"stack_start_s"`     // cold start of the four containers, s (once per lab run)
