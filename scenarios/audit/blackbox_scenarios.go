@@ -8,6 +8,7 @@ import (
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2/client"
 
+	"github.com/notifier-lab/notifier-lab/scenarios/bench"
 	"github.com/notifier-lab/notifier-lab/vendormock"
 )
 
@@ -22,8 +23,12 @@ type BlackBoxResult struct {
 	Tally       *BlackBoxTally `json:"tally,omitempty"`
 	Nginx       *NginxFigures  `json:"nginx,omitempty"`
 	WorkerExit  string         `json:"worker_exit,omitempty"`
-	Error       string         `json:"error,omitempty"`
-	Seconds     float64        `json:"seconds"`
+	// CgroupCPUMSPerSend is the worker container's CPU per send after the
+	// first (cgroup, bench.CgroupCPUPerSend), ms, in the steady scenario;
+	// -1 = not seen; absent in the other scenarios.
+	CgroupCPUMSPerSend float64 `json:"worker_cgroup_cpu_ms_per_send,omitempty"`
+	Error              string  `json:"error,omitempty"`
+	Seconds            float64 `json:"seconds"`
 }
 
 // BlackBoxScenario is one fault any client can meet, run on the team's
@@ -126,17 +131,28 @@ func (r *bbRun) end(ctx context.Context, err error) BlackBoxResult {
 // steady publishes count messages and waits until each is sent.
 func steady(ctx context.Context, env *BlackBoxEnv, count int) BlackBoxResult {
 	r, err := bbBegin(ctx, env, "steady", "")
+	var cpu *bench.WorkerCPU
+	if err == nil && r.worker != nil {
+		cpu = bench.SampleWorkerCPU(ctx, r.worker.ContainerID())
+	}
 	if err == nil {
 		var keys []string
 		if keys, err = r.publish(ctx, "steady", count); err == nil {
 			_, err = env.WaitSent(ctx, keys, 30*time.Second+time.Duration(count)*200*time.Millisecond)
 		}
 	}
+	samples, _ := cpu.Finish()
 	res := r.end(ctx, err)
+	res.CgroupCPUMSPerSend = -1
+	if entries, lerr := env.AccessLog(); lerr == nil {
+		// The first send carries the token call and the first connection.
+		res.CgroupCPUMSPerSend = bench.CgroupCPUPerSend(samples, entries, env.Stack.Profile.API.SendPath, 1)
+	}
 	if f := res.Nginx; f != nil && res.Tally != nil && f.Sends > 0 {
 		res.Evidence = append(res.Evidence, fmt.Sprintf("nginx: %d sends over %d connections (%.2f new connections per send after the first), TLS %s, %s, send p50 %.1f ms, p99 %.1f ms (server side)",
 			f.Sends, f.Connections, f.NewConnectionsPerSend(), strings.Join(f.TLS, ", "), strings.Join(f.Protocols, ", "), f.P50MS, f.P99MS))
 	}
+	res.Evidence = append(res.Evidence, "the worker container's CPU: "+cgroupCell(res.CgroupCPUMSPerSend)+" ms per send after the first (its cgroup, every process in it)")
 	return res
 }
 

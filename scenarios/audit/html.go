@@ -29,11 +29,11 @@ var page = newPage("audit", `{{template "head" (printf "Audit: %s on %s" .Worker
 {{end}}</tbody>
 </table>
 <h2>Figures</h2>
-<p>Connections and TLS versions come from nginx's access log; latency and CPU from the source named on each row.</p>
+<p>{{figuresIntro}}</p>
 <table id="figures">
-<thead><tr><th>worker</th><th>RTT ms</th><th>sends/s</th><th>p50 ms</th><th>p99 ms</th><th>nginx p50 / p99 ms</th><th>CPU ms/send</th><th>connections</th><th>sends</th><th>TLS</th><th>latency source</th><th>CPU source</th></tr></thead>
+<thead><tr><th>worker</th><th>RTT ms</th><th>sends/s</th><th>p50 ms</th><th>p99 ms</th><th>nginx p50 / p99 ms</th><th>CPU ms/send</th><th>cgroup CPU ms/send</th><th>connections</th><th>sends</th><th>TLS</th><th>latency source</th><th>CPU source</th><th>own figures vs outside</th></tr></thead>
 <tbody>
-{{range .Figures}}<tr><td>{{.Worker}}</td><td class="num">{{.RTTMS}}</td><td class="num">{{f1 .SendsPerS}}</td><td class="num">{{f1 .P50MS}}</td><td class="num">{{f1 .P99MS}}</td><td class="num">{{ms .NginxP50MS}} / {{ms .NginxP99MS}}</td><td class="num">{{cpu .CPUMSPerSend}}</td><td class="num">{{.Connections}}</td><td class="num">{{.Sends}}</td><td>{{dash .TLS}}</td><td>{{.LatencySource}}</td><td>{{.CPUSource}}</td></tr>
+{{range .Figures}}<tr><td>{{.Worker}}</td><td class="num">{{.RTTMS}}</td><td class="num">{{f1 .SendsPerS}}</td><td class="num">{{own .P50MS}}</td><td class="num">{{own .P99MS}}</td><td class="num">{{ms .NginxP50MS}} / {{ms .NginxP99MS}}</td><td class="num">{{cpu .CPUMSPerSend}}</td><td class="num">{{cgroup .CgroupCPUMSPerSend}}</td><td class="num">{{.Connections}}</td><td class="num">{{.Sends}}</td><td>{{dash .TLS}}</td><td>{{.LatencySource}}</td><td>{{.CPUSource}}</td><td>{{dash .SelfCheck}}</td></tr>
 {{end}}</tbody>
 </table>
 {{if .Charts}}<h2>Charts</h2>

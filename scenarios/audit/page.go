@@ -63,6 +63,9 @@ func (f failures) markdown(b *strings.Builder) {
 var pageFuncs = template.FuncMap{
 	"cpu":            cpuCell,
 	"ms":             msCell,
+	"own":            ownMS,
+	"figuresIntro":   func() string { return figuresIntro },
+	"cgroup":         cgroupCell,
 	"dash":           dash,
 	"f1":             func(v float64) string { return fmt.Sprintf("%.1f", v) },
 	"f3":             func(v float64) string { return fmt.Sprintf("%.3f", v) },

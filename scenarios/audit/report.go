@@ -46,6 +46,14 @@ type Figure struct {
 	// ms (nginxLatency); -1 = not seen.
 	NginxP50MS float64 `json:"nginx_p50_ms"`
 	NginxP99MS float64 `json:"nginx_p99_ms"`
+	// CgroupCPUMSPerSend is the worker container's CPU per measured send
+	// from its cgroup, ms (results.Result.WorkerCgroupCPUMSPerSend); -1 =
+	// not seen.
+	CgroupCPUMSPerSend float64 `json:"cgroup_cpu_ms_per_send"`
+	// SelfCheck is the worker's own latency and CPU against nginx's and
+	// the cgroup's (selfCheck), starting "DISAGREES: " when one is off
+	// beyond the tolerances.
+	SelfCheck string `json:"self_check"`
 }
 
 // Chart is one SVG chart of the audit, inlined in the HTML page.
@@ -78,16 +86,13 @@ type Report struct {
 // NewReport evaluates in (Evaluate) and gathers the figures and the
 // charts of dir (charts/*.svg written by the bench and the idle race).
 func NewReport(dir string, in Inputs, date string) (Report, error) {
+	if in.Dir == "" {
+		in.Dir = dir
+	}
 	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in), Probes: probeRows(in)}
 	rep.Pass = Passed(rep.Rules)
-	sendPath := ""
-	if p, _, err := LoadProfile(in.Profile); err == nil {
-		sendPath = p.API.WithDefaults().SendPath
-	}
 	for _, r := range in.Bench {
-		f := figureOf(r)
-		f.NginxP50MS, f.NginxP99MS = nginxLatency(dir, r, sendPath)
-		rep.Figures = append(rep.Figures, f)
+		rep.Figures = append(rep.Figures, in.figure(r))
 	}
 	charts := []Chart{
 		{Title: "Connections carrying sends (nginx)", File: "charts/tcp-connections.svg"},
@@ -165,7 +170,7 @@ func inlineSVG(b []byte) (string, error) {
 // faults-not-applicable.json and RaceName.json when present. Errors: a
 // file that exists but does not parse.
 func Load(dir, worker, profile string, keepaliveS float64) (Inputs, error) {
-	in := Inputs{Worker: worker, Profile: profile, KeepaliveS: keepaliveS}
+	in := Inputs{Worker: worker, Profile: profile, KeepaliveS: keepaliveS, Dir: dir}
 	if bench, err := results.ReadResults(dir); err == nil {
 		in.Bench = bench
 	} else {
@@ -284,11 +289,11 @@ func Markdown(rep Report) string {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", mdCell(r.Name), r.Verdict, mdCell(r.Evidence), mdCell(r.Source))
 	}
 	probesMarkdown(&b, rep.Probes)
-	b.WriteString("\n## Figures\n\nConnections and TLS versions come from nginx's access log; latency and CPU from the source named on each row; nginx p50/p99 is nginx's $request_time of the same sends (warm-up included; the vendor side's view, without the client's connect and TLS handshake).\n\n")
-	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | nginx p50 / p99 ms | CPU ms/send | connections | sends | TLS | latency source | CPU source |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Figures\n\n" + figuresIntro + "\n\n")
+	b.WriteString("| worker | RTT ms | sends/s | p50 ms | p99 ms | nginx p50 / p99 ms | CPU ms/send | cgroup CPU ms/send | connections | sends | TLS | latency source | CPU source | own figures vs outside |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, f := range rep.Figures {
-		fmt.Fprintf(&b, "| %s | %d | %.1f | %.1f | %.1f | %s / %s | %s | %d | %d | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, f.P50MS, f.P99MS,
-			msCell(f.NginxP50MS), msCell(f.NginxP99MS), cpuCell(f.CPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource)
+		fmt.Fprintf(&b, "| %s | %d | %.1f | %s | %s | %s / %s | %s | %s | %d | %d | %s | %s | %s | %s |\n", f.Worker, f.RTTMS, f.SendsPerS, ownMS(f.P50MS), ownMS(f.P99MS),
+			msCell(f.NginxP50MS), msCell(f.NginxP99MS), cpuCell(f.CPUMSPerSend), cgroupCell(f.CgroupCPUMSPerSend), f.Connections, f.Sends, dash(f.TLS), f.LatencySource, f.CPUSource, mdCell(dash(f.SelfCheck)))
 	}
 	if len(rep.Charts) > 0 {
 		b.WriteString("\n## Charts\n\n")
@@ -303,7 +308,7 @@ func mdCell(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "
 
 func cpuCell(v float64) string {
 	if v < 0 {
-		return "n/a"
+		return "not seen"
 	}
 	return fmt.Sprintf("%.2f", v)
 }

@@ -36,8 +36,12 @@ type Rule struct {
 // (bench-*.json), the fault verdicts (faults.json), the scenarios left
 // out, and the idle race.
 type Inputs struct {
-	Worker        string // WORKER value audited
-	Profile       string // the profile's name
+	Worker  string // WORKER value audited
+	Profile string // the profile's name
+	// Dir is the audit folder the files were read from (Load): the bench
+	// runs' nginx log slices are read from it; "" = not read (shown "not
+	// seen").
+	Dir           string
 	KeepaliveS    float64
 	Bench         []results.Result
 	Faults        []fault.Verdict
@@ -88,6 +92,7 @@ func Evaluate(in Inputs) []Rule {
 	add(replayRule(in, runs))
 	add(clientReplayRule(in, runs))
 	add(poolStallRule(runs))
+	add(selfReportRule(in, runs))
 	add(duplicatesRule(in, runs))
 	never, records := lostRules(in, runs)
 	add(never)
