@@ -208,7 +208,7 @@ func faultRule(v fault.Verdict) Rule {
 		verdict = Pass
 	}
 	counts := fmt.Sprintf("observed %s; journal %d; duplicates %d; %s%s", formatOutcomes(v.Observed), v.JournalCount, v.Duplicates, lostKinds(v), plantedNote(v))
-	ev, summary := counts, counts
+	ev, summary := counts+measuredNote(v), counts
 	var heads []string
 	for _, f := range v.Failures {
 		f = plainCounts(f)
@@ -223,6 +223,23 @@ func faultRule(v fault.Verdict) Rule {
 	}
 	return Rule{ID: "fault-" + v.Name, Name: "Fault " + v.Name + " (" + v.Tool + ")", Verdict: verdict, Evidence: ev, Summary: summary,
 		Source: batterySource}
+}
+
+// measuredNote is what a fault scenario measured beyond where each
+// message ended: the worker's records by outcome when they count more
+// than the messages (attempts: a NOT_SENT before its SENT is a retry),
+// and each check a step made during the run (the journal during a
+// stall): "; records (attempts) NOT_SENT 5, SENT 3; steps[2] journal
+// sends so far 0 (want 0)".
+func measuredNote(v fault.Verdict) string {
+	var b strings.Builder
+	if len(v.Records) > 0 && !maps.Equal(v.Records, v.Observed) {
+		fmt.Fprintf(&b, "; records (attempts) %s", formatOutcomes(v.Records))
+	}
+	for _, c := range v.Checks {
+		fmt.Fprintf(&b, "; steps[%d] %s %d (want %s)", c.Step, c.What, c.Got, c.Want)
+	}
+	return b.String()
 }
 
 // formatOutcomes renders outcome counts in outcome.All order: "SENT 2, UNKNOWN 1".
