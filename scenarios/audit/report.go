@@ -51,7 +51,7 @@ type Figure struct {
 	// not seen.
 	CgroupCPUMSPerSend float64 `json:"cgroup_cpu_ms_per_send"`
 	// SelfCheck is the worker's own latency and CPU against nginx's and
-	// the cgroup's (selfCheck), starting "DISAGREES: " when one is off
+	// the cgroup's (selfCheck), a clause with "DISAGREES" for each off
 	// beyond the tolerances.
 	SelfCheck string `json:"self_check"`
 }
