@@ -100,6 +100,9 @@ func NewBlackBoxReport(image, profile string, a *Adapter, runs []BlackBoxResult,
 	}
 	for _, r := range RecordsRules {
 		r.Verdict, r.Summary, r.Evidence = NA, "not judged: no records", "not judged: no records (black-box mode reads no records file; docs/worker-contract.md#records is how a worker gets this rule)"
+		if r.ID == "latency-cpu" {
+			r.Evidence += "; " + outsideFigures(runs)
+		}
 		rep.NotJudged = append(rep.NotJudged, r)
 	}
 	rep.Pass = Passed(rep.Rules)
@@ -227,3 +230,22 @@ func WriteBlackBox(out string, rep BlackBoxReport) error {
 // BlackBoxJSONFile is a black-box audit's machine-readable report (not
 // audit.json: `./run.sh report` rebuilds only contract audits).
 const BlackBoxJSONFile = "blackbox.json"
+
+// outsideFigures is the latency and CPU the lab saw from outside in the
+// steady scenario: nginx's send p50/p99 ($request_time) and the worker
+// container's cgroup CPU per send after the first; "not seen" for each
+// it could not read.
+func outsideFigures(runs []BlackBoxResult) string {
+	p50, p99, cpu := -1.0, -1.0, -1.0
+	for _, r := range runs {
+		if r.Name != "steady" {
+			continue
+		}
+		if f := r.Nginx; f != nil && f.Sends > 0 {
+			p50, p99 = f.P50MS, f.P99MS
+		}
+		cpu = r.CgroupCPUMSPerSend
+	}
+	return fmt.Sprintf("from outside (steady): nginx send p50 %s ms, p99 %s ms ($request_time, server side); the container's CPU %s ms per send after the first (cgroup)",
+		msCell(p50), msCell(p99), cgroupCell(cpu))
+}

@@ -103,3 +103,19 @@ func TestSelfReportRule(t *testing.T) {
 		t.Errorf("a run without nginx's log or cgroup reading: %q; want not seen, never 0", row)
 	}
 }
+
+// TestBlackBoxOutsideFigures: a black-box audit's latency-cpu rule is not
+// judged (no records) but shows what the lab saw from outside in the
+// steady scenario; what it could not read is "not seen", never 0.
+func TestBlackBoxOutsideFigures(t *testing.T) {
+	runs := []BlackBoxResult{{Name: "tls-stall", Nginx: &NginxFigures{Sends: 3, P50MS: 900}},
+		{Name: "steady", Nginx: &NginxFigures{Sends: 50, P50MS: 21, P99MS: 30}, CgroupCPUMSPerSend: 0.8}}
+	got := outsideFigures(runs)
+	if want := "nginx send p50 21 ms, p99 30 ms ($request_time, server side); the container's CPU 0.80 ms per send"; !strings.Contains(got, want) {
+		t.Errorf("outsideFigures = %q; want %q", got, want)
+	}
+	got = outsideFigures([]BlackBoxResult{{Name: "steady", CgroupCPUMSPerSend: -1}})
+	if strings.Count(got, "not seen") != 3 || strings.Contains(got, " 0 ms") {
+		t.Errorf("nothing read: %q; want not seen three times, never 0", got)
+	}
+}
