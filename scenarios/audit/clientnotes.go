@@ -74,11 +74,11 @@ var comparisonPage = newPage("clients", `{{template "head" "Third-party HTTP cli
 {{range fixedLines .}}<li>{{.}}</li>
 {{end}}</ul>
 <h2>Figures</h2>
-<p>Connections from nginx's access log; latency and CPU from the worker's records; the Go worker's pooled run beside each.</p>
+<p>Connections from nginx's access log; latency and CPU from the worker's records, beside nginx's p50 ($request_time, warm-up left out) and the container's cgroup CPU over the same sends; the Go worker's pooled run beside each.</p>
 <table id="figures">
-<thead><tr><th>client</th><th>profile</th><th>COUNT</th><th>RTT ms</th><th>connections / sends</th><th>per send</th><th>p50 ms</th><th>p99 ms</th><th>CPU ms/send</th><th>Go CPU ms/send</th><th>Go p50 ms</th></tr></thead>
+<thead><tr><th>client</th><th>profile</th><th>COUNT</th><th>RTT ms</th><th>connections / sends</th><th>per send</th><th>p50 ms</th><th>p99 ms</th><th>nginx p50 ms</th><th>CPU ms/send</th><th>cgroup CPU ms/send</th><th>Go CPU ms/send</th><th>Go p50 ms</th></tr></thead>
 <tbody>
-{{range $r := .Rows}}{{range .RTTs}}<tr><td>{{$r.Worker}}</td><td>{{$r.Profile}}</td><td class="num">{{$r.Count}}</td><td class="num">{{.RTTMS}}</td><td class="num">{{.Connections}} / {{.Sends}}</td><td class="num">{{f3 .ConnPerSend}}</td><td class="num">{{f1 .P50MS}}</td><td class="num">{{f1 .P99MS}}</td><td class="num">{{cpu .CPUMS}}</td><td class="num">{{cpu .GoCPUMS}}</td><td class="num">{{cpu .GoP50MS}}</td></tr>
+{{range $r := .Rows}}{{range .RTTs}}<tr><td>{{$r.Worker}}</td><td>{{$r.Profile}}</td><td class="num">{{$r.Count}}</td><td class="num">{{.RTTMS}}</td><td class="num">{{.Connections}} / {{.Sends}}</td><td class="num">{{f3 .ConnPerSend}}</td><td class="num">{{f1 .P50MS}}</td><td class="num">{{f1 .P99MS}}</td><td class="num">{{ms .NginxP50MS}}</td><td class="num">{{cpu .CPUMS}}</td><td class="num">{{cgroup .CgroupCPUMS}}</td><td class="num">{{cpu .GoCPUMS}}</td><td class="num">{{cpu .GoP50MS}}</td></tr>
 {{end}}{{end}}</tbody>
 </table>
 <h2>Rules side by side</h2>

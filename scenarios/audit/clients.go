@@ -36,6 +36,11 @@ type ClientRTT struct {
 	CPUMS       float64 `json:"cpu_ms_per_send"`    // -1 = not measured
 	GoCPUMS     float64 `json:"go_cpu_ms_per_send"` // the Go worker's pooled run; -1 = none
 	GoP50MS     float64 `json:"go_p50_ms"`
+	// NginxP50MS and CgroupCPUMS are the same sends from outside: nginx's
+	// $request_time p50 and the container's cgroup CPU per send
+	// (Figure); -1 = not seen.
+	NginxP50MS  float64 `json:"nginx_p50_ms"`
+	CgroupCPUMS float64 `json:"cgroup_cpu_ms_per_send"`
 }
 
 // ClientRow is one audit of the comparison: a client on a profile.
@@ -244,6 +249,8 @@ func compareRow(dir string, old Report) (ClientRow, error) {
 		if r.SendRequests > 0 {
 			rt.ConnPerSend = float64(r.TCPConnections) / float64(r.SendRequests)
 		}
+		f := in.figure(r)
+		rt.NginxP50MS, rt.CgroupCPUMS = f.NginxP50MS, f.CgroupCPUMSPerSend
 		if g, ok := goRuns[r.RTTMS]; ok {
 			rt.GoCPUMS, rt.GoP50MS = g.CPUMSPerSend, g.LatencyMS.P50
 		}
@@ -346,12 +353,12 @@ func ComparisonMarkdown(c Comparison) string {
 	for _, l := range fixedLines(c) {
 		fmt.Fprintf(&b, "- %s\n", l)
 	}
-	b.WriteString("\n## Figures (bench: connections from nginx, latency and CPU from the worker's records)\n\n")
-	b.WriteString("| client | profile | COUNT | RTT ms | connections / sends | per send | p50 ms | p99 ms | CPU ms/send | Go worker CPU ms/send | Go p50 ms |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("\n## Figures (bench: connections from nginx, latency and CPU from the worker's records, beside nginx's p50 and the container's cgroup CPU)\n\n")
+	b.WriteString("| client | profile | COUNT | RTT ms | connections / sends | per send | p50 ms | p99 ms | nginx p50 ms | CPU ms/send | cgroup CPU ms/send | Go worker CPU ms/send | Go p50 ms |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range c.Rows {
 		for _, t := range r.RTTs {
-			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d / %d | %.3f | %.1f | %.1f | %s | %s | %s |\n", r.Worker, r.Profile, r.Count, t.RTTMS,
-				t.Connections, t.Sends, t.ConnPerSend, t.P50MS, t.P99MS, cpuCell(t.CPUMS), cpuCell(t.GoCPUMS), cpuCell(t.GoP50MS))
+			fmt.Fprintf(&b, "| %s | %s | %d | %d | %d / %d | %.3f | %.1f | %.1f | %s | %s | %s | %s | %s |\n", r.Worker, r.Profile, r.Count, t.RTTMS,
+				t.Connections, t.Sends, t.ConnPerSend, t.P50MS, t.P99MS, msCell(t.NginxP50MS), cpuCell(t.CPUMS), cgroupCell(t.CgroupCPUMS), cpuCell(t.GoCPUMS), cpuCell(t.GoP50MS))
 		}
 	}
 	b.WriteString("\n## Rules side by side\n\n| client | profile | idle race at its own idle timeout | re-sends on its own | POST repeated | stall | duplicates | lost (the vendor never got it) | lost (the worker's records miss it) | faults (pass / fail / n.a.) |\n|---|---|---|---|---|---|---|---|---|---|\n")
