@@ -154,12 +154,16 @@ func (m BurstMeasure) Measured() string {
 	return s
 }
 
-// Trail lists the connections as nginx numbered them: "#5 token + 3
-// sends, #6 3 sends (new)"; a connection opened before the probe says
+// Trail lists the connections by nginx's serial number, those that
+// carried the same grouped: "#5: 1 token + 3 send(s); #6 #8: 3
+// send(s); #7: 2 send(s)"; a connection opened before the probe says
 // "(from request N)".
 func (m BurstMeasure) Trail() string {
-	var p []string
-	for _, c := range m.Connections {
+	conns := slices.Clone(m.Connections)
+	slices.SortFunc(conns, func(a, b BurstConnection) int { return cmp.Compare(a.Connection, b.Connection) })
+	var order []string
+	groups := map[string][]string{}
+	for _, c := range conns {
 		var what []string
 		if c.Token > 0 {
 			what = append(what, fmt.Sprintf("%d token", c.Token))
@@ -170,16 +174,23 @@ func (m BurstMeasure) Trail() string {
 		if c.Other > 0 {
 			what = append(what, fmt.Sprintf("%d other", c.Other))
 		}
-		line := fmt.Sprintf("#%d %s", c.Connection, strings.Join(what, " + "))
+		desc := strings.Join(what, " + ")
 		if c.FirstRequest != 1 {
-			line += fmt.Sprintf(" (from request %d)", c.FirstRequest)
+			desc += fmt.Sprintf(" (from request %d)", c.FirstRequest)
 		}
-		p = append(p, line)
+		if _, ok := groups[desc]; !ok {
+			order = append(order, desc)
+		}
+		groups[desc] = append(groups[desc], fmt.Sprintf("#%d", c.Connection))
 	}
-	if len(p) == 0 {
+	if len(order) == 0 {
 		return "no line"
 	}
-	return strings.Join(p, ", ")
+	var p []string
+	for _, d := range order {
+		p = append(p, strings.Join(groups[d], " ")+": "+d)
+	}
+	return strings.Join(p, "; ")
 }
 
 // Judge judges the measure only: FAIL when every send went on a

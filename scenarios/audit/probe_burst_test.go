@@ -66,7 +66,7 @@ func TestAnalyseBurstCountsConnectionsSendsAndTheTokenCall(t *testing.T) {
 			t.Errorf("Measured %q lacks %q", m.Measured(), want)
 		}
 	}
-	if tr := m.Trail(); !strings.HasPrefix(tr, "#1 1 token + 3 send(s), #2 3 send(s)") {
+	if tr := m.Trail(); tr != "#1: 1 token + 3 send(s); #2 #3 #4: 3 send(s); #5 #6 #7 #8: 2 send(s)" {
 		t.Errorf("Trail %q: want the connections by nginx's serial, the token call on #1", tr)
 	}
 }
@@ -127,7 +127,7 @@ func TestBurstTooLittleIsNeverAPass(t *testing.T) {
 	}
 	// A connection opened before the probe says so in the trail.
 	m = AnalyseBurst(parseLines(t, burstLines(t, 0, map[int]int{4: 7}, []burstSend{{4, 310, 300}, {4, 620, 300}})...), send, "/v1/token")
-	if m.NewConnections != 0 || !strings.Contains(m.Trail(), "#4 2 send(s) (from request 7)") || !strings.Contains(m.Measured(), "no token call seen") {
+	if m.NewConnections != 0 || m.Trail() != "#4: 2 send(s) (from request 7)" || !strings.Contains(m.Measured(), "no token call seen") {
 		t.Errorf("kept connection: %+v, trail %q, measured %q", m, m.Trail(), m.Measured())
 	}
 }
@@ -147,7 +147,7 @@ func TestProbeRowsShowBurstAndBothReplayLanes(t *testing.T) {
 	for _, want := range []string{
 		"| connections under a burst | 20 sends on 8 connection(s)",
 		"20 messages published at once to the image's own concurrency, WireMock holding each send 0.3 s",
-		"#1 1 token + 3 send(s)",
+		"#1: 1 token + 3 send(s)",
 		"| POST replay (the client's choice) |", "SENT AGAIN: k-2 2 times",
 		"| POST replay (HTTP/1.1 (the vendor offers only http/1.1)) | 2 send(s) of 1 refkeys reset", "(ALPN http/1.1 only)",
 	} {
