@@ -30,8 +30,8 @@ const (
 // shows it ($connection, $connection_requests).
 type BurstConnection struct {
 	Connection int64 `json:"connection"` // nginx's connection serial number
-	// FirstRequest is $connection_requests of its first line in the
-	// probe: 1 = opened during the probe.
+	// FirstRequest is the lowest $connection_requests of its lines in
+	// the probe: 1 = opened during the probe.
 	FirstRequest int `json:"first_request"`
 	Sends        int `json:"sends"`
 	Token        int `json:"token"` // token calls on it
@@ -80,11 +80,11 @@ func AnalyseBurst(entries []vendormock.AccessEntry, sendPath, tokenPath string) 
 			i = len(m.Connections)
 			idx[e.Connection] = i
 			m.Connections = append(m.Connections, BurstConnection{Connection: e.Connection, FirstRequest: e.Request})
-			if e.Request == 1 {
-				m.NewConnections++
-			}
 		}
 		c := &m.Connections[i]
+		// nginx logs a request when it ends: over HTTP/2 the first
+		// stream may end after a later one.
+		c.FirstRequest = min(c.FirstRequest, e.Request)
 		switch {
 		case e.Method == "POST" && e.Path == sendPath:
 			c.Sends++
@@ -105,6 +105,9 @@ func AnalyseBurst(entries []vendormock.AccessEntry, sendPath, tokenPath string) 
 		m.PeakInFlight = max(m.PeakInFlight, cur)
 	}
 	for _, c := range m.Connections {
+		if c.FirstRequest == 1 {
+			m.NewConnections++
+		}
 		if c.Sends > 0 {
 			m.SendConnections++
 			m.MaxPerConnection = max(m.MaxPerConnection, c.Sends)

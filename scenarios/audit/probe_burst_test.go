@@ -125,6 +125,12 @@ func TestBurstTooLittleIsNeverAPass(t *testing.T) {
 	if r := burstRule(&Probes{Errors: []string{"burst probe: start probe worker burst: boom"}}); r.Verdict != NA || !strings.Contains(r.Evidence, "boom") {
 		t.Errorf("probe that failed to run: %s (%s), want N/A naming the error", r.Verdict, r.Evidence)
 	}
+	// An HTTP/2 connection whose second stream is logged before its first
+	// is still new.
+	h2 := parseLines(t, accessLine(1000.300, 9, 2, "POST", send, 200, 0.3, "x"), accessLine(1000.301, 9, 1, "POST", send, 200, 0.3, "y"))
+	if m := AnalyseBurst(h2, send, "/v1/token"); m.NewConnections != 1 || m.Connections[0].FirstRequest != 1 || m.PeakInFlight != 2 {
+		t.Errorf("h2 streams logged out of order: %+v: want one new connection, 2 in flight", m)
+	}
 	// A connection opened before the probe says so in the trail.
 	m = AnalyseBurst(parseLines(t, burstLines(t, 0, map[int]int{4: 7}, []burstSend{{4, 310, 300}, {4, 620, 300}})...), send, "/v1/token")
 	if m.NewConnections != 0 || m.Trail() != "#4: 2 send(s) (from request 7)" || !strings.Contains(m.Measured(), "no token call seen") {
