@@ -152,7 +152,7 @@ func TestProbeRowsShowBurstAndBothReplayLanes(t *testing.T) {
 	page := md.String()
 	for _, want := range []string{
 		"| connections under a burst | 20 sends on 8 connection(s)",
-		"20 messages published at once to the image's own concurrency, WireMock holding each send 0.3 s",
+		"20 messages published at once to the image (at its own concurrency), WireMock holding each send 0.3 s",
 		"#1: 1 token + 3 send(s)",
 		"| POST replay (the client's choice) |", "SENT AGAIN: k-2 2 times",
 		"| POST replay (HTTP/1.1 (the vendor offers only http/1.1)) | 2 send(s) of 1 refkeys reset", "(ALPN http/1.1 only)",

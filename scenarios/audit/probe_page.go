@@ -45,7 +45,7 @@ func probeRows(in Inputs) []ProbeRow {
 		rows = append(rows, ProbeRow{Probe: "idle timeout", Measured: notRun, Stated: stated.String(), How: "-"})
 	}
 	if m := in.Probes.Burst; m != nil {
-		asked := "the image's own concurrency"
+		asked := "the image (at its own concurrency)"
 		if m.Concurrency > 0 {
 			asked = fmt.Sprintf("the worker at concurrency %d", m.Concurrency)
 		}
