@@ -33,6 +33,11 @@ type StreamResetOptions struct {
 	// is closed with a TCP reset and no answer (streamreset -reset-h1;
 	// the audit's POST replay probe). Off: HTTP/1.1 is only forwarded.
 	H1 bool
+	// HTTP1Only makes the proxy offer only http/1.1 by ALPN (streamreset
+	// -alpn http/1.1): a client that speaks HTTP/2 then uses HTTP/1.1
+	// (the replay probe's vendor-forced HTTP/1.1 lane). Off: h2 and
+	// http/1.1, h2 preferred.
+	HTTP1Only bool
 }
 
 // StartStreamReset puts the lab's stream-reset proxy (vendormock/streamreset)
@@ -66,6 +71,9 @@ func (s *Stack) StartStreamReset(ctx context.Context, o StreamResetOptions) (*St
 		"-log-header", s.Profile.Client.CorrelationHeader}
 	if o.H1 {
 		args = append(args, "-reset-h1")
+	}
+	if o.HTTP1Only {
+		args = append(args, "-alpn", "http/1.1")
 	}
 	binds := []string{filepath.Join(s.WorkDir, "tls") + ":" + nginxLabDir + ":ro"}
 	if s.ClientCertFile != "" {

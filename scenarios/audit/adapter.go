@@ -46,6 +46,9 @@ type Adapter struct {
 	// 15s); Startup bounds the wait for its consumer (default 60s).
 	Grace   string `yaml:"grace"`
 	Startup string `yaml:"startup"`
+	// Stated is what the team states of its client (its idle timeout),
+	// shown beside the probes' measure and never judged.
+	Stated AdapterStated `yaml:"stated"`
 
 	grace, startup time.Duration
 }
@@ -141,7 +144,7 @@ func ParseAdapter(b []byte) (*Adapter, error) {
 	dec.KnownFields(true)
 	var a Adapter
 	if err := dec.Decode(&a); err != nil {
-		return nil, fmt.Errorf("%w: %w (allowed top-level fields: image, env_names, env, queues, message, refkey, grace, startup)", ErrAdapter, err)
+		return nil, fmt.Errorf("%w: %w (allowed top-level fields: image, env_names, env, queues, message, refkey, grace, startup, stated)", ErrAdapter, err)
 	}
 	if errs := a.validate(); len(errs) > 0 {
 		return nil, fmt.Errorf("%w:\n  %s", ErrAdapter, strings.Join(errs, "\n  "))
@@ -261,7 +264,7 @@ func (a *Adapter) validate() []string {
 		}
 		*d.out = v
 	}
-	return errs
+	return append(errs, a.Stated.validate()...)
 }
 
 // parseRoutes reads queues.routes: a list of names, or the word "none".

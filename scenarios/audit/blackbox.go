@@ -145,7 +145,7 @@ func RunBlackBox(ctx context.Context, o BlackBoxOptions, w io.Writer) error {
 		logf("probes: idle timeout ladder (keep-alive %s), POST replay, response timeout", keepalive)
 		pe := env(filepath.Join(out, BlackBoxProbesName))
 		p := RunProbes(ctx, BlackBoxTarget(pe, keepalive, lab.PrefixWriter{W: w, Prefix: "[blackbox] "}), ProbeOptions{StreamResetImage: o.Images.StreamReset})
-		p.Provenance = o.Provenance
+		p.Provenance, p.StatedIdle = o.Provenance, o.Adapter.StatedIdle()
 		if err := writeProbes(out, p); err != nil {
 			return err
 		}

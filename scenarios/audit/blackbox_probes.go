@@ -25,15 +25,16 @@ const BlackBoxProbesName = "probes"
 // the adapter says (BlackBoxEnv.Journal: refkey.body_path or
 // refkey.header, else the profile's refkey field). The probes need no
 // more: one message with refkey k, then k in WireMock's journal or a
-// send in nginx's log. The image picks HTTP/1.1 or HTTP/2 itself (h2 is
-// ignored). keepalive is the vendor keep-alive the stack's nginx runs at.
+// send in nginx's log. The image picks HTTP/1.1 or HTTP/2 and its
+// concurrency itself (StartOptions are ignored); SendAll publishes a
+// burst over one channel. keepalive is the vendor keep-alive the stack's nginx runs at.
 func BlackBoxTarget(e *BlackBoxEnv, keepalive time.Duration, log io.Writer) ProbeTarget {
 	t := ProbeTarget{Stack: e.Stack, Worker: e.Image, Keepalive: keepalive, Log: log}
 	t.Journal = func(ctx context.Context) ([]vendormock.JournalEntry, error) {
 		sends, _, err := e.Journal(ctx)
 		return sends, err
 	}
-	t.Start = func(ctx context.Context, name string, _ bool) (ProbeWorker, error) {
+	t.Start = func(ctx context.Context, name string, _ StartOptions) (ProbeWorker, error) {
 		left, _, err := e.ReadQueues(ctx, true)
 		if err != nil {
 			return nil, fmt.Errorf("purge queues before probe worker %s: %w", name, err)
@@ -63,6 +64,10 @@ func (w *blackBoxWorker) Send(ctx context.Context, refkey string) error {
 	return w.env.Publish(ctx, []string{refkey})
 }
 
+func (w *blackBoxWorker) SendAll(ctx context.Context, refkeys []string) error {
+	return w.env.Publish(ctx, refkeys)
+}
+
 // Stop stops the container and keeps its log; how it exited is logged.
 func (w *blackBoxWorker) Stop(ctx context.Context) error {
 	if exit := w.env.StopWorker(ctx, w.wk, w.name); exit != "" {
@@ -73,7 +78,8 @@ func (w *blackBoxWorker) Stop(ctx context.Context) error {
 
 // blackBoxProbeRules are the rules the probes judge in a black-box
 // audit: the idle timeout against the vendor's keep-alive (idleRule,
-// from the idle probe's measure only) and POST replay (the replay
+// from the idle probe's measure only), the connections under a burst
+// (burstRule) and POST replay (the replay
 // probe's journal: a refkey sent again after the vendor took it and the
 // connection was reset fails; no lane measured is N/A, never a pass).
 func blackBoxProbeRules(p *Probes, image string, keepalive time.Duration) []Rule {
@@ -99,7 +105,7 @@ func blackBoxProbeRules(p *Probes, image string, keepalive time.Duration) []Rule
 		replay.Verdict, replay.Summary = Pass, strings.Join(clean, "; ")
 	}
 	replay.Evidence = replay.Summary
-	return []Rule{idle, replay}
+	return []Rule{idle, burstRule(p), replay}
 }
 
 // addProbes puts the probes' measures on the report: their table, their

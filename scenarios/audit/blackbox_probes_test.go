@@ -90,9 +90,10 @@ func TestBlackBoxProbeRulesJudgeMeasuresOnly(t *testing.T) {
 		{"nothing provoked", &Probes{Idle: &IdleMeasure{Unknown: "0 sends"}, Replay: &ReplayMeasure{Every: 2, Lanes: []ReplayLane{{Lane: "x", Unknown: "no reset"}}}}, Fail, NA},
 	}
 	for _, c := range cases {
-		r := blackBoxProbeRules(c.p, "team/img:1", 75*time.Second)
-		if r[0].Verdict != c.idle || r[1].Verdict != c.repl {
-			t.Errorf("%s: idle %s (%s), replay %s (%s); want %s, %s", c.name, r[0].Verdict, r[0].Evidence, r[1].Verdict, r[1].Evidence, c.idle, c.repl)
+		rules := blackBoxProbeRules(c.p, "team/img:1", 75*time.Second)
+		idle, repl := ruleByID(t, rules, "idle-timeout"), ruleByID(t, rules, "probe-replay")
+		if idle.Verdict != c.idle || repl.Verdict != c.repl {
+			t.Errorf("%s: idle %s (%s), replay %s (%s); want %s, %s", c.name, idle.Verdict, idle.Evidence, repl.Verdict, repl.Evidence, c.idle, c.repl)
 		}
 	}
 	rep := BlackBoxReport{Image: "team/img:1", Pass: true}
@@ -100,4 +101,16 @@ func TestBlackBoxProbeRulesJudgeMeasuresOnly(t *testing.T) {
 	if rep.Pass || !strings.Contains(rep.Markdown(), "## Probes") || !strings.Contains(rep.Markdown(), "none up to 80 s") {
 		t.Fatalf("a replaying client's report: pass %v, page:\n%s", rep.Pass, rep.Markdown())
 	}
+}
+
+// ruleByID returns the rule with id, failing the test when there is none.
+func ruleByID(t *testing.T, rules []Rule, id string) Rule {
+	t.Helper()
+	for _, r := range rules {
+		if r.ID == id {
+			return r
+		}
+	}
+	t.Fatalf("no rule %s in %d rules", id, len(rules))
+	return Rule{}
 }

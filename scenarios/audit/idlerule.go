@@ -113,7 +113,7 @@ func idleRule(in Inputs, runs []results.Result) Rule {
 	if len(runs) > 0 {
 		first = runs[0]
 	}
-	stated := statedIdle(in.Worker, first)
+	stated := statedFor(in, first)
 	limit := in.KeepaliveS - float64(rtt)/1000
 	against := fmt.Sprintf("keep-alive %s s - RTT %d ms = %s s", fmtS(in.KeepaliveS), rtt, strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", limit), "0"), "."))
 	var ev []string

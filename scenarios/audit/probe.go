@@ -33,19 +33,40 @@ type ProbeWorker interface {
 	Stop(ctx context.Context) error
 }
 
+// BurstSender is a ProbeWorker that can publish several messages at
+// once: SendAll returns once the broker confirmed them all, without
+// waiting between them (the burst probe; a worker without it gets one
+// Send after another).
+type BurstSender interface {
+	SendAll(ctx context.Context, refkeys []string) error
+}
+
+// StartOptions are what a probe asks of the worker it starts; a worker
+// that cannot choose (any image but the Go worker) ignores them.
+type StartOptions struct {
+	H2 bool // offer HTTP/2 by ALPN
+	// Concurrency is how many messages the worker may handle at once
+	// (the Go worker's CONCURRENCY, its prefetch and pool sized for it);
+	// 0 = its default, 1.
+	Concurrency int
+}
+
 // ProbeTarget is what the probes need: the stack whose nginx, WireMock
 // and Toxiproxy the lab controls, and a way to start the worker under
 // test. Start starts a fresh worker with its own queues, named name
 // (letters, digits, '-', '.'), configured for the vendor keep-alive
 // Keepalive (the profile's, whatever nginx is set to during a probe),
-// its vendor URL the stack's vendor proxy; h2 asks a worker that can
-// choose (the Go worker) to offer HTTP/2.
+// its vendor URL the stack's vendor proxy, as o asks of a worker that
+// can choose (the Go worker).
 type ProbeTarget struct {
 	Stack     *vendormock.Stack
 	Worker    string        // the worker's name for the page (WORKER)
 	Keepalive time.Duration // the vendor's keep-alive the worker is configured for
-	Start     func(ctx context.Context, name string, h2 bool) (ProbeWorker, error)
-	Log       io.Writer // progress lines; nil = discard
+	Start     func(ctx context.Context, name string, o StartOptions) (ProbeWorker, error)
+	// Configurable says Start honours StartOptions (the Go worker); an
+	// image that picks its protocol and concurrency itself leaves it false.
+	Configurable bool
+	Log          io.Writer // progress lines; nil = discard
 	// Journal reads WireMock's journal with each entry's refkey found
 	// where the worker puts it (a black-box adapter's body path or
 	// header); nil = Stack.Journal (the profile's refkey field).
@@ -79,8 +100,8 @@ func LabTarget(st *vendormock.Stack, sel vendormock.WorkerSelection, keepalive t
 	if err != nil {
 		return ProbeTarget{}, nil, fmt.Errorf("connect to rabbitmq: %w", err)
 	}
-	t := ProbeTarget{Stack: st, Worker: sel.Name, Keepalive: keepalive, Log: log}
-	t.Start = func(ctx context.Context, name string, h2 bool) (ProbeWorker, error) {
+	t := ProbeTarget{Stack: st, Worker: sel.Name, Keepalive: keepalive, Log: log, Configurable: !sel.Contract}
+	t.Start = func(ctx context.Context, name string, so StartOptions) (ProbeWorker, error) {
 		topo := queues.DefaultTopology("probe." + name)
 		dir := filepath.Join(workDir, "probe-"+name)
 		_ = os.RemoveAll(dir)
@@ -99,8 +120,11 @@ func LabTarget(st *vendormock.Stack, sel vendormock.WorkerSelection, keepalive t
 		} else {
 			wcfg := lab.WorkerConfig(worker.Config{}, st, st.AMQPURLsNetwork, topo, vendorapi.PooledName)
 			wcfg.IdleConnTimeout, wcfg.SummaryEvery = netmodel.IdleConnTimeout(keepalive, 0), 100000
-			if h2 {
+			if so.H2 {
 				wcfg.HTTPVersion = "2"
+			}
+			if so.Concurrency > 0 {
+				wcfg.Concurrency = so.Concurrency
 			}
 			if goConfig != nil {
 				goConfig(&wcfg)
@@ -134,16 +158,26 @@ type labWorker struct {
 }
 
 func (w *labWorker) Send(ctx context.Context, refkey string) error {
-	w.n++
-	n := message.Notification{
-		RefKey: refkey, Category: message.Info, Recipient: fmt.Sprintf("+8210%08d", w.n),
-		TemplateCode: "LAB_PROBE_01", Text: "notifier-lab probe " + refkey, CreatedAt: w.now.Truncate(time.Second),
+	return w.SendAll(ctx, []string{refkey})
+}
+
+// SendAll publishes every refkey, then waits for the broker's confirms.
+func (w *labWorker) SendAll(ctx context.Context, refkeys []string) error {
+	for _, refkey := range refkeys {
+		w.n++
+		n := message.Notification{
+			RefKey: refkey, Category: message.Info, Recipient: fmt.Sprintf("+8210%08d", w.n),
+			TemplateCode: "LAB_PROBE_01", Text: "notifier-lab probe " + refkey, CreatedAt: w.now.Truncate(time.Second),
+		}
+		body, err := n.Encode()
+		if err != nil {
+			return fmt.Errorf("encode message: %w", err)
+		}
+		if err := w.pub.Publish(ctx, refkey, body, reconcile.Published{RefKey: refkey, Valid: true}); err != nil {
+			return err
+		}
 	}
-	body, err := n.Encode()
-	if err != nil {
-		return fmt.Errorf("encode message: %w", err)
-	}
-	return w.pub.PublishConfirmed(ctx, refkey, body, reconcile.Published{RefKey: refkey, Valid: true})
+	return w.pub.Confirm(ctx)
 }
 
 func (w *labWorker) Stop(ctx context.Context) error {

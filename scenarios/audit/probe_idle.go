@@ -244,7 +244,7 @@ func ProbeIdle(ctx context.Context, t ProbeTarget, run string, gaps []time.Durat
 	if err != nil {
 		return m, err
 	}
-	wk, err := t.Start(ctx, "idle", false)
+	wk, err := t.Start(ctx, "idle", StartOptions{})
 	if err != nil {
 		return m, fmt.Errorf("idle probe: %w", err)
 	}

@@ -45,39 +45,9 @@ func (w testLog) Write(b []byte) (int, error) {
 //   - response: the Go worker gives up (nginx 499) before a vendor that
 //     holds the send 15 s, at about its response timeout.
 func TestIntegrationProbes(t *testing.T) {
-	images, err := vendormock.ImagesFromEnv()
-	if err != nil || images.Worker == "" || images.StreamReset == "" {
-		t.Fatalf("lab images (worker %q, streamreset %q): %v: run vendormock/images/ensure-images.sh and load .lab/images.env", images.Worker, images.StreamReset, err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	log := testLog{t: t, buf: new(bytes.Buffer)}
-	st, err := vendormock.Start(ctx, vendormock.Options{
-		ProfileDir: filepath.Join("..", "..", vendormock.DefaultProfileDir), ServerDelayMS: -1,
-		Images: images, Session: os.Getenv(vendormock.EnvSession), WorkDir: t.TempDir(), Log: log,
-	})
-	if err != nil {
-		t.Fatalf("start stack: %v", err)
-	}
-	t.Cleanup(func() {
-		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer ccancel()
-		if err := st.Close(cctx); err != nil {
-			t.Errorf("close stack: %v", err)
-		}
-	})
-	sel, err := vendormock.WorkerImage(vendormock.WorkerGo, images.Var)
-	if err != nil {
-		t.Fatal(err)
-	}
-	target := func(plant func(*worker.Config)) ProbeTarget {
-		tg, closeT, err := LabTarget(st, sel, st.KeepaliveTimeout, t.TempDir(), plant, log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { closeT() })
-		return tg
-	}
+	st, images, target := probeStack(ctx, t)
 
 	t.Run("idle", func(t *testing.T) {
 		const planted = 3 * time.Second
@@ -142,4 +112,42 @@ func laneProto(lane string) string {
 		return "HTTP/2"
 	}
 	return "HTTP/1.1"
+}
+
+// probeStack starts an alimtalk stack for a probe test (closed at the
+// test's end) and returns it, the lab's images and a function giving a
+// LabTarget on the Go worker with a plant (nil = none).
+func probeStack(ctx context.Context, t *testing.T) (*vendormock.Stack, vendormock.Images, func(plant func(*worker.Config)) ProbeTarget) {
+	t.Helper()
+	images, err := vendormock.ImagesFromEnv()
+	if err != nil || images.Worker == "" || images.StreamReset == "" {
+		t.Fatalf("lab images (worker %q, streamreset %q): %v: run vendormock/images/ensure-images.sh and load .lab/images.env", images.Worker, images.StreamReset, err)
+	}
+	log := testLog{t: t, buf: new(bytes.Buffer)}
+	st, err := vendormock.Start(ctx, vendormock.Options{
+		ProfileDir: filepath.Join("..", "..", vendormock.DefaultProfileDir), ServerDelayMS: -1,
+		Images: images, Session: os.Getenv(vendormock.EnvSession), WorkDir: t.TempDir(), Log: log,
+	})
+	if err != nil {
+		t.Fatalf("start stack: %v", err)
+	}
+	t.Cleanup(func() {
+		cctx, ccancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer ccancel()
+		if err := st.Close(cctx); err != nil {
+			t.Errorf("close stack: %v", err)
+		}
+	})
+	sel, err := vendormock.WorkerImage(vendormock.WorkerGo, images.Var)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, images, func(plant func(*worker.Config)) ProbeTarget {
+		tg, closeT, err := LabTarget(st, sel, st.KeepaliveTimeout, t.TempDir(), plant, log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { closeT() })
+		return tg
+	}
 }

@@ -28,7 +28,7 @@ func probeRows(in Inputs) []ProbeRow {
 		notRun = "not run: " + e
 	}
 	var rows []ProbeRow
-	stated := statedIdle(in.Worker, firstRun(in))
+	stated := statedFor(in, firstRun(in))
 	if m := in.Probes.Idle; m != nil {
 		st := stated.String()
 		if a := stated.Agrees(*m); a != "" {
@@ -44,10 +44,24 @@ func probeRows(in Inputs) []ProbeRow {
 	} else {
 		rows = append(rows, ProbeRow{Probe: "idle timeout", Measured: notRun, Stated: stated.String(), How: "-"})
 	}
+	if m := in.Probes.Burst; m != nil {
+		asked := "the image (at its own concurrency)"
+		if m.Concurrency > 0 {
+			asked = fmt.Sprintf("the worker at concurrency %d", m.Concurrency)
+		}
+		rows = append(rows, ProbeRow{Probe: "connections under a burst", Measured: m.Measured(), Stated: "-",
+			How: fmt.Sprintf("%d messages published at once to %s, WireMock holding each send %s s; nginx's $connection (serial), $connection_requests and $request_time: %s",
+				m.Published, asked, fmtS(m.DelayS), m.Trail())})
+	} else {
+		rows = append(rows, ProbeRow{Probe: "connections under a burst", Measured: notRun, Stated: "-", How: "-"})
+	}
 	if m := in.Probes.Replay; m != nil {
 		for _, l := range m.Lanes {
 			rows = append(rows, ProbeRow{Probe: "POST replay (" + l.Lane + ")", Measured: strings.TrimPrefix(l.Measured(), l.Lane+": "), Stated: "-",
-				How: fmt.Sprintf("stream-reset proxy in the vendor path: every %d%s send POST accepted by WireMock, then reset (HTTP/2 RST_STREAM PROTOCOL_ERROR, HTTP/1.1 TCP reset); WireMock's journal per refkey", m.Every, ordinal(m.Every))})
+				How: fmt.Sprintf("stream-reset proxy in the vendor path (ALPN %s): every %d%s send POST accepted by WireMock, then reset (HTTP/2 RST_STREAM PROTOCOL_ERROR, HTTP/1.1 TCP reset); WireMock's journal per refkey", laneALPN(l.Lane), m.Every, ordinal(m.Every))})
+		}
+		if m.Skipped != "" {
+			rows = append(rows, ProbeRow{Probe: "POST replay (" + LaneVendorH1 + ")", Measured: m.Skipped, Stated: "-", How: "-"})
 		}
 	} else {
 		rows = append(rows, ProbeRow{Probe: "POST replay", Measured: notRun, Stated: "-", How: "-"})
@@ -59,6 +73,14 @@ func probeRows(in Inputs) []ProbeRow {
 		rows = append(rows, ProbeRow{Probe: "response timeout", Measured: notRun, Stated: "-", How: "-"})
 	}
 	return rows
+}
+
+// laneALPN is what the proxy offered by ALPN in a replay lane.
+func laneALPN(lane string) string {
+	if lane == LaneVendorH1 {
+		return "http/1.1 only"
+	}
+	return "h2, http/1.1"
 }
 
 func firstRun(in Inputs) (r results.Result) {

@@ -33,7 +33,7 @@ type ReplayKey struct {
 
 // ReplayLane is one worker of the replay probe.
 type ReplayLane struct {
-	Lane string `json:"lane"` // "HTTP/1.1", "HTTP/2 offered" (the Go worker) or "the client's choice"
+	Lane string `json:"lane"` // LaneGoH1, LaneGoH2 (the Go worker), LaneChoice or LaneVendorH1
 	// Resets are the sends the proxy reset, by how: "HTTP/1.1" (TCP reset
 	// with no answer) or "HTTP/2" (RST_STREAM PROTOCOL_ERROR).
 	Resets   map[string]int `json:"resets"`
@@ -47,6 +47,9 @@ type ReplayLane struct {
 type ReplayMeasure struct {
 	Every int          `json:"every"` // every Nth send POST reset after the vendor accepted it
 	Lanes []ReplayLane `json:"lanes"`
+	// Skipped says why LaneVendorH1 did not run ("" = it ran, or the
+	// worker is the Go worker).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // resetLineRE matches the stream-reset proxy's log line of one reset
@@ -128,66 +131,86 @@ func (l ReplayLane) Measured() string {
 	return s + fmt.Sprintf("; SENT AGAIN: %s", strings.Join(parts, "; "))
 }
 
+// Replay lane names: the Go worker's two (it chooses its protocol), and
+// another image's: its client's choice by ALPN, then, when it chose
+// HTTP/2, HTTP/1.1 forced by the vendor side (the proxy offers only
+// http/1.1), since the issue asks both protocols of a client that speaks
+// both.
+const (
+	LaneGoH1     = "HTTP/1.1"
+	LaneGoH2     = "HTTP/2 offered"
+	LaneChoice   = "the client's choice"
+	LaneVendorH1 = "HTTP/1.1 (the vendor offers only http/1.1)"
+)
+
+// replayLaneSpec is one lane of the replay probe: the worker's protocol
+// (the Go worker) and the proxy's ALPN.
+type replayLaneSpec struct {
+	name      string
+	h2        bool // StartOptions.H2
+	http1Only bool // the proxy offers only http/1.1
+}
+
 // ProbeReplay puts the stream-reset proxy into the vendor path (every
 // ReplayEvery-th send POST reset after WireMock accepted it, over HTTP/2
 // with RST_STREAM PROTOCOL_ERROR and over HTTP/1.1 with a TCP reset and
 // no answer) and sends ReplaySends notifications one after another per
-// lane; the journal then shows whether any was sent again. The Go worker
-// runs two lanes (HTTP/1.1, HTTP/2 offered); another worker one (the
-// protocol its client picks by ALPN: the proxy offers h2 and http/1.1).
+// lane, each lane with a fresh proxy and worker; the journal then shows
+// whether any was sent again. The Go worker runs two lanes (LaneGoH1,
+// LaneGoH2); another worker LaneChoice (the protocol its client picks by
+// ALPN: the proxy offers h2 and http/1.1) and, when the proxy reset its
+// sends over HTTP/2, LaneVendorH1 (the proxy offers only http/1.1).
 // image is the proxy's image (Images.StreamReset). The error is for what
 // keeps the probe from running; a lane that saw no reset is Unknown.
 func ProbeReplay(ctx context.Context, t ProbeTarget, run, image string, goWorker bool) (m ReplayMeasure, err error) {
-	st := t.Stack
 	m.Every = ReplayEvery
-	p, err := st.StartStreamReset(ctx, vendormock.StreamResetOptions{Image: image, Every: ReplayEvery, H1: true})
+	lanes := []replayLaneSpec{{name: LaneChoice}, {name: LaneVendorH1, http1Only: true}}
+	if goWorker {
+		lanes = []replayLaneSpec{{name: LaneGoH1}, {name: LaneGoH2, h2: true}}
+	}
+	for i, ln := range lanes {
+		if ln.http1Only && m.Lanes[0].Resets["HTTP/2"] == 0 {
+			m.Skipped = LaneVendorH1 + " not run: the proxy reset none of the client's sends over HTTP/2 (its own choice was HTTP/1.1, or nothing was reset), so the lane above is its HTTP/1.1 one"
+			t.logf("replay probe: %s", m.Skipped)
+			break
+		}
+		prefix := probeKey(run, fmt.Sprintf("replay%d", i), 0)
+		lane, err := replayLaneWithProxy(ctx, t, ln, image, prefix[:len(prefix)-1], fmt.Sprintf("replay-%d", i))
+		if err != nil {
+			return m, err
+		}
+		t.logf("replay probe: %s", lane.Measured())
+		m.Lanes = append(m.Lanes, lane)
+	}
+	return m, nil
+}
+
+// replayLaneWithProxy starts the proxy for one lane, runs the lane and
+// counts the proxy's resets (by its log: the correlation header it logs
+// may be absent in a worker's requests), then stops the proxy.
+func replayLaneWithProxy(ctx context.Context, t ProbeTarget, ln replayLaneSpec, image, prefix, worker string) (lane ReplayLane, err error) {
+	p, err := t.Stack.StartStreamReset(ctx, vendormock.StreamResetOptions{Image: image, Every: ReplayEvery, H1: true, HTTP1Only: ln.http1Only})
 	if err != nil {
-		return m, fmt.Errorf("replay probe: %w", err)
+		return lane, fmt.Errorf("replay probe: %w", err)
 	}
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
 		err = errors.Join(err, p.Stop(cctx))
 	}()
-	lanes := []struct {
-		name string
-		h2   bool
-	}{{"the client's choice", false}}
-	if goWorker {
-		lanes = []struct {
-			name string
-			h2   bool
-		}{{"HTTP/1.1", false}, {"HTTP/2 offered", true}}
+	lane, err = replayLane(ctx, t, ln.name, ln.h2, prefix, worker)
+	if err != nil {
+		return lane, err
 	}
-	before := map[string]int{}
-	for i, ln := range lanes {
-		prefix := probeKey(run, fmt.Sprintf("replay%d", i), 0)
-		prefix = prefix[:len(prefix)-1]
-		lane, err := replayLane(ctx, t, ln.name, ln.h2, prefix, fmt.Sprintf("replay-%d", i))
-		if err != nil {
-			return m, err
-		}
-		logs, lerr := p.Logs(ctx)
-		if lerr != nil {
-			return m, fmt.Errorf("replay probe: %w", lerr)
-		}
-		// The proxy's counts since the previous lane: the correlation
-		// header it logs may be absent in a worker's requests.
-		all := CountResets(logs, "")
-		lane.Resets = map[string]int{}
-		for k, v := range all {
-			if v > before[k] {
-				lane.Resets[k] = v - before[k]
-			}
-		}
-		before = all
-		if n := sumCounts(lane.Resets); n == 0 && lane.Unknown == "" {
-			lane.Unknown = "the proxy reset none of its sends: nothing provoked"
-		}
-		t.logf("replay probe: %s", lane.Measured())
-		m.Lanes = append(m.Lanes, lane)
+	logs, err := p.Logs(ctx)
+	if err != nil {
+		return lane, fmt.Errorf("replay probe: %w", err)
 	}
-	return m, nil
+	lane.Resets = CountResets(logs, "")
+	if n := sumCounts(lane.Resets); n == 0 && lane.Unknown == "" {
+		lane.Unknown = "the proxy reset none of its sends: nothing provoked"
+	}
+	return lane, nil
 }
 
 func sumCounts(m map[string]int) int {
@@ -203,7 +226,7 @@ func sumCounts(m map[string]int) int {
 func replayLane(ctx context.Context, t ProbeTarget, name string, h2 bool, prefix, worker string) (lane ReplayLane, err error) {
 	st := t.Stack
 	lane.Lane = name
-	wk, err := t.Start(ctx, worker, h2)
+	wk, err := t.Start(ctx, worker, StartOptions{H2: h2})
 	if err != nil {
 		return lane, fmt.Errorf("replay probe: %w", err)
 	}

@@ -28,8 +28,12 @@ type Probes struct {
 	Worker     string              `json:"worker"`
 	Date       string              `json:"date"`
 	Idle       *IdleMeasure        `json:"idle,omitempty"`
+	Burst      *BurstMeasure       `json:"burst,omitempty"`
 	Replay     *ReplayMeasure      `json:"replay,omitempty"`
 	Response   *ResponseMeasure    `json:"response,omitempty"`
+	// StatedIdle is the idle timeout a black-box adapter file states
+	// (shown beside the idle measure, never judged); nil = none stated.
+	StatedIdle *AdapterStated `json:"stated_idle,omitempty"`
 	// Errors are the probes that could not run, one sentence each.
 	Errors []string `json:"errors,omitempty"`
 }
@@ -49,8 +53,8 @@ type ProbeOptions struct {
 	ResponseDelay time.Duration
 }
 
-// RunProbes runs the idle, replay and response timeout probes one after
-// another on t, and returns what each measured; a probe that fails to
+// RunProbes runs the idle, burst, replay and response timeout probes one
+// after another on t, and returns what each measured; a probe that fails to
 // run is named in Errors and the others still run.
 func RunProbes(ctx context.Context, t ProbeTarget, o ProbeOptions) Probes {
 	p := Probes{Worker: t.Worker, Date: time.Now().UTC().Format(time.RFC3339)}
@@ -66,6 +70,14 @@ func RunProbes(ctx context.Context, t ProbeTarget, o ProbeOptions) Probes {
 	} else {
 		p.Idle = &m
 		t.logf("idle probe: %s", m.Measured())
+	}
+	if ctx.Err() != nil {
+		return p
+	}
+	if m, err := ProbeBurst(ctx, t, o.Run); err != nil {
+		fail("burst probe", err)
+	} else {
+		p.Burst = &m
 	}
 	if ctx.Err() != nil {
 		return p

@@ -74,7 +74,7 @@ func ProbeResponse(ctx context.Context, t ProbeTarget, run string, delay time.Du
 	if err != nil {
 		return m, err
 	}
-	wk, err := t.Start(ctx, "response", false)
+	wk, err := t.Start(ctx, "response", StartOptions{})
 	if err != nil {
 		return m, fmt.Errorf("response probe: %w", err)
 	}

@@ -89,6 +89,7 @@ func Evaluate(in Inputs) []Rule {
 	add(connectionsRule(runs))
 	add(tlsRule(runs))
 	add(idleRule(in, runs))
+	add(burstRule(in.Probes))
 	add(replayRule(in, runs))
 	add(clientReplayRule(in, runs))
 	add(poolStallRule(runs))

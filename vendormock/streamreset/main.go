@@ -18,12 +18,15 @@
 //	streamreset -listen :443 -cert server.pem -key server.key \
 //	  -upstream nginx:443 -upstream-ca ca.pem -upstream-server-name api.vendor.test \
 //	  [-client-cert client.pem -client-key client.key] \
-//	  -reset-path /v3/message -reset-every 3 [-reset-h1] [-log-header x-refkey]
+//	  -reset-path /v3/message -reset-every 3 [-reset-h1] [-alpn h2,http/1.1] [-log-header x-refkey]
 //
 // With -reset-h1 the rule applies to HTTP/1.1 too: the counted POST's
 // answer is never written, its connection is closed with a TCP reset
 // (SO_LINGER 0) after the upstream accepted it (the audit's POST replay
-// probe, scenarios/audit/probe_replay.go).
+// probe, scenarios/audit/probe_replay.go). -alpn names the protocols the
+// proxy offers in the TLS handshake (ALPN), in its order of preference:
+// "http/1.1" alone makes a client that speaks HTTP/2 use HTTP/1.1 (the
+// replay probe's vendor-forced HTTP/1.1 lane).
 //
 // Every reset is logged on stdout as "streamreset: reset ..." with the
 // stream, the path, the -log-header value and the upstream's status.
@@ -44,6 +47,8 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -58,6 +63,8 @@ type options struct {
 	// resetH1 applies the rule to HTTP/1.1 too: the counted POST's
 	// connection is closed with a TCP reset instead of the answer.
 	resetH1 bool
+	// alpn are the protocols offered by ALPN, preferred first.
+	alpn []string
 }
 
 func parseFlags(args []string) (options, error) {
@@ -75,8 +82,19 @@ func parseFlags(args []string) (options, error) {
 	fs.IntVar(&o.resetEvery, "reset-every", 0, "reset every `N`th counted POST (after a 2xx upstream answer); 0 = never")
 	fs.BoolVar(&o.resetH1, "reset-h1", false, "apply the rule to HTTP/1.1 too: close the connection with a TCP reset instead of answering (the audit's replay probe)")
 	fs.StringVar(&o.logHeader, "log-header", "x-refkey", "request `header` named in the reset log lines")
+	alpn := fs.String("alpn", "h2,http/1.1", "`protocols` offered by ALPN, comma-separated, preferred first: h2, http/1.1")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	for _, p := range strings.Split(*alpn, ",") {
+		p = strings.TrimSpace(p)
+		if p != "h2" && p != "http/1.1" {
+			return o, fmt.Errorf("-alpn %q: %q is not a protocol the proxy speaks; allowed: h2, http/1.1", *alpn, p)
+		}
+		if slices.Contains(o.alpn, p) {
+			return o, fmt.Errorf("-alpn %q: %s twice", *alpn, p)
+		}
+		o.alpn = append(o.alpn, p)
 	}
 	if o.cert == "" || o.key == "" {
 		return o, errors.New("-cert and -key are required")
@@ -109,7 +127,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	go func() { <-ctx.Done(); ln.Close() }()
-	p.log.Printf("listening on %s, upstream %s, reset every %d POST on %s", ln.Addr(), o.upstream, o.resetEvery, o.resetPath)
+	p.log.Printf("listening on %s, upstream %s, reset every %d POST on %s, ALPN %s", ln.Addr(), o.upstream, o.resetEvery, o.resetPath, strings.Join(o.alpn, ","))
 	if err := p.serve(ln); ctx.Err() == nil {
 		fmt.Fprintln(os.Stderr, "streamreset:", err)
 		os.Exit(1)
@@ -146,7 +164,7 @@ func newProxy(o options, logger *log.Logger) (*proxy, error) {
 	return &proxy{
 		opts: o,
 		log:  logger,
-		tls: &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"h2", "http/1.1"},
+		tls: &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: o.alpn,
 			MinVersion: tls.VersionTLS12},
 		base: scheme + "://" + o.upstream,
 		client: &http.Client{

@@ -12,6 +12,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -247,4 +248,42 @@ func TestResetH1(t *testing.T) {
 			t.Errorf("upstream a %d, b %d: want 1 and 2 (b replayed by the transport)", up.count("a"), up.count("b"))
 		}
 	})
+}
+
+// TestALPNHTTP1Only: with -alpn http/1.1 a client that offers h2 (the
+// worker's pooled client at HTTP/2 with the unsafe switch, which replays
+// a reset HTTP/2 stream: TestResetEveryNth) is served over HTTP/1.1, its
+// reset send reaches the upstream once (Go's HTTP/1.1 transport does not
+// replay a POST without an idempotency key) and the reset is an
+// HTTP/1.1 one; the control, the default ALPN, serves it h2 and it
+// replays. Bad -alpn values are refused by name.
+func TestALPNHTTP1Only(t *testing.T) {
+	for _, tc := range []struct {
+		alpn    []string
+		want    []int // sends per refkey at the upstream
+		h2Reset bool
+	}{
+		{[]string{"-alpn", "http/1.1"}, []int{1, 1, 1, 1}, false},
+		{nil, []int{1, 1, 2, 1}, true},
+	} {
+		up, upAddr := startUpstream(t)
+		p, addr, ca := startProxy(t, upAddr, 3, append([]string{"-reset-h1"}, tc.alpn...)...)
+		sendAll(t, addr, ca, 4, true)
+		for i, want := range tc.want {
+			if n := up.count("m-" + itoa(i+1)); n != want {
+				t.Errorf("alpn %v: m-%d reached the upstream %d times, want %d", tc.alpn, i+1, n, want)
+			}
+		}
+		if r := p.resets.Load(); r < 1 {
+			t.Errorf("alpn %v: no reset", tc.alpn)
+		}
+		if got := p.tls.NextProtos; tc.h2Reset != slices.Contains(got, "h2") {
+			t.Errorf("alpn %v: offered %v", tc.alpn, got)
+		}
+	}
+	for _, bad := range []string{"h3", "h2,h2", "http/1.1,spdy/3"} {
+		if _, err := parseFlags([]string{"-cert", "c", "-key", "k", "-alpn", bad}); err == nil || !strings.Contains(err.Error(), "-alpn") {
+			t.Errorf("-alpn %s: err %v, want one naming -alpn", bad, err)
+		}
+	}
 }
