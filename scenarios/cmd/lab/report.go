@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/defaults"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/pageload"
@@ -28,6 +29,7 @@ import (
 //	point-*.json a scale run: summary.md and charts/
 //	pageload.json a page-load run: summary.md, pageload.json and charts/
 //	             from its load-*.json
+//	client-defaults.json  a client-defaults run: summary.md and charts/
 //	bench-*.json a bench run or a sweep: summary.md and charts/
 //	*/audit.json audits' parent folder: the third-party clients'
 //	             comparison, clients.md and clients.html
@@ -51,7 +53,7 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	// The report rewrites summary.md, charts/ and the pages in dir: only in
 	// a folder the lab made (docs/running.md#output-folders).
 	renderable := false
-	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
+	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, defaults.ResultFile, filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
 		renderable = renderable || has(p)
 	}
 	if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); renderable && err != nil {
@@ -70,6 +72,8 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return scale.Report(dir, w)
 	case has(pageload.SummaryJSON):
 		return pageload.Report(dir, w)
+	case has(defaults.ResultFile):
+		return reportDefaults(dir, w)
 	case has("bench-*.json"):
 		return report.Report(dir, w, report.WithBulk(bulk))
 	case has(filepath.Join("*", audit.RulesFile)):
@@ -77,7 +81,21 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	case faultPages > 0: // a folder of fault runs only
 		return nil
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, */audit.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+}
+
+// reportDefaults rebuilds a client-defaults folder's summary.md and chart
+// from its client-defaults.json.
+func reportDefaults(dir string, w io.Writer) error {
+	r, err := defaults.ReadResult(dir)
+	if err != nil {
+		return err
+	}
+	if err := defaults.WriteResult(dir, r); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "client-defaults report rebuilt: %s, %s\n", filepath.Join(dir, defaults.SummaryFile), filepath.Join(dir, defaults.ChartFile))
+	return nil
 }
 
 // renderFaultPages re-renders the folder's fault and idle-race pages

@@ -23,6 +23,7 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 		{"../../../results/matrix", "matrix.md"},
 		{"../../../results/audit/go-alimtalk", "audit.html"},
 		{"../../../results/audit", "clients.html"}, // the third-party clients' comparison
+		{"../../../results/client-defaults", "summary.md"},
 	} {
 		t.Run(tt.src, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "copy")
