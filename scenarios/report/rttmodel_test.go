@@ -152,6 +152,12 @@ func TestModelPartsPlot(t *testing.T) {
 	if p.X.Max != 0.5 {
 		t.Errorf("x axis to %v, want 0.5 (one group)", p.X.Max)
 	}
+	// shared-closing is named as itself under its bar, not "resumed".
+	for mode, want := range map[string]string{"per-request": "full", "per-request-resume": "resumed", "shared-closing": "shared-closing"} {
+		if got := chartModeName(mode); got != want {
+			t.Errorf("chartModeName(%s) = %q, want %q", mode, got, want)
+		}
+	}
 	if _, err := ModelPartsPlot(rs[:1]); err == nil {
 		t.Error("a pooled run alone drew a model chart")
 	}
