@@ -33,6 +33,9 @@ import (
 //	bench-*.json a bench run or a sweep: summary.md and charts/
 //	*/audit.json audits' parent folder: the third-party clients'
 //	             comparison, clients.md and clients.html
+//	*/bench-*.json a folder of repeated bench runs (results/tls-resumption):
+//	             summary.md and charts/ with each run's figures and
+//	             their median (report.RunsReport)
 //
 // bulk is BULK for the summary's projection (0: the default). Errors: a
 // folder with none of these files, or what a reporter returns.
@@ -53,7 +56,7 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	// The report rewrites summary.md, charts/ and the pages in dir: only in
 	// a folder the lab made (docs/running.md#output-folders).
 	renderable := false
-	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, defaults.ResultFile, filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
+	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, defaults.ResultFile, filepath.Join("*", audit.RulesFile), filepath.Join("*", "bench-*.json"), "faults.json", "*idle-race*.json"} {
 		renderable = renderable || has(p)
 	}
 	if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); renderable && err != nil {
@@ -78,10 +81,12 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return report.Report(dir, w, report.WithBulk(bulk))
 	case has(filepath.Join("*", audit.RulesFile)):
 		return writeClients(dir, w)
+	case has(filepath.Join("*", "bench-*.json")):
+		return report.RunsReport(dir, w)
 	case faultPages > 0: // a folder of fault runs only
 		return nil
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json, */bench-*.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
 }
 
 // reportDefaults rebuilds a client-defaults folder's summary.md and chart
