@@ -28,6 +28,14 @@ func WriteResult(dir string, r Result) error {
 	if err := os.WriteFile(filepath.Join(dir, ResultFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", ResultFile, err)
 	}
+	return WriteReport(dir, r)
+}
+
+// WriteReport writes dir/summary.md and the chart (dir/charts/) of r, and
+// leaves dir/client-defaults.json as it is: `./run.sh report` re-renders a
+// committed run without rewriting its data. Errors: the file system's, or
+// the chart's.
+func WriteReport(dir string, r Result) error {
 	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte(Summary(r)), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", SummaryFile, err)
 	}

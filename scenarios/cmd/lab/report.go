@@ -90,13 +90,13 @@ func runReport(dir string, bulk int, w io.Writer) error {
 }
 
 // reportDefaults rebuilds a client-defaults folder's summary.md and chart
-// from its client-defaults.json.
+// from its client-defaults.json, which it leaves as it is.
 func reportDefaults(dir string, w io.Writer) error {
 	r, err := defaults.ReadResult(dir)
 	if err != nil {
 		return err
 	}
-	if err := defaults.WriteResult(dir, r); err != nil {
+	if err := defaults.WriteReport(dir, r); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "client-defaults report rebuilt: %s, %s\n", filepath.Join(dir, defaults.SummaryFile), filepath.Join(dir, defaults.ChartFile))
