@@ -226,8 +226,9 @@ func RunsMarkdown(dir string, runs []Run) string {
 	return b.String()
 }
 
-// RunsResidualPlot draws each row's residual, one bar per run (run 1, run
-// 2, ...), with the ±1 ms band's edges as the y axis grid. Errors: no rows.
+// RunsResidualPlot draws each row's residual, one bar per repeat (run 1 is
+// the first folder of the row's TLS version, run 2 the second, ...), with
+// dashed lines at ±1 ms. Errors: no rows.
 func RunsResidualPlot(runs []Run) (*plot.Plot, error) {
 	rows := RunsRows(runs)
 	if len(rows) == 0 {
@@ -238,17 +239,19 @@ func RunsResidualPlot(runs []Run) (*plot.Plot, error) {
 	p.Y.Label.Text = "ms (measured - model - parts)"
 	p.Legend.Top = true
 	names := make([]string, len(rows))
+	repeats := 0
 	for i, r := range rows {
 		names[i] = fmt.Sprintf("TLS %s %d ms %s", r.TLS, r.RTTMS, chartModeName(r.Mode))
+		repeats = max(repeats, len(r.Rows))
 	}
 	palette := []color.Color{color.RGBA{R: 0x2c, G: 0x6f, B: 0xbb, A: 0xff}, color.RGBA{R: 0xe6, G: 0x7e, B: 0x22, A: 0xff}, color.RGBA{R: 0x27, G: 0x8e, B: 0x4a, A: 0xff}}
 	w := vg.Points(10)
 	lo, hi := -1.5, 1.5
-	for k, run := range runs {
+	for k := range repeats {
 		vals := make(plotter.Values, len(rows))
 		for i, r := range rows {
-			if j := slices.Index(r.Folders, run.Folder); j >= 0 && !math.IsNaN(r.Rows[j].ResidualMS) {
-				vals[i] = r.Rows[j].ResidualMS
+			if k < len(r.Rows) && !math.IsNaN(r.Rows[k].ResidualMS) {
+				vals[i] = r.Rows[k].ResidualMS
 				lo, hi = min(lo, vals[i]-0.5), max(hi, vals[i]+0.5)
 			}
 		}
@@ -258,9 +261,9 @@ func RunsResidualPlot(runs []Run) (*plot.Plot, error) {
 		}
 		bars.Color = palette[k%len(palette)]
 		bars.LineStyle.Width = 0
-		bars.Offset = vg.Length(float64(k)-float64(len(runs)-1)/2) * w
+		bars.Offset = vg.Length(float64(k)-float64(repeats-1)/2) * w
 		p.Add(bars)
-		p.Legend.Add(run.Folder, bars)
+		p.Legend.Add(fmt.Sprintf("run %d", k+1), bars)
 	}
 	for _, y := range []float64{-netmodel.ResidualLimitMS, netmodel.ResidualLimitMS} {
 		l, err := plotter.NewLine(plotter.XYs{{X: -0.5, Y: y}, {X: float64(len(rows)) - 0.5, Y: y}})
