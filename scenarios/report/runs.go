@@ -164,6 +164,15 @@ func RunsMarkdown(dir string, runs []Run) string {
 	b.WriteString("Each folder below is one `./run.sh` (its own `summary.md` has the full report and charts). The runs of one per-request TLS version repeat the same settings: " +
 		"the project runs a cell twice before it trusts a difference of 1 ms, so every figure here is given per run (in the runs' order) and as the median of the runs (with two runs, their mean). " +
 		"Re-render offline: `./run.sh report " + dir + "`.\n\n")
+	var at []string
+	for _, run := range runs {
+		c := "unknown"
+		if p := run.Rs[0].Provenance; p != nil {
+			c = p.ShortCommit()
+		}
+		at = append(at, run.Folder+" at commit "+c)
+	}
+	b.WriteString("Runs: " + strings.Join(at, ", ") + ".\n\n")
 	b.WriteString("| folder | run | commit | load at start | per-request TLS | nginx session cache and tickets | measured + warm-up sends per point | command |\n|---|---|---|---|---|---|---|---|\n")
 	for _, run := range runs {
 		r := run.Rs[0]
