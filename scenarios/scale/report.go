@@ -67,12 +67,12 @@ func NewestRun(ps []Point) (kept []Point, left []string) {
 }
 
 // sortPoints orders points as the plan runs them: series (grid, case,
-// soak), concurrency, the direct driver first, then workers.
+// soak), concurrency, repeat, the direct driver first, then workers.
 func sortPoints(ps []Point) {
 	rank := map[string]int{SeriesGrid: 0, SeriesCase: 1, SeriesSoak: 2}
 	slices.SortFunc(ps, func(a, b Point) int {
 		return cmp.Or(cmp.Compare(rank[a.Series], rank[b.Series]), cmp.Compare(a.Concurrency, b.Concurrency),
-			cmp.Compare(driverRank(a.Driver), driverRank(b.Driver)), cmp.Compare(a.Workers, b.Workers))
+			cmp.Compare(turn(a), turn(b)), cmp.Compare(driverRank(a.Driver), driverRank(b.Driver)), cmp.Compare(a.Workers, b.Workers))
 	})
 }
 
@@ -171,9 +171,10 @@ func Summary(ps []Point) string {
 			cpu = append(cpu, fmt.Sprintf("%.2f", rc[r]))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.2f | %s | %s |\n",
-			p.Series, p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.Count, p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99,
+			seriesLabel(p), p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.Count, p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99,
 			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.HostBusyCores, bottleneckOf(p), p.Check())
 	}
+	b.WriteString(repeatsSection(ps))
 	b.WriteString(scalingSection(ps))
 	b.WriteString(cpuPerSendSection(ps))
 	b.WriteString(splitSection(ps))
@@ -191,18 +192,18 @@ func scalingSection(ps []Point) string {
 		if p.Driver != results.DriverWorker || p.Workers == 1 {
 			continue
 		}
-		if one, ok := find(ps, p.Series, results.DriverWorker, 1, p.Concurrency); ok && one.SendsPerS > 0 {
+		if one, ok := findTurn(ps, p, results.DriverWorker, 1); ok && one.SendsPerS > 0 {
 			fmt.Fprintf(&b, "- %s, concurrency %d: %d workers send %.2fx one worker's sends/s (%.1f vs %.1f)\n",
-				p.Series, p.Concurrency, p.Workers, p.SendsPerS/one.SendsPerS, p.SendsPerS, one.SendsPerS)
+				seriesLabel(p), p.Concurrency, p.Workers, p.SendsPerS/one.SendsPerS, p.SendsPerS, one.SendsPerS)
 		}
 	}
 	for _, p := range ps {
 		if p.Driver != results.DriverWorker || p.Workers != 1 {
 			continue
 		}
-		if d, ok := find(ps, p.Series, results.DriverDirect, 1, p.Concurrency); ok && d.CPUMSPerSend > 0 {
+		if d, ok := findTurn(ps, p, results.DriverDirect, 1); ok && d.CPUMSPerSend > 0 {
 			fmt.Fprintf(&b, "- %s, concurrency %d: one worker spends %.2fx the bare client's CPU per send (%.3f vs %.3f ms) and sends %.2fx its rate\n",
-				p.Series, p.Concurrency, p.CPUMSPerSend/d.CPUMSPerSend, p.CPUMSPerSend, d.CPUMSPerSend, p.SendsPerS/max(d.SendsPerS, 1e-9))
+				seriesLabel(p), p.Concurrency, p.CPUMSPerSend/d.CPUMSPerSend, p.CPUMSPerSend, d.CPUMSPerSend, p.SendsPerS/max(d.SendsPerS, 1e-9))
 		}
 	}
 	if b.Len() == 0 {

@@ -164,11 +164,16 @@ func (r *runner) point(ctx context.Context, spec Spec) (Point, error) {
 		}
 	}
 	p := Point{
-		Name: spec.Name(), Series: spec.Series, Driver: spec.Driver, Workers: spec.Workers, Concurrency: spec.Concurrency,
+		Name: spec.Name(), Series: spec.Series, Driver: spec.Driver, Workers: spec.Workers, Concurrency: spec.Concurrency, Repeat: spec.Repeat,
 		ServerDelayMS: spec.DelayMS, RTTMS: r.cfg.RTTMS(), HTTPVersion: r.cfg.HTTPVersion, Count: spec.Count, Warmup: r.cfg.Warmup,
 		Lost: -1, Duplicates: -1, Environment: r.env, Provenance: r.cfg.Provenance,
 	}
 	s := NewSampler(r.stack, SampleInterval)
+	nginxID, idErr := r.stack.ServiceContainerID(vendormock.AliasNginx)
+	var opens0 TCPOpens
+	if idErr == nil {
+		opens0, idErr = containerTCPOpens(ctx, nginxID)
+	}
 	s.Start(ctx)
 	var err error
 	if spec.Driver == results.DriverDirect {
@@ -181,6 +186,16 @@ func (r *runner) point(ctx context.Context, spec Spec) (Point, error) {
 		return Point{}, err
 	}
 	p.SampleErrors = series.Errors
+	if idErr == nil {
+		var opens1 TCPOpens
+		if opens1, idErr = containerTCPOpens(ctx, nginxID); idErr == nil {
+			n := opens1.Active - opens0.Active
+			p.UpstreamOpens = &n
+		}
+	}
+	if idErr != nil {
+		p.SampleErrors = append(p.SampleErrors, fmt.Sprintf("nginx upstream connections: %v", idErr))
+	}
 	if from, to, ok := series.Window(); ok {
 		p.WindowS = round3(to.Sub(from).Seconds())
 		p.Containers = series.CPU(from, to)
