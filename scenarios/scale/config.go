@@ -71,7 +71,30 @@ type Config struct {
 	// client again... so that a drift of a shared machine's load falls
 	// on both drivers alike (the summary gives each one's median).
 	Repeats int
+	// UpstreamPool is the idle connections nginx keeps to WireMock
+	// (UPSTREAM_POOL; vendormock.Options.UpstreamKeepalive): by default
+	// DefaultUpstreamPool; UpstreamPoolProfile (0) keeps the profile's
+	// nginx.upstream_keepalive (8 in the sms profile).
+	UpstreamPool int
 }
+
+// Upstream pools of the scale benchmark (UPSTREAM_POOL).
+const (
+	// DefaultUpstreamPool is vendormock.WireMockThreads (600): above the
+	// grid's 4 x 128 sends in flight, so that nginx never closes an idle
+	// connection to WireMock that the next request needs. With the sms
+	// profile's 8, every burst of more than 8 requests ending together
+	// closed the connections beyond 8, and the next burst opened them
+	// again: the worker at 128 in flight, whose deliveries come in bursts,
+	// paid that in nginx's CPU and in its sends' latency, the bare client
+	// much less (docs/running.md#the-scale-benchmark).
+	DefaultUpstreamPool = vendormock.WireMockThreads
+	// UpstreamPoolProfile keeps the profile's upstream keep-alive pool.
+	UpstreamPoolProfile = 0
+	// MaxUpstreamPool bounds UPSTREAM_POOL (nginx's worker_connections
+	// is 1024).
+	MaxUpstreamPool = 1000
+)
 
 // MaxRepeats bounds Config.Repeats (REPEATS).
 const MaxRepeats = 9
@@ -90,7 +113,8 @@ func DefaultConfig() Config {
 	m.Schemes = []vendormock.Scheme{vendormock.SchemeHTTPS}
 	m.Concurrencies = []int{1, 8, 32, 128}
 	m.Drivers = []string{results.DriverDirect, results.DriverWorker}
-	return Config{Config: m, WorkerCounts: []int{1, 2, 4}, CaseDelayMS: DefaultCaseDelayMS, PointS: DefaultPointS, SoakS: DefaultSoakS}
+	return Config{Config: m, WorkerCounts: []int{1, 2, 4}, CaseDelayMS: DefaultCaseDelayMS, PointS: DefaultPointS, SoakS: DefaultSoakS,
+		UpstreamPool: DefaultUpstreamPool}
 }
 
 // WorkerLedger is the worker points' ledger and how their replicas share

@@ -74,6 +74,10 @@ type Point struct {
 	// its keep-alive pool (the profile's nginx.upstream_keepalive idle
 	// connections) did not have. nil when it could not be read.
 	UpstreamOpens *int64 `json:"upstream_opens,omitempty"`
+	// UpstreamKeepalive is the idle connections to WireMock nginx kept
+	// (UPSTREAM_POOL, or the profile's); 0 in points written before it
+	// was recorded (the sms profile's 8).
+	UpstreamKeepalive int `json:"upstream_keepalive,omitempty"`
 	// SampleErrors are the sampler's first errors (cgroups unreadable...).
 	SampleErrors []string            `json:"sample_errors,omitempty"`
 	Environment  results.Environment `json:"environment"`

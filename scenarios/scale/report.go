@@ -159,8 +159,8 @@ func Summary(ps []Point) string {
 	if len(ps) > 0 {
 		b.WriteString(ps[0].Provenance.Header())
 		p := ps[0]
-		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: %s, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.\n\n",
-			p.RTTMS, p.HTTPVersion, workersLabel(ps), p.Environment.CPUs)
+		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: %s, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.%s\n\n",
+			p.RTTMS, p.HTTPVersion, workersLabel(ps), p.Environment.CPUs, poolLabel(p))
 	}
 	b.WriteString("| series | driver | workers | concurrency | think ms | sends | sends/s | p50 ms | p99 ms | CPU ms/send | in send calls | " +
 		strings.Join(roles, " | ") + " | host | bottleneck | check |\n|" + strings.Repeat("---|", 14+len(roles)) + "\n")
@@ -181,6 +181,15 @@ func Summary(ps []Point) string {
 	b.WriteString(memorySection(ps))
 	fmt.Fprintf(&b, "\n![sends/s against concurrency](%s/%s)\n\n![CPU by container](%s/%s)\n", ChartsDir, SendsChart, ChartsDir, CPUChart)
 	return b.String()
+}
+
+// poolLabel names nginx's upstream keep-alive pool of p's run, "" when
+// the point does not say (written before UPSTREAM_POOL).
+func poolLabel(p Point) string {
+	if p.UpstreamKeepalive <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" nginx keeps up to %d idle connections to WireMock (UPSTREAM_POOL).", p.UpstreamKeepalive)
 }
 
 // scalingSection gives, per series and concurrency, each worker count's
