@@ -343,21 +343,8 @@ var keys = []key{
 		allowed: fmt.Sprintf("a whole number 1..%d", scale.MaxPointS),
 		show:    func(c *scale.Config) string { return strconv.Itoa(c.PointS) },
 		set:     func(c *scale.Config, v string) (err error) { c.PointS, err = parseInt(v, 1, scale.MaxPointS); return }},
-	{name: "REPEATS", in: cmdScale, help: "runs of each grid and case point, in turns at each concurrency (direct, worker, direct, worker...); the summary gives each driver's median sends/s, the spread and the worker's over the bare client's median; the memory run runs once",
-		allowed: fmt.Sprintf("a whole number 1..%d", scale.MaxRepeats),
-		show:    func(c *scale.Config) string { return strconv.Itoa(max(c.Repeats, 1)) },
-		set:     func(c *scale.Config, v string) (err error) { c.Repeats, err = parseInt(v, 1, scale.MaxRepeats); return }},
-	{name: "UPSTREAM_POOL", in: cmdScale, help: "idle keep-alive connections nginx keeps to WireMock (its upstream keepalive); nginx closes the ones beyond it as requests end, so a pool below the sends in flight opens new upstream connections under bursts; profile = the vendor profile's nginx.upstream_keepalive (sms: 8); the default is WireMock's thread pool",
-		allowed: fmt.Sprintf("profile, or a whole number 1..%d", scale.MaxUpstreamPool),
-		show:    func(c *scale.Config) string { return scale.UpstreamPoolLabel(c.UpstreamPool) },
-		set: func(c *scale.Config, v string) (err error) {
-			if v == "profile" {
-				c.UpstreamPool = scale.UpstreamPoolProfile
-				return nil
-			}
-			c.UpstreamPool, err = parseInt(v, 1, scale.MaxUpstreamPool)
-			return
-		}},
+	{name: "REPEATS", in: cmdScale, help: repeatsHelp, allowed: repeatsAllowed, show: showRepeats, set: setRepeats},
+	{name: "UPSTREAM_POOL", in: cmdScale, help: upstreamPoolHelp, allowed: upstreamPoolAllowed, show: showUpstreamPool, set: setUpstreamPool},
 	{name: "SOAK_S", in: cmdScale, help: "length of scale's memory run (one worker at the largest CONCURRENCY, its RSS sampled every second; the check wants at least 300 s), s; 0 = none",
 		allowed: fmt.Sprintf("a whole number 0..%d", scale.MaxSoakS),
 		show:    func(c *scale.Config) string { return strconv.Itoa(c.SoakS) },
