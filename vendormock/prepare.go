@@ -63,6 +63,12 @@ func (s *Stack) prepare(opts Options) error {
 		p.TLS.SessionCache, p.TLS.SessionTickets = true, true
 	}
 	s.NoRequestJournal = opts.NoRequestJournal
+	if opts.UpstreamKeepalive < 0 {
+		return fmt.Errorf("stack options: upstream keepalive %d: want >= 0 idle connections (0 = the profile's)", opts.UpstreamKeepalive)
+	}
+	if opts.UpstreamKeepalive > 0 {
+		s.Profile.Nginx.UpstreamKeepalive = opts.UpstreamKeepalive
+	}
 	s.NoUpstreamKeepalive, s.KeepaliveHint = opts.NoUpstreamKeepalive, opts.KeepaliveHint || p.Nginx.KeepaliveHint
 	s.imageWorker = opts.Images.Worker
 	if opts.BrokerNodes < 0 || opts.BrokerNodes > MaxBrokerNodes {

@@ -113,6 +113,15 @@ type Options struct {
 	// off: a new upstream connection per request, study A's fifth
 	// pitfall (docs/studies.md); the lab's UPSTREAM_KEEPALIVE=off.
 	NoUpstreamKeepalive bool
+	// UpstreamKeepalive, above 0, is how many idle connections to
+	// WireMock nginx keeps (its upstream "keepalive"), instead of the
+	// profile's nginx.upstream_keepalive. nginx closes an idle connection
+	// beyond it as soon as a request ends (the least recently used), so
+	// a pool smaller than the requests in flight opens and closes
+	// connections to WireMock under bursts (the scale benchmark,
+	// docs/running.md#the-scale-benchmark). Ignored under
+	// NoUpstreamKeepalive.
+	UpstreamKeepalive int
 	// KeepaliveHint makes nginx send "Keep-Alive: timeout=N" (the second
 	// keepalive_timeout parameter) whatever the profile says.
 	KeepaliveHint bool

@@ -49,9 +49,12 @@ type ackBatcher struct {
 	base, next uint64
 	done       map[uint64]bool // true: acked, waiting; false: settled alone
 	// ready is the highest tag H with base..H all done, waiting counts the
-	// acks among them not yet sent; 0 when none.
+	// acks among them not yet sent and lastAck is the highest of those
+	// acks (a multiple ack names it, never a tag settled alone); 0 when
+	// none.
 	ready   uint64
 	waiting int
+	lastAck uint64
 	timer   *time.Timer
 	// sent counts the multiple acks sent and the deliveries they acked
 	// (tests).
@@ -157,6 +160,7 @@ func (b *ackBatcher) advance() {
 		b.ready = h
 		if ack {
 			b.waiting++
+			b.lastAck = h
 		}
 		h++
 	}
@@ -183,8 +187,13 @@ func (b *ackBatcher) flushLocked() {
 	}
 	h, n := b.ready, b.waiting
 	if n > 0 {
-		if err := b.inner.Ack(h, true); err != nil && b.onErr != nil {
-			b.onErr(h, n, err)
+		// Up to the last ack, not to h: when h was nacked or rejected
+		// alone it is no longer outstanding, and RabbitMQ answers a
+		// multiple ack naming a tag it does not hold with a channel
+		// error (rabbit_channel collect_acks: "unknown delivery tag").
+		// The tags settled alone between lastAck and h need nothing.
+		if err := b.inner.Ack(b.lastAck, true); err != nil && b.onErr != nil {
+			b.onErr(b.lastAck, n, err)
 		}
 		b.sent++
 		b.acked += n
@@ -192,5 +201,5 @@ func (b *ackBatcher) flushLocked() {
 	for t := b.base; t <= h; t++ {
 		delete(b.done, t)
 	}
-	b.base, b.ready, b.waiting = h+1, 0, 0
+	b.base, b.ready, b.waiting, b.lastAck = h+1, 0, 0, 0
 }

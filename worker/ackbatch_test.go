@@ -38,6 +38,13 @@ func (r *rangeBroker) Ack(tag uint64, multiple bool) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.frames++
+	// RabbitMQ's channel (rabbit_channel collect_acks) fails an ack,
+	// multiple or not, whose own tag is not outstanding: "unknown
+	// delivery tag", a channel error.
+	if r.settled[tag] > 0 {
+		r.violations = append(r.violations, fmt.Sprintf("ack names tag %d, already settled (unknown delivery tag)", tag))
+		return nil
+	}
 	from := tag
 	if multiple {
 		from = 1
@@ -160,6 +167,43 @@ func TestAckBatcherNackGoesAlone(t *testing.T) {
 	}
 	if br.frames != 1 {
 		t.Errorf("%d ack frames; want 1 (1 and 3 together)", br.frames)
+	}
+}
+
+// TestAckBatcherNackLastOfARun: a run of settled tags that ends with a
+// nack (1 acked, 2 nacked alone) is flushed with a multiple ack up to 1,
+// not 2: 2 is no longer outstanding, and RabbitMQ closes the channel on
+// a multiple ack naming it. Before the fix the batcher sent Ack(2,
+// multiple), and this test printed "ack names tag 2, already settled
+// (unknown delivery tag)".
+func TestAckBatcherNackLastOfARun(t *testing.T) {
+	for _, reject := range []bool{false, true} {
+		br := newRangeBroker()
+		b := newAckBatcher(br, 10, 0)
+		acks := registerAll(t, b, 4)
+		br.finish(1)
+		_ = acks[1].Ack(1, false)
+		var err error
+		if reject {
+			err = acks[2].Reject(2, false)
+		} else {
+			err = acks[2].Nack(2, false, true)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Flush()
+		// And a run that goes on after the nack: 3 acked, 4 nacked.
+		br.finish(3)
+		_ = acks[3].Ack(3, false)
+		_ = acks[4].Nack(4, false, false)
+		b.Flush()
+		if p := br.check(4); len(p) > 0 {
+			t.Errorf("reject %v: problems: %v", reject, p)
+		}
+		if br.frames != 2 {
+			t.Errorf("reject %v: %d ack frames; want 2 (up to 1, then up to 3)", reject, br.frames)
+		}
 	}
 }
 

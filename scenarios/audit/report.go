@@ -81,6 +81,9 @@ type Report struct {
 	// Provenance is the audit run's commit, command line, machine, images
 	// and date; nil in reports written before it existed.
 	Provenance *results.Provenance `json:"provenance,omitempty"`
+	// ProbesProvenance is probes.json's when the probes ran on their own
+	// (./run.sh audit-probes) after the audit; the page names both runs.
+	ProbesProvenance *results.Provenance `json:"probes_provenance,omitempty"`
 }
 
 // NewReport evaluates in (Evaluate) and gathers the figures and the
@@ -91,6 +94,9 @@ func NewReport(dir string, in Inputs, date string) (Report, error) {
 	}
 	rep := Report{Worker: in.Worker, Profile: in.Profile, Date: date, Rules: Evaluate(in), Probes: probeRows(in)}
 	rep.Pass = Passed(rep.Rules)
+	if in.Probes != nil {
+		rep.ProbesProvenance = in.Probes.Provenance
+	}
 	for _, r := range in.Bench {
 		rep.Figures = append(rep.Figures, in.figure(r))
 	}
@@ -279,7 +285,12 @@ func verdictLine(rep Report) string {
 // its sources, and links to the charts.
 func Markdown(rep Report) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Audit: worker %s, profile %s\n\n%s%s\n\n", rep.Worker, rep.Profile, rep.Provenance.Header(), verdictLine(rep))
+	fmt.Fprintf(&b, "# Audit: worker %s, profile %s\n\n%s", rep.Worker, rep.Profile, rep.Provenance.Header())
+	if pp := rep.ProbesProvenance; pp != nil && (rep.Provenance == nil || pp.RunID != rep.Provenance.RunID) {
+		fmt.Fprintf(&b, "Probes (probes.json) re-run on their own: run %s at commit %s, %s, `%s`, load %.2f at start.\n\n",
+			pp.RunID, pp.ShortCommit(), pp.Date, pp.CommandLine(), pp.Machine.LoadAvg1)
+	}
+	fmt.Fprintf(&b, "%s\n\n", verdictLine(rep))
 	if rep.Date != "" {
 		fmt.Fprintf(&b, "Date: %s. Rules and sources: docs/worker-contract.md.\n\n", rep.Date)
 	}

@@ -28,6 +28,14 @@ func WriteResult(dir string, r Result) error {
 	if err := os.WriteFile(filepath.Join(dir, ResultFile), append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", ResultFile, err)
 	}
+	return WriteReport(dir, r)
+}
+
+// WriteReport writes dir/summary.md and the chart (dir/charts/) of r, and
+// leaves dir/client-defaults.json as it is: `./run.sh report` re-renders a
+// committed run without rewriting its data. Errors: the file system's, or
+// the chart's.
+func WriteReport(dir string, r Result) error {
 	if err := os.WriteFile(filepath.Join(dir, SummaryFile), []byte(Summary(r)), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", SummaryFile, err)
 	}
@@ -133,8 +141,41 @@ func Summary(r Result) string {
 			fmt.Fprintf(&b, "\n%s: first error: `%s`\n", x.Name, x.FirstError)
 		}
 	}
+	for _, n := range versionNotes(r) {
+		b.WriteString("\n" + n + "\n")
+	}
 	b.WriteString("\n![median ms per call](" + ChartFile + ")\n")
+	b.WriteString("\nRe-render this page and its chart from " + ResultFile + ", offline (no Docker): `./run.sh report <this folder>` (e.g. `./run.sh report results/client-defaults`).\n")
 	return b.String()
+}
+
+// versionNotes says where the run's clients differ from study B's by
+// version, from what the scripts printed: a Node whose https.globalAgent
+// keeps no connection (Node 18 and before; keep-alive is the global
+// agent's default from Node 19, study B ran 23.5), and a Node script that
+// could not name its undici. Sources: docs/network.md, "Node 18 here,
+// Node 23.5 in the study" (Node's CHANGELOG_V19, nodejs/node#43522; the
+// image's undici by dpkg).
+func versionNotes(r Result) []string {
+	var out []string
+	for _, x := range r.Sequential {
+		if x.Name != "node-https-default" || !strings.Contains(x.Version, "globalAgent.keepAlive=false") {
+			continue
+		}
+		node, _, _ := strings.Cut(x.Version, ",")
+		out = append(out, fmt.Sprintf("Node here is %s, study B's 23.5: this Node's `https.globalAgent` keeps no connection (keepAlive=false, printed by the run), "+
+			"so `https.request` without an agent opened %d connections for %d calls where study B's opened 1; from Node 19 the global agent keeps alive "+
+			"(docs/network.md, \"Node 18 here, Node 23.5 in the study\"). `agent: false` and `keepAlive: false` open one per call in both.",
+			strings.TrimSpace(node), x.Count.Connections, x.Calls))
+	}
+	for _, x := range r.Sequential {
+		if strings.Contains(x.Version, "no process.versions.undici") {
+			out = append(out, "\"undici bundled (no process.versions.undici)\": the script of this run could not name the undici behind `fetch`; "+
+				"the image's is Debian's node-undici 5.15.0, which Debian's Node 18 uses instead of a bundled copy (dpkg in the image; docs/network.md, \"Why fetch opens a second connection\").")
+			break
+		}
+	}
+	return out
 }
 
 func ints(v []int) string {

@@ -62,3 +62,32 @@ func TestSummaryAndChart(t *testing.T) {
 		t.Errorf("chart is not an SVG with the connection labels: %.200s", svg)
 	}
 }
+
+// TestSummaryVersionNotes: a run on a Node whose global agent keeps no
+// connection says so beside study B's Node 23.5, with the count it caused;
+// a Node 19+ run (keepAlive=true) gets no such note; every summary says
+// how to re-render it.
+func TestSummaryVersionNotes(t *testing.T) {
+	row := func(version string, conns int) Result {
+		return Result{Calls: 200, Sequential: []Row{{Client: Sequential[1], Calls: 200, Count: Count{Requests: 200, Connections: conns},
+			Output: Output{Version: version}}}}
+	}
+	s := Summary(row("node v18.20.4, undici bundled (no process.versions.undici), https.globalAgent.keepAlive=false", 200))
+	for _, want := range []string{
+		"Node here is node v18.20.4, study B's 23.5",
+		"opened 200 connections for 200 calls where study B's opened 1",
+		"Debian's node-undici 5.15.0",
+		"`./run.sh report results/client-defaults`",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("summary lacks %q:\n%s", want, s)
+		}
+	}
+	s = Summary(row("node v23.5.0, undici 7.1.0, https.globalAgent.keepAlive=true", 1))
+	if strings.Contains(s, "Node here is") || strings.Contains(s, "node-undici") {
+		t.Errorf("a Node 23 run got the Node 18 notes:\n%s", s)
+	}
+	if !strings.Contains(s, "./run.sh report") {
+		t.Error("no re-render command")
+	}
+}

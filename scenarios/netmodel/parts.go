@@ -28,7 +28,8 @@ func HandshakeRoundTrips(version string, resumed bool) (int, error) {
 }
 
 // ModePenaltyRTTs is a client strategy's expected extra cost per send over
-// a reused connection, in RTTs: 0 for pooled; for per-request 1 for the TCP
+// a reused connection, in RTTs: 0 for pooled; for per-request and
+// shared-closing (a new connection per send, full handshake) 1 for the TCP
 // handshake when the handshake toxic is on plus a full TLS handshake
 // (ModelPenaltyRTTs); for per-request-resume the same with a resumed
 // handshake. Errors: an unknown TLS version or mode.
@@ -37,12 +38,12 @@ func ModePenaltyRTTs(mode, tlsVersion, tcpHandshake string) (int, error) {
 	switch mode {
 	case vendorapi.PooledName:
 		return 0, nil
-	case vendorapi.PerRequestName:
+	case vendorapi.PerRequestName, vendorapi.SharedClosingName:
 	case vendorapi.PerRequestResumeName:
 		resumed = true
 	default:
-		return 0, fmt.Errorf("mode penalty: unknown mode %q (want %s, %s or %s)", mode,
-			vendorapi.PerRequestName, vendorapi.PerRequestResumeName, vendorapi.PooledName)
+		return 0, fmt.Errorf("mode penalty: unknown mode %q (want %s, %s, %s or %s)", mode,
+			vendorapi.PerRequestName, vendorapi.PerRequestResumeName, vendorapi.SharedClosingName, vendorapi.PooledName)
 	}
 	n, err := HandshakeRoundTrips(tlsVersion, resumed)
 	if err != nil {

@@ -37,6 +37,8 @@ func TestModePenaltyRTTs(t *testing.T) {
 		{"per-request", "1.3", HandshakeOff, 1},
 		{"per-request-resume", "1.3", HandshakeOff, 1},
 		{"per-request-resume", "1.3", HandshakeOn, 2},
+		{"shared-closing", "1.2", HandshakeOff, 2}, // a new connection per send, full handshake
+		{"shared-closing", "1.3", HandshakeOn, 2},
 	} {
 		got, err := ModePenaltyRTTs(tt.mode, tt.v, tt.hs)
 		if err != nil || got != tt.want {

@@ -70,8 +70,8 @@ func seriesColor(mode string, isCase bool) color.Color {
 		return color.RGBA{R: 0xc0, G: 0x39, B: 0x2b, A: 0xff}
 	case mode == vendorapi.PerRequestName:
 		return color.RGBA{R: 0xe8, G: 0xa8, B: 0xa0, A: 0xff}
-	case mode == vendorapi.PerRequestResumeName:
-		return color.RGBA{R: 0xe6, G: 0x7e, B: 0x22, A: 0xff}
+	case mode == vendorapi.PerRequestResumeName: // not shared-closing's orange: a run may hold both
+		return color.RGBA{R: 0x8e, G: 0x44, B: 0xad, A: 0xff}
 	case !isCase:
 		return color.RGBA{R: 0x2c, G: 0x6f, B: 0xbb, A: 0xff}
 	default:

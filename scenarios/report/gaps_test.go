@@ -32,6 +32,11 @@ func TestGapSection(t *testing.T) {
 		"| 22.5-30 s | 0.75-1 | 7 | 7 | 100% |", "| 30-37.5 s | 1-1.25 | 8 | 0 | 0% |",
 		"pass: the overall median", "pass: the reuse share falls",
 		"charts/gaps-pooled-3ms.svg",
+		// Beside the case: reused median 10.1 (gap 14 of 0..29), new 31.4
+		// (gap 64 of 30..99), overall 29.9 (the 50th of 100).
+		"- reused sends: 10.1 ms against production's 11.0 ms (-0.9 ms)",
+		"- a new connection costs 21.3 ms here", "against 17.2 ms in production before the fix (28.2 - 11.0",
+		"sits 0.93 of the way from the reused median to the new one (production: 0.60", "reuse share, 30% here",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("gap section lacks %q:\n%s", want, md)

@@ -78,12 +78,51 @@ func findCell(cs []results.MatrixCell, driver, scheme, mode string, conc int) (r
 	return results.MatrixCell{}, false
 }
 
-// studyMode is study A's name of a strategy.
+// studyMode is study A's name of a strategy: fresh (per-request),
+// keepalive (pooled); a strategy study A did not have (per-request-resume,
+// shared-closing) keeps its own name.
 func studyMode(mode string) string {
-	if mode == vendorapi.PerRequestName {
+	switch mode {
+	case vendorapi.PerRequestName:
 		return "fresh"
+	case vendorapi.PooledName:
+		return "keepalive"
 	}
-	return "keepalive"
+	return mode
+}
+
+// otherModesNote is ", and shared-closing by its own name" for the
+// strategies of modes that study A did not have, "" when there are none.
+func otherModesNote(modes []string) string {
+	var other []string
+	for _, m := range modes {
+		if m != vendorapi.PerRequestName && m != vendorapi.PooledName {
+			other = append(other, m)
+		}
+	}
+	if len(other) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(other, ", ") + " (not in study A) by its own name"
+}
+
+// matrixModes returns the client strategies present in cs: the known ones
+// in results.KnownModes order, then any other in name order. A matrix run
+// with MODES="per-request pooled shared-closing" reports all three.
+func matrixModes(cs []results.MatrixCell) []string {
+	var modes, other []string
+	for _, m := range results.KnownModes {
+		if slices.ContainsFunc(cs, func(c results.MatrixCell) bool { return c.Mode == m }) {
+			modes = append(modes, m)
+		}
+	}
+	for _, c := range cs {
+		if !slices.Contains(results.KnownModes, c.Mode) && !slices.Contains(other, c.Mode) {
+			other = append(other, c.Mode)
+		}
+	}
+	slices.Sort(other)
+	return append(modes, other...)
 }
 
 // ratio formats a/b as "2.80x", "–" when either is missing.
@@ -144,13 +183,14 @@ func workerStates(cs []results.MatrixCell) string {
 func MatrixMarkdown(cs []results.MatrixCell) string {
 	var b strings.Builder
 	drivers, schemes, concs := matrixAxes(cs)
+	modes := matrixModes(cs)
 	first := cs[0]
 	fmt.Fprintf(&b, "# The published matrix\n\n")
 	b.WriteString(first.Provenance.Header())
 	fmt.Fprintf(&b, "RTT %d ms, SERVER_DELAY_MS=%d, HTTP/%s, %d measured + %d warm-up sends per cell, worker container 1 CPU. "+
 		"Study A (docs/studies.md): Go net/http on loopback, 2 CPUs, 800 + 50 requests. Absolute figures depend on the machine; "+
-		"compare the ratios. fresh = per-request, keepalive = pooled.\n\n",
-		first.RTTMS, first.ServerDelayMS, first.HTTPVersion, first.Count, first.Warmup)
+		"compare the ratios. fresh = per-request, keepalive = pooled%s.\n\n",
+		first.RTTMS, first.ServerDelayMS, first.HTTPVersion, first.Count, first.Warmup, otherModesNote(modes))
 	if set := matrixSettings(cs); set != "" {
 		fmt.Fprintf(&b, "Settings beyond study A's: %s.\n\n", set)
 	}
@@ -199,7 +239,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		fmt.Fprintf(&b, "| scheme | mode | conc | req/s | p50 ms | p99 ms | p99.9 ms | CPU ms/req | CPU s | connections | protocol | check | study A req/s | study A p99.9 ms |\n")
 		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 		for _, s := range schemes {
-			for _, m := range results.AllModes {
+			for _, m := range modes {
 				for _, n := range concs {
 					c, ok := findCell(cs, d, s, m, n)
 					if !ok {
@@ -248,7 +288,7 @@ func MatrixMarkdown(cs []results.MatrixCell) string {
 		}
 		fmt.Fprintf(&b, "\n|---|---|%s\n", strings.Repeat("---|", len(concs)))
 		for _, s := range schemes {
-			for _, m := range results.AllModes {
+			for _, m := range modes {
 				fmt.Fprintf(&b, "| %s | %s |", s, studyMode(m))
 				for _, n := range concs {
 					dc, _ := findCell(cs, results.DriverDirect, s, m, n)
@@ -388,12 +428,13 @@ func MatrixReport(out string, w io.Writer) error {
 }
 
 // writeMatrixCharts writes, per driver, requests/s and CPU per request by
-// scheme and concurrency, fresh beside keepalive.
+// scheme and concurrency, a bar per strategy present (matrixModes).
 func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("create charts dir: %w", err)
 	}
 	drivers, schemes, concs := matrixAxes(cs)
+	modes := matrixModes(cs)
 	for _, d := range drivers {
 		for _, ch := range []struct {
 			file, title, ylabel, format string
@@ -407,7 +448,7 @@ func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 			for _, s := range schemes {
 				for _, n := range concs {
 					groups = append(groups, fmt.Sprintf("%s c%d", s, n))
-					for _, m := range results.AllModes {
+					for _, m := range modes {
 						v := nan
 						if c, ok := findCell(cs, d, s, m, n); ok {
 							v = ch.value(c)
@@ -422,7 +463,7 @@ func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 			p.Y.Min = 0
 			p.Legend.Top = true
 			ymax := 0.0
-			for k, m := range results.AllModes {
+			for k, m := range modes {
 				pv := make(plotter.Values, len(groups))
 				for i, v := range vals[m] {
 					if v > 0 {
@@ -436,9 +477,13 @@ func writeMatrixCharts(dir string, cs []results.MatrixCell) error {
 				}
 				bars.Color = seriesColor(m, false)
 				bars.LineStyle.Width = 0
-				bars.Offset = vg.Length(float64(k)-0.5) * vg.Points(10)
+				bars.Offset = vg.Length(float64(k)-float64(len(modes)-1)/2) * vg.Points(10)
 				p.Add(bars)
-				p.Legend.Add(studyMode(m)+" ("+m+")", bars)
+				label := m
+				if sm := studyMode(m); sm != m {
+					label = sm + " (" + m + ")"
+				}
+				p.Legend.Add(label, bars)
 			}
 			p.Y.Max = max(ymax*1.3, 1)
 			p.NominalX(groups...)

@@ -193,3 +193,58 @@ func TestMatrixWorkerStates(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixReportExtraModes: a matrix run with MODES beyond study A's two
+// (shared-closing, per-request-resume) reports their cells in the full
+// matrix, in the CPU-share table and in the charts' legend, by their own
+// names after fresh and keepalive; a matrix of the two alone names none.
+func TestMatrixReportExtraModes(t *testing.T) {
+	cs := fakeMatrix()
+	for _, n := range []int{1, 8} {
+		cs = append(cs,
+			fakeCell(results.DriverDirect, "https", vendorapi.SharedClosingName, n, 850, 0.9, 110),
+			fakeCell(results.DriverDirect, "https", vendorapi.PerRequestResumeName, n, 1200, 0.6, 110),
+			fakeCell(results.DriverWorker, "https", vendorapi.SharedClosingName, n, 700, 1.8, 110),
+			fakeCell(results.DriverWorker, "https", vendorapi.PooledName, n, 900, 1.0, n))
+	}
+	for i := range cs {
+		if cs[i].Driver == results.DriverWorker {
+			cs[i].Lost, cs[i].Duplicates = 0, 0
+		}
+	}
+	if got, want := strings.Join(matrixModes(cs), " "), "per-request per-request-resume pooled shared-closing"; got != want {
+		t.Errorf("matrixModes = %q, want %q", got, want)
+	}
+	md := MatrixMarkdown(cs)
+	for _, want := range []string{
+		"keepalive = pooled; per-request-resume, shared-closing (not in study A) by its own name.",
+		"| https | shared-closing | 1 | 850.0 |",
+		"| https | shared-closing | 8 | 850.0 |",
+		"| https | per-request-resume | 8 | 1200.0 |",
+		"| https | fresh | 1 | 800.0 |",
+		"| https | shared-closing | 50% | 50% |", // direct 0.9 / worker 1.8 ms CPU per send
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("matrix.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Index(md, "| https | keepalive | 1 | 6000.0 |") > strings.Index(md, "| https | shared-closing | 1 | 850.0 |") {
+		t.Error("shared-closing listed before keepalive")
+	}
+	if strings.Contains(MatrixMarkdown(fakeMatrix()), "not in study A") {
+		t.Error("a matrix of fresh and keepalive only names other strategies")
+	}
+	dir := t.TempDir()
+	if err := writeMatrixCharts(dir, cs); err != nil {
+		t.Fatal(err)
+	}
+	svg, err := os.ReadFile(filepath.Join(dir, "matrix-req-per-s-direct.svg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">shared-closing<", ">per-request-resume<", "keepalive (pooled)"} {
+		if !strings.Contains(string(svg), want) {
+			t.Errorf("chart legend lacks %q", want)
+		}
+	}
+}

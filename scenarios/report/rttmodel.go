@@ -10,14 +10,14 @@ import (
 	"github.com/notifier-lab/notifier-lab/worker/vendorapi"
 )
 
-// ModelRow is one new-connection client (per-request or
-// per-request-resume) against pooled at one RTT: the round-trip model,
+// ModelRow is one new-connection client (per-request,
+// per-request-resume or shared-closing) against pooled at one RTT: the round-trip model,
 // the parts of the penalty measured in the same runs, the measured
 // penalty (p50 new - p50 pooled) and what the parts leave unexplained.
 // Times are ms; a part not measured is NaN.
 type ModelRow struct {
 	RTTMS        int
-	Mode         string // vendorapi.PerRequestName or PerRequestResumeName
+	Mode         string // vendorapi.PerRequestName, PerRequestResumeName or SharedClosingName
 	TLSVersion   string // the new-connection client's highest TLS version
 	TCPHandshake string
 	Parts        netmodel.Parts
@@ -35,7 +35,7 @@ type ModelRow struct {
 
 // newConnModes are the strategies that open a connection per send, in
 // report order.
-var newConnModes = []string{vendorapi.PerRequestName, vendorapi.PerRequestResumeName}
+var newConnModes = []string{vendorapi.PerRequestName, vendorapi.PerRequestResumeName, vendorapi.SharedClosingName}
 
 // ModelRows returns one ModelRow per RTT and new-connection mode that rs
 // hold beside a pooled run at the same RTT, in RTT then mode order. A

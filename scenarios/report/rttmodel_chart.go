@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"image/color"
 	"math"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -16,6 +15,18 @@ import (
 
 // RTTModelChart is the file of ModelPartsPlot under OUT/charts.
 const RTTModelChart = "rtt-model.svg"
+
+// chartModeName is a new-connection client's short name under its bar:
+// full (per-request), resumed (per-request-resume), or the mode's own.
+func chartModeName(mode string) string {
+	switch mode {
+	case vendorapi.PerRequestName:
+		return "full"
+	case vendorapi.PerRequestResumeName:
+		return "resumed"
+	}
+	return mode
+}
 
 // ModelPartsPlot draws ModelRows of rs: per RTT and new-connection client,
 // one stacked bar of the model's round trips and each measured part
@@ -37,13 +48,7 @@ func ModelPartsPlot(rs []results.Result) (*plot.Plot, error) {
 	p.Legend.XOffs = vg.Points(12)
 	names := make([]string, len(rows))
 	for i, r := range rows {
-		short := strings.TrimPrefix(r.Mode, vendorapi.PerRequestName)
-		if short == "" {
-			short = "full"
-		} else {
-			short = "resumed"
-		}
-		names[i] = fmt.Sprintf("%d ms %s", r.RTTMS, short)
+		names[i] = fmt.Sprintf("%d ms %s", r.RTTMS, chartModeName(r.Mode))
 	}
 	zero := func(v float64) float64 {
 		if math.IsNaN(v) || v < 0 {

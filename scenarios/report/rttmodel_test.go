@@ -112,6 +112,32 @@ func TestModelRowsNamesTheRest(t *testing.T) {
 	}
 }
 
+// TestModelRowsSharedClosing: the shared client whose engine closes
+// every connection (shared-closing) is a new-connection client too: it
+// gets its own row against pooled with a full handshake's round trips,
+// after per-request's, in the summary's table.
+func TestModelRowsSharedClosing(t *testing.T) {
+	rs := []results.Result{
+		modelRun("pooled", 3, 24.0, 0, 0, 0.50, 0.20, 0.10, 4.0),
+		modelRun("shared-closing", 3, 33.5, 9.0, 0.2, 1.80, 0.60, 0.30, 4.0),
+		modelRun("per-request", 3, 34.5, 9.5, 0.2, 2.00, 0.60, 0.30, 4.0),
+	}
+	rows := ModelRows(rs)
+	if len(rows) != 2 || rows[0].Mode != "per-request" || rows[1].Mode != "shared-closing" {
+		t.Fatalf("rows %+v; want per-request then shared-closing", rows)
+	}
+	sc := rows[1]
+	// 2 x 3 + 0.2 connect + 1.3 worker + 0.4 nginx + 2 x 1.0 forwarding = 9.9; measured 9.5.
+	if sc.Parts.RoundTrips != 2 || math.Abs(sc.Parts.SumMS()-9.9) > 1e-9 || math.Abs(sc.MeasuredMS-9.5) > 1e-9 || !sc.Within {
+		t.Errorf("shared-closing row %+v; want 2 round trips, sum 9.9, measured 9.5, within", sc)
+	}
+	var b strings.Builder
+	writeModelSections(&b, rs)
+	if md := b.String(); !strings.Contains(md, "| 3 ms | shared-closing | 1.2 | 2 (TLS 1.2 full 2) |") {
+		t.Errorf("summary lacks the shared-closing row:\n%s", md)
+	}
+}
+
 // TestModelPartsPlot: the chart draws one group per row and refuses
 // results without a pair.
 func TestModelPartsPlot(t *testing.T) {
@@ -125,6 +151,12 @@ func TestModelPartsPlot(t *testing.T) {
 	}
 	if p.X.Max != 0.5 {
 		t.Errorf("x axis to %v, want 0.5 (one group)", p.X.Max)
+	}
+	// shared-closing is named as itself under its bar, not "resumed".
+	for mode, want := range map[string]string{"per-request": "full", "per-request-resume": "resumed", "shared-closing": "shared-closing"} {
+		if got := chartModeName(mode); got != want {
+			t.Errorf("chartModeName(%s) = %q, want %q", mode, got, want)
+		}
 	}
 	if _, err := ModelPartsPlot(rs[:1]); err == nil {
 		t.Error("a pooled run alone drew a model chart")

@@ -65,7 +65,39 @@ type Config struct {
 	// the largest concurrency and the grid's think time, its RSS sampled
 	// every second; 0 = none.
 	SoakS int
+	// Repeats is how many times each grid and case point runs
+	// (REPEATS, 1..MaxRepeats; 0 counts as 1), in turns: at each
+	// concurrency the bare client, then the worker points, then the bare
+	// client again... so that a drift of a shared machine's load falls
+	// on both drivers alike (the summary gives each one's median).
+	Repeats int
+	// UpstreamPool is the idle connections nginx keeps to WireMock
+	// (UPSTREAM_POOL; vendormock.Options.UpstreamKeepalive): by default
+	// DefaultUpstreamPool; UpstreamPoolProfile (0) keeps the profile's
+	// nginx.upstream_keepalive (8 in the sms profile).
+	UpstreamPool int
 }
+
+// Upstream pools of the scale benchmark (UPSTREAM_POOL).
+const (
+	// DefaultUpstreamPool is vendormock.WireMockThreads (600): above the
+	// grid's 4 x 128 sends in flight, so that nginx never closes an idle
+	// connection to WireMock that the next request needs. With the sms
+	// profile's 8, every burst of more than 8 requests ending together
+	// closed the connections beyond 8, and the next burst opened them
+	// again: the worker at 128 in flight, whose deliveries come in bursts,
+	// paid that in nginx's CPU and in its sends' latency, the bare client
+	// much less (docs/running.md#the-scale-benchmark).
+	DefaultUpstreamPool = vendormock.WireMockThreads
+	// UpstreamPoolProfile keeps the profile's upstream keep-alive pool.
+	UpstreamPoolProfile = 0
+	// MaxUpstreamPool bounds UPSTREAM_POOL (nginx's worker_connections
+	// is 1024).
+	MaxUpstreamPool = 1000
+)
+
+// MaxRepeats bounds Config.Repeats (REPEATS).
+const MaxRepeats = 9
 
 // DefaultConfig is the scale run of issue 17: concurrency 1, 8, 32 and
 // 128, workers 1, 2 and 4 and the bare client at a 150 ms think time,
@@ -81,7 +113,8 @@ func DefaultConfig() Config {
 	m.Schemes = []vendormock.Scheme{vendormock.SchemeHTTPS}
 	m.Concurrencies = []int{1, 8, 32, 128}
 	m.Drivers = []string{results.DriverDirect, results.DriverWorker}
-	return Config{Config: m, WorkerCounts: []int{1, 2, 4}, CaseDelayMS: DefaultCaseDelayMS, PointS: DefaultPointS, SoakS: DefaultSoakS}
+	return Config{Config: m, WorkerCounts: []int{1, 2, 4}, CaseDelayMS: DefaultCaseDelayMS, PointS: DefaultPointS, SoakS: DefaultSoakS,
+		UpstreamPool: DefaultUpstreamPool}
 }
 
 // WorkerLedger is the worker points' ledger and how their replicas share
@@ -146,6 +179,9 @@ type Spec struct {
 	// Series is "grid", "case" or "soak".
 	Series string
 	Count  int // measured sends (PointCount)
+	// Repeat is the point's turn among Config.Repeats (1 = the first;
+	// 0 counts as 1).
+	Repeat int
 }
 
 // Series of a point.
@@ -155,15 +191,22 @@ const (
 	SeriesSoak = "soak"
 )
 
-// Name is the point's name: "<series>-<driver>-w<workers>-c<concurrency>-<delay>ms".
+// Name is the point's name: "<series>-<driver>-w<workers>-c<concurrency>-<delay>ms",
+// and "-r<repeat>" from the second repeat on.
 func (s Spec) Name() string {
-	return fmt.Sprintf("%s-%s-w%d-c%d-%dms", s.Series, s.Driver, s.Workers, s.Concurrency, s.DelayMS)
+	n := fmt.Sprintf("%s-%s-w%d-c%d-%dms", s.Series, s.Driver, s.Workers, s.Concurrency, s.DelayMS)
+	if s.Repeat > 1 {
+		n += fmt.Sprintf("-r%d", s.Repeat)
+	}
+	return n
 }
 
 // Plan lists the points in run order: the grid (each concurrency: the
 // bare client, then each worker count), the case series (each
 // concurrency: the bare client and one worker) and the memory run (one
-// worker at the largest concurrency, SoakS long). Direct points come only
+// worker at the largest concurrency, SoakS long). With Repeats above 1
+// each concurrency's points run that many times in turns (direct,
+// workers, direct, workers...); the memory run runs once. Direct points come only
 // with DriverDirect in Drivers, worker points with DriverWorker.
 func (c Config) Plan() []Spec {
 	rtt := c.RTTMS()
@@ -175,12 +218,14 @@ func (c Config) Plan() []Spec {
 	}
 	series := func(name string, delay int, workers []int) {
 		for _, conc := range c.Concurrencies {
-			if has(results.DriverDirect) {
-				add(Spec{Driver: results.DriverDirect, Workers: 1, Concurrency: conc, DelayMS: delay, Series: name}, c.PointS)
-			}
-			if has(results.DriverWorker) {
-				for _, w := range workers {
-					add(Spec{Driver: results.DriverWorker, Workers: w, Concurrency: conc, DelayMS: delay, Series: name}, c.PointS)
+			for r := 1; r <= max(c.Repeats, 1); r++ {
+				if has(results.DriverDirect) {
+					add(Spec{Driver: results.DriverDirect, Workers: 1, Concurrency: conc, DelayMS: delay, Series: name, Repeat: r}, c.PointS)
+				}
+				if has(results.DriverWorker) {
+					for _, w := range workers {
+						add(Spec{Driver: results.DriverWorker, Workers: w, Concurrency: conc, DelayMS: delay, Series: name, Repeat: r}, c.PointS)
+					}
 				}
 			}
 		}
@@ -190,7 +235,7 @@ func (c Config) Plan() []Spec {
 		series(SeriesCase, c.CaseDelayMS, []int{1})
 	}
 	if c.SoakS > 0 && has(results.DriverWorker) && len(c.Concurrencies) > 0 {
-		add(Spec{Driver: results.DriverWorker, Workers: 1, Concurrency: slices.Max(c.Concurrencies), DelayMS: c.ServerDelayMS, Series: SeriesSoak}, c.SoakS)
+		add(Spec{Driver: results.DriverWorker, Workers: 1, Concurrency: slices.Max(c.Concurrencies), DelayMS: c.ServerDelayMS, Series: SeriesSoak, Repeat: 1}, c.SoakS)
 	}
 	return out
 }

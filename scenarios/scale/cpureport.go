@@ -29,9 +29,9 @@ func MSPerSend(p Point) map[string]float64 {
 func cpuPerSendSection(ps []Point) string {
 	var b strings.Builder
 	b.WriteString("\n## Where each send's CPU goes, by container\n\n")
-	b.WriteString("CPU per measured send, ms: each container's cores over the point's sends/s (worker: the worker replicas, or the bare client's container for direct); stack: the containers summed; host: the whole machine's busy CPU over sends/s, other processes on the machine included.\n\n")
-	b.WriteString("| series | driver | workers | concurrency | think ms | sends/s | " + strings.Join(roles, " | ") + " | stack | host |\n")
-	b.WriteString("|---|---|---|---|---|---|" + strings.Repeat("---|", len(roles)+2) + "\n")
+	b.WriteString("CPU per measured send, ms: each container's cores over the point's sends/s (worker: the worker replicas, or the bare client's container for direct); stack: the containers summed; host: the whole machine's busy CPU over sends/s, other processes on the machine included; nginx conns/send: the TCP connections nginx opened to WireMock while the point ran over its sends (warm-up included; 0 = its upstream keep-alive pool served every request, 1 = a new connection per request).\n\n")
+	b.WriteString("| series | driver | workers | concurrency | think ms | sends/s | " + strings.Join(roles, " | ") + " | stack | host | nginx conns/send |\n")
+	b.WriteString("|---|---|---|---|---|---|" + strings.Repeat("---|", len(roles)+3) + "\n")
 	n := 0
 	for _, p := range ps {
 		m := MSPerSend(p)
@@ -43,12 +43,22 @@ func cpuPerSendSection(ps []Point) string {
 		for _, r := range append(append([]string{}, roles...), "stack", "host") {
 			cells = append(cells, fmt.Sprintf("%.3f", m[r]))
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %.1f | %s |\n", p.Series, p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.SendsPerS, strings.Join(cells, " | "))
+		cells = append(cells, upstreamOpensPerSend(p))
+		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %.1f | %s |\n", seriesLabel(p), p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.SendsPerS, strings.Join(cells, " | "))
 	}
 	if n == 0 {
 		return ""
 	}
 	return b.String()
+}
+
+// upstreamOpensPerSend is p's UpstreamOpens over its sends (measured and
+// warm-up), "-" when it was not read.
+func upstreamOpensPerSend(p Point) string {
+	if p.UpstreamOpens == nil || p.Count+p.Warmup <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f", float64(*p.UpstreamOpens)/float64(p.Count+p.Warmup))
 }
 
 // splitSection is the worker's own CPU per handled message by part

@@ -21,6 +21,9 @@ type Point struct {
 	Driver      string `json:"driver"` // direct, worker
 	Workers     int    `json:"workers"`
 	Concurrency int    `json:"concurrency"`
+	// Repeat is the point's turn among the run's REPEATS (Spec.Repeat;
+	// absent in a run of one).
+	Repeat int `json:"repeat,omitempty"`
 	// ServerDelayMS is the vendor's think time, RTTMS the round trip
 	// Toxiproxy adds, ms.
 	ServerDelayMS int    `json:"server_delay_ms"`
@@ -65,6 +68,16 @@ type Point struct {
 	// RSS is the worker processes' resident memory over the run (the
 	// largest replica at each sample).
 	RSS *RSS `json:"rss,omitempty"`
+	// UpstreamOpens is how many TCP connections nginx opened while the
+	// point ran, warm-up included: its network namespace's ActiveOpens,
+	// and nginx's only upstream is WireMock, so each one is a connection
+	// its keep-alive pool (the profile's nginx.upstream_keepalive idle
+	// connections) did not have. nil when it could not be read.
+	UpstreamOpens *int64 `json:"upstream_opens,omitempty"`
+	// UpstreamKeepalive is the idle connections to WireMock nginx kept
+	// (UPSTREAM_POOL, or the profile's); 0 in points written before it
+	// was recorded (the sms profile's 8).
+	UpstreamKeepalive int `json:"upstream_keepalive,omitempty"`
 	// SampleErrors are the sampler's first errors (cgroups unreadable...).
 	SampleErrors []string            `json:"sample_errors,omitempty"`
 	Environment  results.Environment `json:"environment"`

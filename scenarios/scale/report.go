@@ -67,12 +67,12 @@ func NewestRun(ps []Point) (kept []Point, left []string) {
 }
 
 // sortPoints orders points as the plan runs them: series (grid, case,
-// soak), concurrency, the direct driver first, then workers.
+// soak), concurrency, repeat, the direct driver first, then workers.
 func sortPoints(ps []Point) {
 	rank := map[string]int{SeriesGrid: 0, SeriesCase: 1, SeriesSoak: 2}
 	slices.SortFunc(ps, func(a, b Point) int {
 		return cmp.Or(cmp.Compare(rank[a.Series], rank[b.Series]), cmp.Compare(a.Concurrency, b.Concurrency),
-			cmp.Compare(driverRank(a.Driver), driverRank(b.Driver)), cmp.Compare(a.Workers, b.Workers))
+			cmp.Compare(turn(a), turn(b)), cmp.Compare(driverRank(a.Driver), driverRank(b.Driver)), cmp.Compare(a.Workers, b.Workers))
 	})
 }
 
@@ -159,8 +159,8 @@ func Summary(ps []Point) string {
 	if len(ps) > 0 {
 		b.WriteString(ps[0].Provenance.Header())
 		p := ps[0]
-		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: %s, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.\n\n",
-			p.RTTMS, p.HTTPVersion, workersLabel(ps), p.Environment.CPUs)
+		fmt.Fprintf(&b, "\nRTT %d ms, HTTPS over HTTP/%s, pooled client; worker points: %s, 1 CPU per worker container; direct: `notifier-worker direct` (the client alone, 1 CPU). Host: %d cores. CPU columns: cores used by each container (cgroup CPU time over the time the workers ran; 1.00 = one core busy), workers summed; host: the whole machine's busy cores (/proc/stat), other processes included.%s\n\n",
+			p.RTTMS, p.HTTPVersion, workersLabel(ps), p.Environment.CPUs, poolLabel(p))
 	}
 	b.WriteString("| series | driver | workers | concurrency | think ms | sends | sends/s | p50 ms | p99 ms | CPU ms/send | in send calls | " +
 		strings.Join(roles, " | ") + " | host | bottleneck | check |\n|" + strings.Repeat("---|", 14+len(roles)) + "\n")
@@ -171,15 +171,25 @@ func Summary(ps []Point) string {
 			cpu = append(cpu, fmt.Sprintf("%.2f", rc[r]))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %d | %d | %d | %d | %.1f | %.1f | %.1f | %.3f | %.3f | %s | %.2f | %s | %s |\n",
-			p.Series, p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.Count, p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99,
+			seriesLabel(p), p.Driver, p.Workers, p.Concurrency, p.ServerDelayMS, p.Count, p.SendsPerS, p.LatencyMS.P50, p.LatencyMS.P99,
 			p.CPUMSPerSend, p.ClientCPUMSPerSend, strings.Join(cpu, " | "), p.HostBusyCores, bottleneckOf(p), p.Check())
 	}
+	b.WriteString(repeatsSection(ps))
 	b.WriteString(scalingSection(ps))
 	b.WriteString(cpuPerSendSection(ps))
 	b.WriteString(splitSection(ps))
 	b.WriteString(memorySection(ps))
 	fmt.Fprintf(&b, "\n![sends/s against concurrency](%s/%s)\n\n![CPU by container](%s/%s)\n", ChartsDir, SendsChart, ChartsDir, CPUChart)
 	return b.String()
+}
+
+// poolLabel names nginx's upstream keep-alive pool of p's run, "" when
+// the point does not say (written before UPSTREAM_POOL).
+func poolLabel(p Point) string {
+	if p.UpstreamKeepalive <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" nginx keeps up to %d idle connections to WireMock (UPSTREAM_POOL).", p.UpstreamKeepalive)
 }
 
 // scalingSection gives, per series and concurrency, each worker count's
@@ -191,18 +201,18 @@ func scalingSection(ps []Point) string {
 		if p.Driver != results.DriverWorker || p.Workers == 1 {
 			continue
 		}
-		if one, ok := find(ps, p.Series, results.DriverWorker, 1, p.Concurrency); ok && one.SendsPerS > 0 {
+		if one, ok := findTurn(ps, p, results.DriverWorker, 1); ok && one.SendsPerS > 0 {
 			fmt.Fprintf(&b, "- %s, concurrency %d: %d workers send %.2fx one worker's sends/s (%.1f vs %.1f)\n",
-				p.Series, p.Concurrency, p.Workers, p.SendsPerS/one.SendsPerS, p.SendsPerS, one.SendsPerS)
+				seriesLabel(p), p.Concurrency, p.Workers, p.SendsPerS/one.SendsPerS, p.SendsPerS, one.SendsPerS)
 		}
 	}
 	for _, p := range ps {
 		if p.Driver != results.DriverWorker || p.Workers != 1 {
 			continue
 		}
-		if d, ok := find(ps, p.Series, results.DriverDirect, 1, p.Concurrency); ok && d.CPUMSPerSend > 0 {
+		if d, ok := findTurn(ps, p, results.DriverDirect, 1); ok && d.CPUMSPerSend > 0 {
 			fmt.Fprintf(&b, "- %s, concurrency %d: one worker spends %.2fx the bare client's CPU per send (%.3f vs %.3f ms) and sends %.2fx its rate\n",
-				p.Series, p.Concurrency, p.CPUMSPerSend/d.CPUMSPerSend, p.CPUMSPerSend, d.CPUMSPerSend, p.SendsPerS/max(d.SendsPerS, 1e-9))
+				seriesLabel(p), p.Concurrency, p.CPUMSPerSend/d.CPUMSPerSend, p.CPUMSPerSend, d.CPUMSPerSend, p.SendsPerS/max(d.SendsPerS, 1e-9))
 		}
 	}
 	if b.Len() == 0 {

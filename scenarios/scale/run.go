@@ -57,9 +57,9 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	}
 	workDir := filepath.Join(lab.RepoRoot(), ".lab", "runs", "scale-"+runID)
 	plan := cfg.Plan()
-	report.Logf(w, "scale %s: %d points (concurrency %v, workers %v, think %d ms, case series %s, memory run %d s), RTT %d ms, HTTP_VERSION=%s, RATE_LIMIT=%d; about %s; work dir %s",
+	report.Logf(w, "scale %s: %d points (concurrency %v, workers %v, think %d ms, case series %s, memory run %d s), RTT %d ms, HTTP_VERSION=%s, RATE_LIMIT=%d, UPSTREAM_POOL=%s; about %s; work dir %s",
 		runID, len(plan), cfg.Concurrencies, cfg.WorkerCounts, cfg.ServerDelayMS, caseLabel(cfg.CaseDelayMS), cfg.SoakS,
-		cfg.RTTMS(), cfg.HTTPVersion, cfg.RateLimit, cfg.Estimate().Round(time.Minute), workDir)
+		cfg.RTTMS(), cfg.HTTPVersion, cfg.RateLimit, UpstreamPoolLabel(cfg.UpstreamPool), cfg.Estimate().Round(time.Minute), workDir)
 	stack, err := vendormock.Start(ctx, vendormock.Options{
 		ProfileDir: profile, ServerDelayMS: cfg.ServerDelayMS, KeepaliveTimeout: cfg.KeepaliveTimeout,
 		Scheme: vendormock.Scheme(cfg.Scheme), HTTPVersion: cfg.HTTPVersion, Images: images, Session: cfg.Session,
@@ -67,6 +67,8 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 		// Hundreds of thousands of sends on one stack: WireMock keeps no
 		// journal, nginx's access log is the vendor's record.
 		NoRequestJournal: true,
+		// An upstream pool as large as WireMock's thread pool (UPSTREAM_POOL).
+		UpstreamKeepalive: cfg.UpstreamPool,
 	})
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
@@ -134,6 +136,15 @@ func Run(ctx context.Context, cfg Config, w io.Writer) (err error) {
 	return bench.DeliveryError(w, bad)
 }
 
+// UpstreamPoolLabel is UPSTREAM_POOL's value as the lab prints it:
+// "profile" or the number.
+func UpstreamPoolLabel(n int) string {
+	if n == UpstreamPoolProfile {
+		return "profile"
+	}
+	return fmt.Sprint(n)
+}
+
 func caseLabel(ms int) string {
 	if ms == CaseOff {
 		return "off"
@@ -164,11 +175,17 @@ func (r *runner) point(ctx context.Context, spec Spec) (Point, error) {
 		}
 	}
 	p := Point{
-		Name: spec.Name(), Series: spec.Series, Driver: spec.Driver, Workers: spec.Workers, Concurrency: spec.Concurrency,
+		Name: spec.Name(), Series: spec.Series, Driver: spec.Driver, Workers: spec.Workers, Concurrency: spec.Concurrency, Repeat: spec.Repeat,
 		ServerDelayMS: spec.DelayMS, RTTMS: r.cfg.RTTMS(), HTTPVersion: r.cfg.HTTPVersion, Count: spec.Count, Warmup: r.cfg.Warmup,
 		Lost: -1, Duplicates: -1, Environment: r.env, Provenance: r.cfg.Provenance,
+		UpstreamKeepalive: r.stack.Profile.Nginx.UpstreamKeepalive,
 	}
 	s := NewSampler(r.stack, SampleInterval)
+	nginxID, idErr := r.stack.ServiceContainerID(vendormock.AliasNginx)
+	var opens0 TCPOpens
+	if idErr == nil {
+		opens0, idErr = containerTCPOpens(ctx, nginxID)
+	}
 	s.Start(ctx)
 	var err error
 	if spec.Driver == results.DriverDirect {
@@ -181,6 +198,16 @@ func (r *runner) point(ctx context.Context, spec Spec) (Point, error) {
 		return Point{}, err
 	}
 	p.SampleErrors = series.Errors
+	if idErr == nil {
+		var opens1 TCPOpens
+		if opens1, idErr = containerTCPOpens(ctx, nginxID); idErr == nil {
+			n := opens1.Active - opens0.Active
+			p.UpstreamOpens = &n
+		}
+	}
+	if idErr != nil {
+		p.SampleErrors = append(p.SampleErrors, fmt.Sprintf("nginx upstream connections: %v", idErr))
+	}
 	if from, to, ok := series.Window(); ok {
 		p.WindowS = round3(to.Sub(from).Seconds())
 		p.Containers = series.CPU(from, to)

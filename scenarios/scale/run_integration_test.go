@@ -25,7 +25,8 @@ import (
 // every point must carry its containers' CPU, and the memory run its RSS
 // samples; the summary and charts must be written. With CPU_PROFILE=on
 // every worker point keeps one profile per replica under its own name and
-// splits it, ack and ledger parts included.
+// splits it, ack and ledger parts included. Every point records nginx's
+// upstream pool and the connections nginx opened to WireMock. About 2 min.
 func TestScaleRunSmall(t *testing.T) {
 	images, err := vendormock.ImagesFromEnv()
 	if err != nil || images.Worker == "" {
@@ -67,6 +68,13 @@ func TestScaleRunSmall(t *testing.T) {
 		}
 		if len(p.Containers) == 0 || p.Bottleneck == "" {
 			t.Errorf("%s: containers %v, bottleneck %q; want each container's CPU and a verdict", p.Name, p.Containers, p.Bottleneck)
+		}
+		// nginx keeps UPSTREAM_POOL's default of idle connections to
+		// WireMock, and the point says how many it opened (4 in flight
+		// stay well inside the pool: a few at most, never one per send).
+		if p.UpstreamKeepalive != DefaultUpstreamPool || p.UpstreamOpens == nil || *p.UpstreamOpens < 0 || *p.UpstreamOpens > int64(p.Count+p.Warmup)/4 {
+			t.Errorf("%s: upstream keepalive %d, opens %v (sample errors %q); want %d and a count of nginx's connects below a quarter of the sends",
+				p.Name, p.UpstreamKeepalive, p.UpstreamOpens, p.SampleErrors, DefaultUpstreamPool)
 		}
 		if p.Driver != results.DriverWorker {
 			continue

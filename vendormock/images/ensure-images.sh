@@ -248,7 +248,7 @@ env_new="$state/images.env.new"
 cat >"$env_new" <<EOF
 # written by vendormock/images/ensure-images.sh; read by run.sh and the Go code
 LAB_IMAGES_KIND=$kind
-LAB_IMAGE_SET=$set_words
+LAB_IMAGE_SET="$set_words"
 LAB_IMAGE_RABBITMQ=$RABBITMQ_IMAGE
 LAB_IMAGE_NGINX=$NGINX_IMAGE
 LAB_IMAGE_WIREMOCK=$WIREMOCK_IMAGE

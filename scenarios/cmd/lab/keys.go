@@ -343,6 +343,8 @@ var keys = []key{
 		allowed: fmt.Sprintf("a whole number 1..%d", scale.MaxPointS),
 		show:    func(c *scale.Config) string { return strconv.Itoa(c.PointS) },
 		set:     func(c *scale.Config, v string) (err error) { c.PointS, err = parseInt(v, 1, scale.MaxPointS); return }},
+	{name: "REPEATS", in: cmdScale, help: repeatsHelp, allowed: repeatsAllowed, show: showRepeats, set: setRepeats},
+	{name: "UPSTREAM_POOL", in: cmdScale, help: upstreamPoolHelp, allowed: upstreamPoolAllowed, show: showUpstreamPool, set: setUpstreamPool},
 	{name: "SOAK_S", in: cmdScale, help: "length of scale's memory run (one worker at the largest CONCURRENCY, its RSS sampled every second; the check wants at least 300 s), s; 0 = none",
 		allowed: fmt.Sprintf("a whole number 0..%d", scale.MaxSoakS),
 		show:    func(c *scale.Config) string { return strconv.Itoa(c.SoakS) },

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/audit"
+	"github.com/notifier-lab/notifier-lab/scenarios/defaults"
 	"github.com/notifier-lab/notifier-lab/scenarios/fault"
 	"github.com/notifier-lab/notifier-lab/scenarios/internal/outdir"
 	"github.com/notifier-lab/notifier-lab/scenarios/pageload"
@@ -28,9 +29,13 @@ import (
 //	point-*.json a scale run: summary.md and charts/
 //	pageload.json a page-load run: summary.md, pageload.json and charts/
 //	             from its load-*.json
+//	client-defaults.json  a client-defaults run: summary.md and charts/
 //	bench-*.json a bench run or a sweep: summary.md and charts/
 //	*/audit.json audits' parent folder: the third-party clients'
 //	             comparison, clients.md and clients.html
+//	*/bench-*.json a folder of repeated bench runs (results/tls-resumption):
+//	             summary.md and charts/ with each run's figures and
+//	             their median (report.RunsReport)
 //
 // bulk is BULK for the summary's projection (0: the default). Errors: a
 // folder with none of these files, or what a reporter returns.
@@ -51,7 +56,7 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	// The report rewrites summary.md, charts/ and the pages in dir: only in
 	// a folder the lab made (docs/running.md#output-folders).
 	renderable := false
-	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, filepath.Join("*", audit.RulesFile), "faults.json", "*idle-race*.json"} {
+	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, defaults.ResultFile, filepath.Join("*", audit.RulesFile), filepath.Join("*", "bench-*.json"), "faults.json", "*idle-race*.json"} {
 		renderable = renderable || has(p)
 	}
 	if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); renderable && err != nil {
@@ -70,14 +75,32 @@ func runReport(dir string, bulk int, w io.Writer) error {
 		return scale.Report(dir, w)
 	case has(pageload.SummaryJSON):
 		return pageload.Report(dir, w)
+	case has(defaults.ResultFile):
+		return reportDefaults(dir, w)
 	case has("bench-*.json"):
 		return report.Report(dir, w, report.WithBulk(bulk))
 	case has(filepath.Join("*", audit.RulesFile)):
 		return writeClients(dir, w)
+	case has(filepath.Join("*", "bench-*.json")):
+		return report.RunsReport(dir, w)
 	case faultPages > 0: // a folder of fault runs only
 		return nil
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, */audit.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json, */bench-*.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+}
+
+// reportDefaults rebuilds a client-defaults folder's summary.md and chart
+// from its client-defaults.json, which it leaves as it is.
+func reportDefaults(dir string, w io.Writer) error {
+	r, err := defaults.ReadResult(dir)
+	if err != nil {
+		return err
+	}
+	if err := defaults.WriteReport(dir, r); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "client-defaults report rebuilt: %s, %s\n", filepath.Join(dir, defaults.SummaryFile), filepath.Join(dir, defaults.ChartFile))
+	return nil
 }
 
 // renderFaultPages re-renders the folder's fault and idle-race pages

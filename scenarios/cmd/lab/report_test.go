@@ -23,6 +23,7 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 		{"../../../results/matrix", "matrix.md"},
 		{"../../../results/audit/go-alimtalk", "audit.html"},
 		{"../../../results/audit", "clients.html"}, // the third-party clients' comparison
+		{"../../../results/client-defaults", "summary.md"},
 	} {
 		t.Run(tt.src, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "copy")
@@ -122,5 +123,30 @@ func TestReportRefusesAFolderTheLabDidNotMake(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	if code := exitCode(run(context.Background(), []string{"report", "OUT=" + dir}, noEnv, &stdout), &stderr); code != 0 {
 		t.Errorf("report OUT=<marked folder>: exit %d, stderr %q; want 0", code, stderr.String())
+	}
+}
+
+// `lab report` of a client-defaults folder rewrites its summary from
+// client-defaults.json and leaves that file byte for byte as the run
+// wrote it (a re-render once dropped a field the code no longer has).
+func TestReportClientDefaultsKeepsItsData(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "copy")
+	if err := os.CopyFS(dir, os.DirFS("../../../results/client-defaults")); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(filepath.Join(dir, "client-defaults.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"report", dir}, noEnv, &stdout), &stderr); code != 0 {
+		t.Fatalf("report: exit %d, stderr %q", code, stderr.String())
+	}
+	after, err := os.ReadFile(filepath.Join(dir, "client-defaults.json"))
+	if err != nil || !bytes.Equal(before, after) {
+		t.Errorf("client-defaults.json changed by the report (%v)", err)
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "summary.md")); err != nil || !strings.Contains(string(md), "./run.sh report") {
+		t.Errorf("summary.md has no re-render command (%v)", err)
 	}
 }
