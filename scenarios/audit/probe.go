@@ -188,3 +188,23 @@ func (w *labWorker) Stop(ctx context.Context) error {
 func probeKey(run, probe string, n int) string {
 	return "p-" + run + "-" + probe + "-" + strconv.Itoa(n)
 }
+
+// holdSends sets WireMock's fixed delay on the send to d for the probes
+// that hold sends (burst, response timeout) and returns what puts the
+// stubs back as they were (with a minute of its own, so an ended ctx
+// still restores them). Errors: WireMock refused the stubs (the delay
+// before is kept).
+func holdSends(ctx context.Context, st *vendormock.Stack, d time.Duration) (restore func() error, err error) {
+	prev := st.ServerDelayMS
+	st.ServerDelayMS = int(d.Milliseconds())
+	if err := st.ResetStubs(ctx); err != nil {
+		st.ServerDelayMS = prev
+		return nil, err
+	}
+	return func() error {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		st.ServerDelayMS = prev
+		return st.ResetStubs(cctx)
+	}, nil
+}

@@ -247,18 +247,11 @@ func burstRule(p *Probes) Rule {
 // (Unknown when too little).
 func ProbeBurst(ctx context.Context, t ProbeTarget, run string) (m BurstMeasure, err error) {
 	st := t.Stack
-	prev := st.ServerDelayMS
-	st.ServerDelayMS = int(BurstDelay.Milliseconds())
-	if err := st.ResetStubs(ctx); err != nil {
-		st.ServerDelayMS = prev
+	restore, err := holdSends(ctx, st, BurstDelay)
+	if err != nil {
 		return m, fmt.Errorf("burst probe: %w", err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		st.ServerDelayMS = prev
-		err = errors.Join(err, st.ResetStubs(cctx))
-	}()
+	defer func() { err = errors.Join(err, restore()) }()
 	from, err := st.AccessLogSize()
 	if err != nil {
 		return m, err

@@ -58,18 +58,11 @@ func (m ResponseMeasure) Measured() string {
 // or at the answer). The stubs are put back afterwards.
 func ProbeResponse(ctx context.Context, t ProbeTarget, run string, delay time.Duration) (m ResponseMeasure, err error) {
 	st := t.Stack
-	prev := st.ServerDelayMS
-	st.ServerDelayMS = int(delay.Milliseconds())
-	if err := st.ResetStubs(ctx); err != nil {
-		st.ServerDelayMS = prev
+	restore, err := holdSends(ctx, st, delay)
+	if err != nil {
 		return m, fmt.Errorf("response probe: %w", err)
 	}
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-		defer cancel()
-		st.ServerDelayMS = prev
-		err = errors.Join(err, st.ResetStubs(cctx))
-	}()
+	defer func() { err = errors.Join(err, restore()) }()
 	from, err := st.AccessLogSize()
 	if err != nil {
 		return m, err
