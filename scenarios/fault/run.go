@@ -55,6 +55,10 @@ type Options struct {
 	// 0 or 1 = one after the other). Each cluster size takes a lane; the
 	// one-node scenarios share the rest (planLanes).
 	Lanes int
+	// Timings is an earlier run's faults.json whose duration_s plan the
+	// lanes ("" = <repository>/results/faults.json, the committed run);
+	// scenarios it lacks get an estimate (laneEstimates).
+	Timings string
 }
 
 // ResolveCatalog finds the catalog folder: dir as given when it exists,
@@ -201,9 +205,9 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 		})
 		return WriteFaults(out, verdicts, o.Provenance, w)
 	}
-	lanes := planLanes(sel, o.Lanes)
+	lanes := planLanes(sel, o.Lanes, laneEstimates(pastDurations(o.Timings, w), o.Count))
 	if len(lanes) > 1 {
-		fmt.Fprintf(w, "[fault] %d lanes side by side, each on a stack of its own: %s\n", len(lanes), laneNames(lanes))
+		fmt.Fprintf(w, "[fault] %d lanes side by side, each on a stack of its own (scenarios, estimated s): %s\n", len(lanes), laneNames(lanes))
 		w = &lockedWriter{W: w}
 	}
 	errs := make([]error, len(lanes))
@@ -351,9 +355,26 @@ func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection,
 func laneNames(lanes []stackLane) string {
 	var ns []string
 	for _, l := range lanes {
-		ns = append(ns, fmt.Sprintf("%s (%d)", l.name, len(l.scs)))
+		ns = append(ns, fmt.Sprintf("%s (%d, ~%.0f s)", l.name, len(l.scs), l.est.Seconds()))
 	}
 	return strings.Join(ns, ", ")
+}
+
+// pastDurations reads the durations that plan the lanes (Options.Timings);
+// a file it cannot read is reported on w and the plan uses estimates.
+func pastDurations(path string, w io.Writer) map[string]time.Duration {
+	if path == "" {
+		root, ok := lab.FindRepoRoot()
+		if !ok {
+			return nil
+		}
+		path = filepath.Join(root, "results", "faults.json")
+	}
+	ds, err := ReadDurations(path)
+	if err != nil {
+		fmt.Fprintf(w, "[fault] lanes planned without earlier durations: %v\n", err)
+	}
+	return ds
 }
 
 func names(scs []*Scenario) string {
