@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/notifier-lab/notifier-lab/scenarios/results"
 )
@@ -228,7 +229,8 @@ func WriteBlackBox(out string, rep BlackBoxReport) error {
 }
 
 // BlackBoxJSONFile is a black-box audit's machine-readable report (not
-// audit.json: `./run.sh report` rebuilds only contract audits).
+// audit.json, which is a contract audit's; `./run.sh report` rebuilds
+// either: RejudgeBlackBox).
 const BlackBoxJSONFile = "blackbox.json"
 
 // outsideFigures is the latency and CPU the lab saw from outside in the
@@ -248,4 +250,35 @@ func outsideFigures(runs []BlackBoxResult) string {
 	}
 	return fmt.Sprintf("from outside (steady): nginx send p50 %s ms, p99 %s ms ($request_time, server side); the container's CPU %s ms per send after the first (cgroup)",
 		msCell(p50), msCell(p99), cgroupCell(cpu))
+}
+
+// RejudgeBlackBox rebuilds a black-box audit folder's report from what
+// the run measured, offline: its scenarios' and probes' results in
+// blackbox.json and the adapter.yaml the run copied, judged again by
+// today's rules, and written back (audit.md, blackbox.json; its
+// provenance kept). The vendor keep-alive the probes are judged against
+// is the one the idle probe recorded. Errors: a file missing or
+// malformed, or the adapter no longer valid.
+func RejudgeBlackBox(dir string) (BlackBoxReport, error) {
+	b, err := os.ReadFile(filepath.Join(dir, BlackBoxJSONFile))
+	if err != nil {
+		return BlackBoxReport{}, fmt.Errorf("read black-box report: %w", err)
+	}
+	var old BlackBoxReport
+	if err := json.Unmarshal(b, &old); err != nil {
+		return BlackBoxReport{}, fmt.Errorf("read black-box report: %s: %w", filepath.Join(dir, BlackBoxJSONFile), err)
+	}
+	a, err := LoadAdapter(filepath.Join(dir, "adapter.yaml"))
+	if err != nil {
+		return BlackBoxReport{}, err
+	}
+	rep := NewBlackBoxReport(old.Image, old.Profile, a, old.Runs, old.Provenance)
+	if old.Probes != nil {
+		var keepalive time.Duration
+		if old.Probes.Idle != nil {
+			keepalive = time.Duration(old.Probes.Idle.KeepaliveS * float64(time.Second))
+		}
+		rep.addProbes(old.Probes, keepalive)
+	}
+	return rep, WriteBlackBox(dir, rep)
 }

@@ -25,6 +25,8 @@ import (
 //	faults.json, *idle-race*.json  faults.md and each race's page
 //	             (fault.RenderPages), then by the rest:
 //	audit.json   an audit: audit.md and audit.html (its date kept)
+//	blackbox.json a black-box audit: audit.md and blackbox.json, its
+//	             measures judged again (audit.RejudgeBlackBox)
 //	cell-*.json  the matrix: matrix.md and charts/
 //	point-*.json a scale run: summary.md and charts/
 //	pageload.json a page-load run: summary.md, pageload.json and charts/
@@ -56,7 +58,7 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	// The report rewrites summary.md, charts/ and the pages in dir: only in
 	// a folder the lab made (docs/running.md#output-folders).
 	renderable := false
-	for _, p := range []string{audit.RulesFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, defaults.ResultFile, filepath.Join("*", audit.RulesFile), filepath.Join("*", "bench-*.json"), "faults.json", "*idle-race*.json"} {
+	for _, p := range []string{audit.RulesFile, audit.BlackBoxJSONFile, "cell-*.json", "point-*.json", "bench-*.json", pageload.SummaryJSON, defaults.ResultFile, filepath.Join("*", audit.RulesFile), filepath.Join("*", "bench-*.json"), "faults.json", "*idle-race*.json"} {
 		renderable = renderable || has(p)
 	}
 	if _, err := os.Stat(filepath.Join(dir, outdir.Marker)); renderable && err != nil {
@@ -69,6 +71,13 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	switch {
 	case has(audit.RulesFile):
 		return reportAudit(dir, w)
+	case has(audit.BlackBoxJSONFile):
+		rep, err := audit.RejudgeBlackBox(dir)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "black-box audit report rebuilt: %s\n%s\n", filepath.Join(dir, audit.MarkdownFile), rep.Headline())
+		return nil
 	case has("cell-*.json"):
 		return report.MatrixReport(dir, w)
 	case has("point-*.json"):
@@ -86,7 +95,7 @@ func runReport(dir string, bulk int, w io.Writer) error {
 	case faultPages > 0: // a folder of fault runs only
 		return nil
 	}
-	return fmt.Errorf("%w: %s holds no audit.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json, */bench-*.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
+	return fmt.Errorf("%w: %s holds no audit.json, blackbox.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json, */bench-*.json or faults.json: name a folder a run wrote (results, results/matrix, results/scale, results/audit, results/audit/<worker>-<profile>...)", errUsage, dir)
 }
 
 // reportDefaults rebuilds a client-defaults folder's summary.md and chart

@@ -22,6 +22,7 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 		{"../../../results/sweep", "summary.md"},
 		{"../../../results/matrix", "matrix.md"},
 		{"../../../results/audit/go-alimtalk", "audit.html"},
+		{"../../../results/audit/example-dispatch-sms", "audit.md"}, // a black-box audit
 		{"../../../results/audit", "clients.html"}, // the third-party clients' comparison
 		{"../../../results/client-defaults", "summary.md"},
 	} {
