@@ -5,5 +5,8 @@
 // validates the lab's own samples against them: the message samples
 // under testdata/message, records written by worker/records' type, each
 // profile's status table, and the bodies the Go worker's vendor client
-// sends and the profiles' stubs answer.
+// sends and the profiles' stubs answer. adapter.schema.json is the
+// black-box audit's adapter file (docs/auditing.md#the-adapter-file);
+// scenarios/audit's TestAdapterSchemaAgreesWithTheParser checks it
+// against the parser.
 package schemas
