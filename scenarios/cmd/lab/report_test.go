@@ -23,7 +23,7 @@ func TestReportRendersEveryKindOfFolder(t *testing.T) {
 		{"../../../results/matrix", "matrix.md"},
 		{"../../../results/audit/go-alimtalk", "audit.html"},
 		{"../../../results/audit/example-dispatch-sms", "audit.md"}, // a black-box audit
-		{"../../../results/audit", "clients.html"}, // the third-party clients' comparison
+		{"../../../results/audit", "clients.html"},                  // the third-party clients' comparison
 		{"../../../results/client-defaults", "summary.md"},
 	} {
 		t.Run(tt.src, func(t *testing.T) {
