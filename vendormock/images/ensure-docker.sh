@@ -4,7 +4,8 @@
 # - An engine already answers: nothing to do.
 # - No engine, Debian, root: install docker.io from Debian's archive (if
 #   dockerd is missing) and start dockerd in the background, logging to
-#   $LAB_DOCKERD_LOG (default /var/log/notifier-lab-dockerd.log); wait for it.
+#   $LAB_DOCKERD_LOG (default /var/log/notifier-lab-dockerd.log), with
+#   none of the caller's file descriptors beyond stderr; wait for it.
 # - Otherwise: stop with a message that says what to install.
 #
 # Exit status: 0 when `docker info` answers, 1 otherwise.
@@ -27,7 +28,8 @@ if command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1; then
 fi
 
 is_debian=false
-if [ -r /etc/os-release ] && grep -qE '^(ID|ID_LIKE)=.*debian' /etc/os-release; then
+osrelease=${LAB_OS_RELEASE:-/etc/os-release}
+if [ -r "$osrelease" ] && grep -qE '^(ID|ID_LIKE)=.*debian' "$osrelease"; then
   is_debian=true
 fi
 
@@ -48,7 +50,17 @@ if pgrep -x dockerd >/dev/null 2>&1; then
   log "dockerd is running but not answering yet; waiting"
 else
   log "starting dockerd in the background (log: $logfile)"
-  nohup dockerd >"$logfile" 2>&1 &
+  # dockerd outlives this script: it must hold none of the caller's file
+  # descriptors open (a flock lock would never be released, a CI log pipe
+  # never reach its end), so it starts with stdin, stdout and stderr only,
+  # in a session of its own.
+  (
+    for fd in /proc/$BASHPID/fd/*; do
+      fd=${fd##*/}
+      if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid nohup dockerd </dev/null >"$logfile" 2>&1
+  ) &
 fi
 if ! wait_for_engine 60; then
   tail -n 20 "$logfile" >&2 || true
