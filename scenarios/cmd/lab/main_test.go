@@ -42,7 +42,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"no subcommand", nil, nil, 2, "", "subcommand"},
 		{"unknown subcommand", []string{"bench"}, nil, 2, "", "unknown subcommand"},
 		{"report without dir", []string{"report"}, nil, 2, "", "results directory"},
-		{"report of an empty dir", []string{"report", "EMPTY"}, nil, 2, "", "no audit.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json, */bench-*.json or faults.json"},
+		{"report of an empty dir", []string{"report", "EMPTY"}, nil, 2, "", "no audit.json, blackbox.json, cell-*.json, point-*.json, bench-*.json, client-defaults.json, */audit.json, */bench-*.json or faults.json"},
 		{"report of a missing folder says so", []string{"report", "no-such-folder"}, nil, 2, "", "no-such-folder does not exist"},
 		{"help", []string{"help"}, nil, 0, "KEEPALIVE_TIMEOUT", ""},
 		{"help names audit-clients", []string{"help"}, nil, 0, "./run.sh audit-clients [PROFILE=", ""},
