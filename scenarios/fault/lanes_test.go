@@ -87,16 +87,7 @@ func TestPlanLanesByDuration(t *testing.T) {
 		sel = append(sel, &Scenario{Name: n, Kind: KindIdleRace})
 	}
 	est := func(sc *Scenario) time.Duration { return time.Duration(secs[sc.Name]) * time.Second }
-	worst := func(lanes []stackLane) (w time.Duration) {
-		for _, l := range lanes {
-			var sum time.Duration
-			for _, sc := range l.scs {
-				sum += est(sc)
-			}
-			w = max(w, sum)
-		}
-		return w
-	}
+	worst := func(lanes []stackLane) time.Duration { return longestLane(lanes, est) }
 	byDuration, byCount := planLanes(sel, 3, est), planLanes(sel, 3, nil)
 	// 1,130 s over 3 lanes: no split beats 377 s; longest first gives
 	// race1+c, race2+d, long+a+b.
@@ -185,16 +176,7 @@ func TestPlanLanesCatalog(t *testing.T) {
 		t.Fatal(err)
 	}
 	est := laneEstimates(past, 0)
-	worst := func(lanes []stackLane) (w time.Duration) {
-		for _, l := range lanes {
-			var sum time.Duration
-			for _, sc := range l.scs {
-				sum += est(sc)
-			}
-			w = max(w, sum)
-		}
-		return w
-	}
+	worst := func(lanes []stackLane) time.Duration { return longestLane(lanes, est) }
 	byDuration, byCount := planLanes(scs, 4, est), planLanes(scs, 4, nil)
 	t.Logf("by duration: %s", laneNames(byDuration))
 	if d, c := worst(byDuration), worst(byCount); d > c {
@@ -202,4 +184,16 @@ func TestPlanLanesCatalog(t *testing.T) {
 	} else {
 		t.Logf("longest lane: %s by duration, %s by count", d.Round(time.Second), c.Round(time.Second))
 	}
+}
+
+// longestLane is the largest sum of est over one lane's scenarios.
+func longestLane(lanes []stackLane, est estimateFunc) (w time.Duration) {
+	for _, l := range lanes {
+		var sum time.Duration
+		for _, sc := range l.scs {
+			sum += est(sc)
+		}
+		w = max(w, sum)
+	}
+	return w
 }
