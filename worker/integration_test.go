@@ -35,7 +35,7 @@ import (
 //	go test -tags integration -run Integration ./worker/
 
 // startRabbit starts RabbitMQ and returns its AMQP URL and the container.
-func startRabbit(t *testing.T) (string, testcontainers.Container) {
+func startRabbit(t testing.TB) (string, testcontainers.Container) {
 	t.Helper()
 	image := os.Getenv("LAB_IMAGE_RABBITMQ")
 	if image == "" {
