@@ -25,7 +25,7 @@ import (
 // confirm. One op is one confirmed copy; copies/s is b.N over the wall
 // time of the op loop. It uses the exported API only, so the same file
 // measures the publisher before and after a change (docs/worker.md,
-// Amortized per-message work; results/publish-confirms/).
+// "Many sends in flight"; results/publish-confirms/).
 //
 //	go test -tags integration -run '^$' -bench IntegrationPublishConfirms -benchtime 1000x ./worker
 func BenchmarkIntegrationPublishConfirms(b *testing.B) {
