@@ -190,7 +190,8 @@ func TestIntegrationPublishConfirms(t *testing.T) {
 // max_message_size and 15 small ones are copied to the held queue at once
 // on the session's confirm channel. The big copy closes the channel (406)
 // under the copies beside it. Only the big ad is given up on (dead queue,
-// REPUBLISH_FAILED with the 406); every small one lands in the held queue.
+// REPUBLISH_FAILED with the 406); every small one lands in the held queue
+// (some twice: see below).
 // With pipelined confirms and the 406 wrapped into every nacked copy's
 // error, a small copy whose attempts all met the big one's closes was
 // judged refused for good and its original dead-lettered.
@@ -230,8 +231,36 @@ func TestIntegrationRepublishTooLargeBesideOthers(t *testing.T) {
 			t.Errorf("%s records %+v, want one OUTSIDE_SEND_WINDOW in %s", rk, r, names.Held)
 		}
 	}
-	if got := queueDepth(t, url, names.Held); got != small {
-		t.Errorf("%s holds %d, want the %d small copies", names.Held, got, small)
+	// A small copy nacked by the close may have been routed before it
+	// (RabbitMQ confirms once the copy is persisted; the close cancels
+	// that): its next attempt then leaves a second copy, which the ledger
+	// answers as a DUPLICATE when it comes back. Each small one is there
+	// at least once; the big one never.
+	held := map[string]int{}
+	withChannel(t, url, func(ch *amqp.Channel) error {
+		for {
+			d, ok, err := ch.Get(names.Held, true)
+			if err != nil || !ok {
+				return err
+			}
+			n, err := message.Decode(d.Body)
+			if err != nil {
+				return fmt.Errorf("decode a copy in %s: %w", names.Held, err)
+			}
+			held[n.RefKey]++
+		}
+	})
+	extra := 0
+	for i := 1; i <= small; i++ {
+		rk := fmt.Sprintf("small-%d", i)
+		if held[rk] < 1 {
+			t.Errorf("%s has no copy in %s", rk, names.Held)
+		}
+		extra += max(held[rk]-1, 0)
+	}
+	t.Logf("%s: %d small copies, %d of them second copies of a copy nacked by a close it did not cause", names.Held, small+extra, extra)
+	if held["big-ad"] != 0 {
+		t.Errorf("%s holds %d copies of big-ad, want none", names.Held, held["big-ad"])
 	}
 	if got := queueDepth(t, url, names.Dead); got != 1 {
 		t.Errorf("%s holds %d, want the big original alone", names.Dead, got)
