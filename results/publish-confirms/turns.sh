@@ -9,7 +9,8 @@
 #
 # BENCH (the -bench pattern, default IntegrationPublishConfirms),
 # BENCHTIME (default 1000x) and PREFIX (of the file names, default none)
-# select another set. Needs LAB_IMAGE_RABBITMQ (set -a; . .lab/images.env;
+# select another set; OVERLAY (paths) copies those files from AFTER's tree
+# into BEFORE's (a benchmark file added after BEFORE, using only its API). Needs LAB_IMAGE_RABBITMQ (set -a; . .lab/images.env;
 # set +a).
 set -euo pipefail
 before=${1:?usage: turns.sh BEFORE AFTER [ROUNDS]}
@@ -30,13 +31,16 @@ for label in before after; do
 	mkdir -p "$work/$label"
 	git -C "$repo" archive "$commit" | tar -x -C "$work/$label"
 done
+for f in ${OVERLAY:-}; do
+	cp "$work/after/$f" "$work/before/$f"
+done
 for round in $(seq 1 "$rounds"); do
 	for label in before after; do
 		commit=$(git -C "$repo" rev-parse --short "${!label}")
 		out="$here/$prefix$label-$round.txt"
 		echo "== $label round $round: commit $commit -> $out" >&2
 		{
-			echo "commit: $commit ($label)"
+			echo "commit: $commit ($label)${OVERLAY:+; the before tree has $OVERLAY from after}"
 			echo "command: go test -tags integration -run '^\$' -bench '$bench' -benchtime $benchtime -count 1 ./worker"
 			echo "start: $(date -u +%FT%TZ) load: $(cut -d' ' -f1-3 /proc/loadavg)"
 			(cd "$work/$label" && flock "$lock" go test -tags integration -run '^$' \
