@@ -15,9 +15,12 @@ const ShutdownMargin = 5 * time.Second
 // 5 s = 55 s.
 //
 // At Concurrency N the N messages in flight finish side by side, but their
-// token calls and their re-publishes take turns: (N+3) vendor calls and N
-// re-publishes at worst, (N+3) x ResponseTimeout + N x PublishTimeout +
-// ShutdownMargin (195 s at N = 8 with the defaults).
+// token calls take turns: (N+3) vendor calls at worst. Their re-publishes
+// no longer take turns (ConfirmPublisher awaits up to ConfirmWindow
+// confirms together, and N <= MaxConcurrency = ConfirmWindow), but the
+// bound keeps the N re-publishes of before, an over-estimate:
+// (N+3) x ResponseTimeout + N x PublishTimeout + ShutdownMargin (195 s at
+// N = 8 with the defaults).
 //
 // A supervisor (the lab, a Kubernetes terminationGracePeriodSeconds, a
 // docker stop -t) that kills the worker sooner can cut a send between the

@@ -35,7 +35,7 @@ import (
 //	go test -tags integration -run Integration ./worker/
 
 // startRabbit starts RabbitMQ and returns its AMQP URL and the container.
-func startRabbit(t *testing.T) (string, testcontainers.Container) {
+func startRabbit(t testing.TB) (string, testcontainers.Container) {
 	t.Helper()
 	image := os.Getenv("LAB_IMAGE_RABBITMQ")
 	if image == "" {
@@ -85,7 +85,7 @@ type fakeVendor struct {
 	hold func(refkey string)
 }
 
-func newFakeVendor(t *testing.T) *fakeVendor {
+func newFakeVendor(t testing.TB) *fakeVendor {
 	t.Helper()
 	v := &fakeVendor{sends: map[string]int{}}
 	mux := http.NewServeMux()
@@ -144,7 +144,7 @@ func (v *fakeVendor) counts() map[string]int {
 
 // publishN declares the topology and publishes n valid info messages
 // (refkeys prefix-1 .. prefix-n) with publisher confirms.
-func publishN(t *testing.T, url, queue, prefix string, n int) {
+func publishN(t testing.TB, url, queue, prefix string, n int) {
 	t.Helper()
 	conn, err := amqp.Dial(url)
 	if err != nil {
@@ -179,7 +179,7 @@ func publishN(t *testing.T, url, queue, prefix string, n int) {
 }
 
 // queueDepth returns the ready message count of queue.
-func queueDepth(t *testing.T, url, queue string) int {
+func queueDepth(t testing.TB, url, queue string) int {
 	t.Helper()
 	conn, err := amqp.Dial(url)
 	if err != nil {
@@ -197,7 +197,7 @@ func queueDepth(t *testing.T, url, queue string) int {
 	return q.Messages
 }
 
-func readRecordFile(t *testing.T, path string) []records.Record {
+func readRecordFile(t testing.TB, path string) []records.Record {
 	t.Helper()
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
@@ -219,7 +219,7 @@ func readRecordFile(t *testing.T, path string) []records.Record {
 	return out
 }
 
-func integrationConfig(t *testing.T, url string, v *fakeVendor, strategy string, maxMessages int) Config {
+func integrationConfig(t testing.TB, url string, v *fakeVendor, strategy string, maxMessages int) Config {
 	t.Helper()
 	dir := t.TempDir()
 	return Config{
@@ -242,7 +242,7 @@ func runAsync(ctx context.Context, cfg Config) <-chan error {
 	return out
 }
 
-func waitRun(t *testing.T, ch <-chan error, d time.Duration) {
+func waitRun(t testing.TB, ch <-chan error, d time.Duration) {
 	t.Helper()
 	select {
 	case err := <-ch:

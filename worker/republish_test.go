@@ -161,6 +161,7 @@ func TestPermanentPublishError(t *testing.T) {
 		{fmt.Errorf("wait confirm: %w: %w", ErrPublishNacked, errTooLarge), true},
 		{&amqp.Error{Code: amqp.FrameError, Reason: "FRAME_ERROR"}, true},
 		{fmt.Errorf("publish to q: %w", ErrPublishNacked), false},
+		{fmt.Errorf("publish to q: %w: %w (%v)", ErrPublishNacked, ErrCloseNotAttributed, errTooLarge), false},
 		{context.DeadlineExceeded, false},
 		{amqp.ErrClosed, false},
 		{errors.New("other"), false},

@@ -97,16 +97,20 @@ func (h *Handler) route(ctx context.Context, d amqp.Delivery, rec *records.Recor
 
 // publish publishes p to queue up to RepublishAttempts times, all within
 // one PublishTimeout, repairing the publisher's path between two attempts
-// when it can (Repairer). It returns the last publish error, or the repair
-// error (which then decides whether the failure is permanent).
+// when it can (Repairer); after an attempt failed with
+// ErrCloseNotAttributed the next ones publish alone (publishOnce). It
+// returns the last publish error, or the repair error (which then decides
+// whether the failure is permanent).
 func (h *Handler) publish(ctx context.Context, queue string, p amqp.Publishing) error {
 	pctx, cancel := context.WithTimeout(ctx, h.c.PublishTimeout)
 	defer cancel()
+	alone := false
 	for i := 1; ; i++ {
-		err := h.c.Publisher.Publish(pctx, queue, p)
+		err := publishOnce(pctx, h.c.Publisher, queue, p, alone)
 		if err == nil || i >= h.c.RepublishAttempts || pctx.Err() != nil {
 			return err
 		}
+		alone = alone || errors.Is(err, ErrCloseNotAttributed)
 		h.c.Logger.Warn("re-publish failed; re-establishing the publish path",
 			"queue", queue, "attempt", i, "error", Redact(err.Error(), ""))
 		if rp, ok := h.c.Publisher.(Repairer); ok {
@@ -115,6 +119,17 @@ func (h *Handler) publish(ctx context.Context, queue string, p amqp.Publishing) 
 			}
 		}
 	}
+}
+
+// publishOnce is one attempt of a copy: alone (SoloPublisher), when pub
+// can, after an attempt whose channel close was not attributed to it
+// (ErrCloseNotAttributed: other copies were at the broker beside it), so
+// that a close this time is its own; otherwise Publish.
+func publishOnce(ctx context.Context, pub Publisher, queue string, p amqp.Publishing, alone bool) error {
+	if sp, ok := pub.(SoloPublisher); ok && alone {
+		return sp.PublishAlone(ctx, queue, p)
+	}
+	return pub.Publish(ctx, queue, p)
 }
 
 // giveUp settles d whose copy the broker refuses for good: the ledger gets

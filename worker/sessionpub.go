@@ -19,6 +19,14 @@ type Repairer interface {
 	Repair(ctx context.Context) error
 }
 
+// SoloPublisher is a Publisher that can publish with none of its other
+// publishes at the broker, so that a channel the broker closes is that
+// publish's own (ConfirmPublisher.PublishAlone). The Handler uses it for
+// the next attempts of a copy after one failed with ErrCloseNotAttributed.
+type SoloPublisher interface {
+	PublishAlone(ctx context.Context, queue string, p amqp.Publishing) error
+}
+
 // sessionPublisher is the Publisher of one broker session: a confirm
 // channel on the session's connection that Repair replaces when the broker
 // closed it (a 406 for a copy over max_message_size closes only that
@@ -35,8 +43,10 @@ type sessionPublisher struct {
 }
 
 var (
-	_ Publisher = (*sessionPublisher)(nil)
-	_ Repairer  = (*sessionPublisher)(nil)
+	_ Publisher     = (*sessionPublisher)(nil)
+	_ Repairer      = (*sessionPublisher)(nil)
+	_ SoloPublisher = (*sessionPublisher)(nil)
+	_ SoloPublisher = (*ConfirmPublisher)(nil)
 )
 
 // newSessionPublisher opens the session's publish channel on conn.
@@ -69,6 +79,15 @@ func (sp *sessionPublisher) Publish(ctx context.Context, queue string, msg amqp.
 	pub := sp.cur
 	sp.mu.Unlock()
 	return pub.Publish(ctx, queue, msg)
+}
+
+// PublishAlone publishes alone on the current publish channel
+// (ConfirmPublisher.PublishAlone).
+func (sp *sessionPublisher) PublishAlone(ctx context.Context, queue string, msg amqp.Publishing) error {
+	sp.mu.Lock()
+	pub := sp.cur
+	sp.mu.Unlock()
+	return pub.PublishAlone(ctx, queue, msg)
 }
 
 // Repair declares the topology again on a fresh channel (recreating a

@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -102,11 +103,13 @@ func drainUnknown(ctx context.Context, q getter, pub Publisher, store ledger.Sto
 // last publish error, or the repair's.
 func publishCopy(ctx context.Context, pub Publisher, queue string, p amqp.Publishing) error {
 	rp, repairs := pub.(Repairer)
+	alone := false
 	for i := 1; ; i++ {
-		err := pub.Publish(ctx, queue, p)
+		err := publishOnce(ctx, pub, queue, p, alone)
 		if err == nil || !repairs || i >= DefaultRepublishAttempts || ctx.Err() != nil {
 			return err
 		}
+		alone = alone || errors.Is(err, ErrCloseNotAttributed)
 		if rerr := rp.Repair(ctx); rerr != nil {
 			return fmt.Errorf("after publish error %v: %w", err, rerr)
 		}

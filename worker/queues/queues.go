@@ -18,6 +18,11 @@ const (
 	// HeaderCode is the vendor's business code of a REJECTED send (string,
 	// "3018"), set on messages in the failed queue.
 	HeaderCode = "x-notifier-vendor-code"
+	// HeaderPublish is set by worker.ConfirmPublisher on everything it
+	// publishes (int64, unique within one publisher): a basic.return
+	// carries no delivery tag, so a return is matched to its publish by
+	// it. Consumers ignore it; a copy's copy carries the latest one.
+	HeaderPublish = "x-notifier-publish"
 )
 
 // Attempt reads HeaderAttempt from h: the number of send attempts already
