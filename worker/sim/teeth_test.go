@@ -25,7 +25,7 @@ var defectSeeds = []struct {
 }{
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 1, InvSettled},
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 2, InvSettled},
-	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 244, InvLedgerAgrees},
+	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 481, InvLedgerAgrees},
 	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 87, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
@@ -43,6 +43,12 @@ var defectSeeds = []struct {
 	// Found once the broker model returned mandatory publishes, fixed by
 	// the drain's repair of its publish path.
 	{"drain-no-repair", DefectDrainNoRepair, 4684, InvSettled},
+	// Issue 29's ack batcher, reached once serve ran above concurrency 1
+	// (seed 45 at concurrency 8, 58 at 2; 7 at 4, 16 at 2).
+	{"ack-names-settled-tag", DefectAckNamesSettledTag, 45, InvNoChannelError},
+	{"ack-names-settled-tag", DefectAckNamesSettledTag, 58, InvNoChannelError},
+	{"ack-covers-unfinished", DefectAckCoversUnfinished, 7, InvAckAfterOutcome},
+	{"ack-covers-unfinished", DefectAckCoversUnfinished, 16, InvAckAfterOutcome},
 }
 
 // TestTeethDefectPutBack: without SIM_DEFECT every row's seed passes; with
