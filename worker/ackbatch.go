@@ -41,6 +41,10 @@ type ackBatcher struct {
 	delay time.Duration
 	// onErr is told a failed multiple ack (the log; nil = none).
 	onErr func(tag uint64, n int, err error)
+	// after starts the flush timer: f runs once delay has passed, unless
+	// stopped first (nil: time.AfterFunc; the simulator's clock runs it
+	// through SimLoop.AfterFunc).
+	after func(d time.Duration, f func()) stopper
 
 	mu sync.Mutex
 	// base is the lowest tag not yet settled nor acked; next the next tag
@@ -55,7 +59,7 @@ type ackBatcher struct {
 	ready   uint64
 	waiting int
 	lastAck uint64
-	timer   *time.Timer
+	timer   stopper
 	// sent counts the multiple acks sent and the deliveries they acked
 	// (tests).
 	sent, acked int
@@ -141,10 +145,22 @@ func (b *ackBatcher) settle(tag uint64, ack bool, alone func() error) error {
 	if b.waiting >= b.group {
 		b.flushLocked()
 	} else if b.waiting > 0 && b.timer == nil && b.delay > 0 {
-		b.timer = time.AfterFunc(b.delay, b.Flush)
+		b.timer = b.startTimer()
 	}
 	return nil
 }
+
+// startTimer starts the flush timer (b.after, else time.AfterFunc).
+func (b *ackBatcher) startTimer() stopper {
+	if b.after != nil {
+		return b.after(b.delay, b.Flush)
+	}
+	return time.AfterFunc(b.delay, b.Flush)
+}
+
+// stopper is a timer that can be stopped before it fires (*time.Timer
+// is one): Stop reports whether it stopped it.
+type stopper = interface{ Stop() bool }
 
 // advance moves ready over the done tags that follow it.
 func (b *ackBatcher) advance() {

@@ -111,11 +111,15 @@ type consumer struct {
 	// sleeper, when set, replaces sleep for every wait of the loop and of
 	// serve (reconnect backoff, ledger wait, requeue pause); jitter, when
 	// set, replaces rand.Float64 as the backoff's randomness; idle, when
-	// set, is called each time serve waits with nothing in flight
-	// (SimLoop: the simulator's scheduler). Run sets none of them.
-	sleeper func(ctx context.Context, d time.Duration, stop <-chan struct{}) bool
-	jitter  func() float64
-	idle    func()
+	// set, is called each time serve is about to wait (SimLoop.Idle);
+	// spawn, when set, starts serve's handlers (SimLoop.Go); afterFunc,
+	// when set, starts the ack batcher's flush timers (SimLoop.AfterFunc).
+	// The simulator's scheduler sets them; Run sets none of them.
+	sleeper   func(ctx context.Context, d time.Duration, stop <-chan struct{}) bool
+	jitter    func() float64
+	idle      func(inflight int, draining bool)
+	spawn     func(f func())
+	afterFunc func(d time.Duration, f func()) stopper
 	// pace spaces the deliveries taken (Config.SendInterval), across
 	// sessions.
 	pace pacer

@@ -120,6 +120,9 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 	// drain waits for every handler in flight.
 	drain := func() {
 		for inflight > 0 {
+			if c.idle != nil {
+				c.idle(inflight, true)
+			}
 			select {
 			case f := <-finished:
 				finish(f)
@@ -144,6 +147,7 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		if n > 1 {
 			if acks == nil {
 				acks = newAckBatcher(ga, ackGroup(n), AckFlushDelay)
+				acks.after = c.afterFunc
 				acks.onErr = func(tag uint64, k int, err error) {
 					c.log.Warn("multiple ack failed; the broker redelivers those messages and the ledger suppresses each as a duplicate",
 						"up_to_tag", tag, "messages", k, "error", err.Error())
@@ -167,7 +171,11 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		busy++
 		take := taken
 		taken++
-		handlers.run(func() {
+		run := handlers.run
+		if c.spawn != nil {
+			run = c.spawn
+		}
+		run(func() {
 			early := false
 			rec, herr := h.handle(ctx, d, pre, func() {
 				early = true
@@ -224,10 +232,11 @@ func (c *consumer) serve(ctx context.Context, gen uint64, h *Handler, deliveries
 		if inflight == 0 && acks != nil {
 			acks.Flush() // nothing in flight: no company is coming soon
 		}
-		if inflight == 0 && c.idle != nil {
-			// Nothing in flight: only a delivery, the session's loss, ctx
-			// (or the pacer) wakes serve now (SimLoop.Idle).
-			c.idle()
+		if c.idle != nil {
+			// Only a delivery (with a free slot), a handler finishing, the
+			// session's loss, ctx (or the pacer) wakes serve now
+			// (SimLoop.Idle).
+			c.idle(inflight, false)
 		}
 		select {
 		case <-paced:

@@ -181,8 +181,8 @@ func TestLoopReconnectsAfterTheSessionIsLost(t *testing.T) {
 	var logs bytes.Buffer
 	c := loopRig(ev, d, ledgertest.NewMem(), &logs)
 	var late amqp.Delivery
-	c.idle = func() {
-		if acks, _ := ack.counts(); acks == 1 && d.n == 1 && late.Acknowledger == nil {
+	c.idle = func(inflight int, _ bool) {
+		if acks, _ := ack.counts(); inflight == 0 && acks == 1 && d.n == 1 && late.Acknowledger == nil {
 			ev.add("idle")
 			late = amqp.Delivery{Acknowledger: genAcker{gen: 1, gens: &c.gens, inner: ack}, DeliveryTag: 9}
 			first.end(&amqp.Error{Code: amqp.ConnectionForced, Reason: "broker shut down"})

@@ -42,11 +42,24 @@ type SimLoop struct {
 	// Jitter is the backoff's randomness, uniform in [0, 1); nil is
 	// rand.Float64.
 	Jitter func() float64
-	// Idle, when set, is called each time serve is about to wait with
-	// nothing in flight, so that only a delivery, the session's loss or
-	// ctx can wake it (with Config.SendInterval, also the pacer's real
-	// timer: the simulator does not pace).
-	Idle func()
+	// Idle, when set, is called each time serve is about to wait.
+	// inflight is how many of its handlers (Go) have not finished. In its
+	// main wait (draining false) only a delivery (taken while inflight is
+	// below Config.Concurrency), a handler finishing, the session's loss
+	// or ctx can wake it (with Config.SendInterval, also the pacer's real
+	// timer: the simulator does not pace); draining, it waits for the
+	// handlers in flight only, before it returns.
+	Idle func(inflight int, draining bool)
+	// Go, when set, starts each handler of serve: f handles one delivery
+	// (ack included) and, as its last step, hands it to serve, which
+	// wakes. nil runs f on a goroutine of the worker's own at once; the
+	// simulator holds f until its scheduler runs it, one at a time.
+	Go func(f func())
+	// AfterFunc, when set, replaces time.AfterFunc for the ack batcher's
+	// flush delay (AckFlushDelay, at Config.Concurrency above 1): f runs
+	// once d has passed unless Stop came first. The simulator runs f when
+	// its clock passes d.
+	AfterFunc func(d time.Duration, f func()) interface{ Stop() bool }
 }
 
 // Run runs the loop until ctx is done (nil), or a fatal error: the broker
@@ -64,6 +77,6 @@ func (s SimLoop) Run(ctx context.Context) error {
 	if s.Now != nil {
 		c.now = s.Now
 	}
-	c.sleeper, c.jitter, c.idle = s.Sleep, s.Jitter, s.Idle
+	c.sleeper, c.jitter, c.idle, c.spawn, c.afterFunc = s.Sleep, s.Jitter, s.Idle, s.Go, s.AfterFunc
 	return c.loop(ctx)
 }

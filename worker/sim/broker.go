@@ -3,6 +3,8 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -40,10 +42,10 @@ type Broker struct {
 	queues map[string]*queue
 	order  []string
 	nextID uint64
-	tag    uint64
 	gen    int
-	// unacked holds every delivered, unsettled message by tag.
-	unacked map[uint64]*unacked
+	// open holds the open channels, in the order they opened (each holds
+	// its delivered, unsettled messages by delivery tag).
+	open []*Channel
 	// sac: the main queue has single active consumer; consumers are the
 	// open consume channels in the order they registered (the first is
 	// the active one).
@@ -58,8 +60,19 @@ type Broker struct {
 	crash func(point string) error
 	// moves records every enqueue since the scheduler last took them.
 	moves []Move
-	// Faults counts the publish faults that fired, by kind.
-	Faults map[string]int
+	// copies counts, per message (HeaderMessage), the copies the worker
+	// (its handler or drain) enqueued: an ack (brokerack.go) asks whether
+	// one came since the delivery.
+	copies map[string]int
+	// acked, when set, is told each delivery an ack settles, and whether
+	// the worker enqueued a copy of its message since it was delivered
+	// (the checker's ack-after-outcome); failures records the channel
+	// errors the worker caused since the scheduler last took them.
+	acked    func(ch *Channel, message string, copied bool)
+	failures []string
+	// Faults counts the publish faults that fired, by kind; Acks the
+	// multiple acks and the deliveries they settled.
+	Faults, Acks map[string]int
 }
 
 // Move is one message enqueued: by whom ("producer", "handler", "drain",
@@ -92,12 +105,15 @@ type unacked struct {
 	m     *bmsg
 	queue *queue
 	ch    *Channel
+	// copies is the broker's count of the worker's copies of m's message
+	// when it was delivered.
+	copies int
 }
 
 // NewBroker returns a broker with topo's six queues declared.
 func NewBroker(clock *Clock, topo queues.Topology) *Broker {
-	b := &Broker{clock: clock, names: topo.Names, queues: map[string]*queue{}, unacked: map[uint64]*unacked{},
-		crash: func(string) error { return nil }, Faults: map[string]int{}}
+	b := &Broker{clock: clock, names: topo.Names, queues: map[string]*queue{}, copies: map[string]int{},
+		crash: func(string) error { return nil }, Faults: map[string]int{}, Acks: map[string]int{}}
 	for _, spec := range topo.Queues() {
 		q := &queue{name: spec.Name}
 		if v, ok := spec.Args[queues.ArgDeadLetterRoutingKey].(string); ok {
@@ -122,7 +138,13 @@ func NewBroker(clock *Clock, topo queues.Topology) *Broker {
 func (b *Broker) Len(name string) int { return len(b.queues[name].msgs) }
 
 // Unacked returns the number of delivered, unsettled messages.
-func (b *Broker) Unacked() int { return len(b.unacked) }
+func (b *Broker) Unacked() int {
+	n := 0
+	for _, c := range b.open {
+		n += len(c.unacked)
+	}
+	return n
+}
 
 // TakeMoves returns the enqueues since the last call.
 func (b *Broker) TakeMoves() []Move {
@@ -133,8 +155,12 @@ func (b *Broker) TakeMoves() []Move {
 
 func (b *Broker) enqueue(who string, q *queue, m *bmsg) {
 	q.msgs = append(q.msgs, m)
-	b.moves = append(b.moves, Move{Who: who, Queue: q.name, Message: headerString(m.p.Headers, HeaderMessage),
+	id := headerString(m.p.Headers, HeaderMessage)
+	b.moves = append(b.moves, Move{Who: who, Queue: q.name, Message: id,
 		Outcome: headerString(m.p.Headers, queues.HeaderOutcome)})
+	if who == "handler" || who == "drain" {
+		b.copies[id]++
+	}
 }
 
 func headerString(h amqp.Table, k string) string {
@@ -174,13 +200,24 @@ func (b *Broker) publish(who, name string, p amqp.Publishing) error {
 }
 
 // Channel is one AMQP channel of the model: the consume channel (its
-// prefetch, its deliveries) or a channel the unknown drain gets from.
+// prefetch, its deliveries) or a channel the unknown drain gets from. It
+// numbers its deliveries 1, 2, 3, ... (delivery tags are per channel, as
+// RabbitMQ's), and holds the unsettled ones by tag.
 type Channel struct {
 	b        *Broker
 	gen      int
 	open     bool
 	prefetch int
 	buf      []amqp.Delivery
+	tag      uint64
+	unacked  map[uint64]*unacked
+	// Owner is the replica whose process opened the channel (-1: none
+	// named).
+	Owner int
+	// failed, when set, is told the channel error the broker closed the
+	// channel with (the session learns its end, as amqp091's NotifyClose
+	// tells a real one).
+	failed func(err error)
 }
 
 // OpenChannel opens a channel with prefetch (0: a channel for Get); one
@@ -188,10 +225,11 @@ type Channel struct {
 // consumers already there.
 func (b *Broker) OpenChannel(prefetch int) *Channel {
 	b.gen++
-	c := &Channel{b: b, gen: b.gen, open: true, prefetch: prefetch}
+	c := &Channel{b: b, gen: b.gen, open: true, prefetch: prefetch, unacked: map[uint64]*unacked{}, Owner: -1}
 	if prefetch > 0 {
 		b.consumers = append(b.consumers, c)
 	}
+	b.open = append(b.open, c)
 	return c
 }
 
@@ -207,15 +245,7 @@ func (c *Channel) Active() bool {
 // Open reports whether the channel is open.
 func (c *Channel) Open() bool { return c.open }
 
-func (c *Channel) inFlight() int {
-	n := 0
-	for _, u := range c.b.unacked {
-		if u.ch == c {
-			n++
-		}
-	}
-	return n
-}
+func (c *Channel) inFlight() int { return len(c.unacked) }
 
 // Next returns the next delivery of the main queue on the consume
 // channel: the broker first fills the channel up to its prefetch.
@@ -238,8 +268,8 @@ func (c *Channel) Next() (amqp.Delivery, bool) {
 func (c *Channel) deliver(q *queue) amqp.Delivery {
 	m := q.msgs[0]
 	q.msgs = q.msgs[1:]
-	c.b.tag++
-	c.b.unacked[c.b.tag] = &unacked{m: m, queue: q, ch: c}
+	c.tag++
+	c.unacked[c.tag] = &unacked{m: m, queue: q, ch: c, copies: c.b.copies[headerString(m.p.Headers, HeaderMessage)]}
 	h := make(amqp.Table, len(m.p.Headers)+1)
 	for k, v := range m.p.Headers {
 		h[k] = v
@@ -249,7 +279,7 @@ func (c *Channel) deliver(q *queue) amqp.Delivery {
 	}
 	return amqp.Delivery{Acknowledger: acker{c}, Headers: h, ContentType: m.p.ContentType,
 		DeliveryMode: m.p.DeliveryMode, MessageId: m.p.MessageId, Timestamp: m.p.Timestamp,
-		Expiration: m.p.Expiration, DeliveryTag: c.b.tag, Redelivered: m.redelivered,
+		Expiration: m.p.Expiration, DeliveryTag: c.tag, Redelivered: m.redelivered,
 		RoutingKey: q.name, Body: append([]byte(nil), m.p.Body...)}
 }
 
@@ -282,36 +312,22 @@ func (c *Channel) Close() {
 	}
 	c.open = false
 	c.buf = nil
-	for i, o := range c.b.consumers {
-		if o == c {
-			c.b.consumers = append(c.b.consumers[:i:i], c.b.consumers[i+1:]...)
-			break
-		}
-	}
-	var tags []uint64
-	for t, u := range c.b.unacked {
-		if u.ch == c {
-			tags = append(tags, t)
-		}
-	}
+	c.b.consumers = slices.DeleteFunc(c.b.consumers, func(o *Channel) bool { return o == c })
+	c.b.open = slices.DeleteFunc(c.b.open, func(o *Channel) bool { return o == c })
 	// Highest tag first, each to the head: the queue keeps their order.
-	for i := range tags {
-		for j := i + 1; j < len(tags); j++ {
-			if tags[j] > tags[i] {
-				tags[i], tags[j] = tags[j], tags[i]
-			}
-		}
-	}
+	tags := slices.Sorted(maps.Keys(c.unacked))
+	slices.Reverse(tags)
 	for _, t := range tags {
-		c.b.settle(t, false, true)
+		c.settle(t, false, true)
 	}
 }
 
 // settle acks (ack) or returns the delivery tag: requeue to the head, or
 // dead-letter.
-func (b *Broker) settle(tag uint64, ack, requeue bool) {
-	u := b.unacked[tag]
-	delete(b.unacked, tag)
+func (c *Channel) settle(tag uint64, ack, requeue bool) {
+	b := c.b
+	u := c.unacked[tag]
+	delete(c.unacked, tag)
 	if ack {
 		return
 	}
@@ -392,45 +408,3 @@ func (b *Broker) Copies() []Copy {
 	}
 	return out
 }
-
-// acker is a delivery's amqp.Acknowledger: it settles on its channel
-// while the channel is open. Live reports that, as the consumer's
-// generation check does for the Handler.
-type acker struct{ c *Channel }
-
-var _ amqp.Acknowledger = acker{}
-
-func (a acker) check(tag uint64) error {
-	if !a.c.open {
-		return fmt.Errorf("settle tag %d: %w", tag, amqp.ErrClosed)
-	}
-	if u, ok := a.c.b.unacked[tag]; !ok || u.ch != a.c {
-		a.c.Close() // RabbitMQ: PRECONDITION_FAILED, unknown delivery tag
-		return fmt.Errorf("settle tag %d: unknown delivery tag", tag)
-	}
-	return nil
-}
-
-func (a acker) Ack(tag uint64, multiple bool) error {
-	if err := a.c.b.crash("ack"); err != nil {
-		return err
-	}
-	if err := a.check(tag); err != nil {
-		return err
-	}
-	a.c.b.settle(tag, true, false)
-	return nil
-}
-
-func (a acker) Nack(tag uint64, multiple, requeue bool) error {
-	if err := a.check(tag); err != nil {
-		return err
-	}
-	a.c.b.settle(tag, false, requeue)
-	return nil
-}
-
-func (a acker) Reject(tag uint64, requeue bool) error { return a.Nack(tag, false, requeue) }
-
-// Live reports whether the delivery's channel is still open.
-func (a acker) Live() bool { return a.c.open }

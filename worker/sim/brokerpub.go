@@ -38,9 +38,11 @@ func (b *Broker) deletable(name string) bool {
 	if !ok || q.missing || len(q.msgs) > 0 || name == b.names.Main {
 		return false
 	}
-	for _, u := range b.unacked {
-		if u.queue == q {
-			return false
+	for _, c := range b.open {
+		for _, u := range c.unacked {
+			if u.queue == q {
+				return false
+			}
 		}
 	}
 	for _, o := range b.queues {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -35,6 +36,23 @@ const (
 	InvWaitForLedger = "wait-for-ledger"
 	// InvForgedRefused: a report with a wrong signature is refused.
 	InvForgedRefused = "forged-refused"
+	// InvAckAfterOutcome: the broker settles a delivery by an ack (a
+	// multiple ack included) only once the message's outcome is durable:
+	// the ledger of the replica that acks holds its refkey in a state
+	// other than ATTEMPTING, or the worker enqueued a copy of it since it
+	// was delivered (retry, held, unknown, failed, dead, a renewed
+	// delivery), or the vendor processed the refkey (a send whose Finish
+	// failed is acked on purpose: the ATTEMPTING entry keeps every copy
+	// from a second send). An ack before that loses the message if the
+	// process dies before its handler ends.
+	InvAckAfterOutcome = "ack-after-outcome"
+	// InvNoChannelError: the worker never makes the broker close a
+	// channel with a channel error (406 PRECONDITION_FAILED: an ack, nack
+	// or reject of a delivery tag the channel does not hold unsettled,
+	// such as a multiple ack naming a tag a nack settled). The redelivered
+	// messages are suppressed by the ledger, but every delivery in flight
+	// is handled twice and the session is lost.
+	InvNoChannelError = "no-channel-error"
 	// InvOnePlace (at quiescence): each message ends in exactly one place
 	// its vendor truth allows: acked away only if processed; dead only if
 	// never processed and INVALID or out of attempts (else "dead-lettered
@@ -48,7 +66,8 @@ const (
 
 // Invariants lists every invariant, step ones first.
 var Invariants = []string{InvAtMostOnce, InvSendWindow, InvLedgerAgrees, InvUnknownNeedsDoubt,
-	InvLedgerStopNeedsFault, InvWaitForLedger, InvForgedRefused, InvOnePlace, InvSettled}
+	InvLedgerStopNeedsFault, InvWaitForLedger, InvForgedRefused, InvAckAfterOutcome, InvNoChannelError,
+	InvOnePlace, InvSettled}
 
 // Violation is one broken invariant.
 type Violation struct {
@@ -100,6 +119,11 @@ type View struct {
 	// outage it had stopped its session for.
 	TookWhileLedgerDown []string
 	ForgedAccepted      []string
+	// Acks: each delivery an ack settled in this step, with what was
+	// durable at that moment; ChannelErrors: the channel errors the
+	// worker caused.
+	Acks          []AckFact
+	ChannelErrors []string
 	// Quiescence.
 	Copies      []Copy
 	Complete    bool
@@ -166,7 +190,27 @@ func CheckStep(v View) []Violation {
 	for _, k := range v.ForgedAccepted {
 		bad(InvForgedRefused, "a forged report for %s was accepted", k)
 	}
+	for _, a := range v.Acks {
+		if !a.Copied && !a.Processed && (a.State == "" || a.State == string(ledger.Attempting)) {
+			state := cmp.Or(a.State, "no entry")
+			bad(InvAckAfterOutcome, "message %s (refkey %s) acked at the broker with no outcome durable: ledger %s, no copy enqueued since its delivery, never processed", a.Message, a.RefKey, state)
+		}
+	}
+	for _, e := range v.ChannelErrors {
+		bad(InvNoChannelError, "the broker closed a channel of the worker: %s", e)
+	}
 	return out
+}
+
+// AckFact is one delivery an ack settled at the broker, and what was
+// durable at that moment (InvAckAfterOutcome).
+type AckFact struct {
+	Message, RefKey string
+	// State is the refkey's ledger state then ("" no entry); Copied: the
+	// worker enqueued a copy of the message since the delivery;
+	// Processed: the vendor had processed the refkey.
+	State             string
+	Copied, Processed bool
 }
 
 func source(e ledger.Entry) string {

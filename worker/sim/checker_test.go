@@ -38,6 +38,13 @@ func cleanView() View {
 		},
 		Names: names,
 		Moves: []Move{{Who: "handler", Queue: names.Unknown, Message: "m3/b0", Outcome: "UNKNOWN"}},
+		// Acked once durable: m1 SENT in the ledger, m2 and m3 with their
+		// copies enqueued, m1 again while ATTEMPTING once processed (a
+		// send whose Finish failed is acked on purpose).
+		Acks: []AckFact{{Message: "m1/b0", RefKey: "m1", State: "SENT", Processed: true},
+			{Message: "m2/b0", RefKey: "m2", State: "REJECTED", Copied: true},
+			{Message: "m3/b0", RefKey: "m3", State: "UNKNOWN", Copied: true},
+			{Message: "m1/b0", RefKey: "m1", State: "ATTEMPTING", Processed: true}},
 		Copies: []Copy{
 			{Queue: names.Failed, Message: "m2/b0", Outcome: "REJECTED", Code: "3018", Attempt: 1},
 			{Queue: names.Unknown, Message: "m3/b0", Outcome: "UNKNOWN", Attempt: 1},
@@ -109,6 +116,15 @@ func TestCheckerCatchesPlantedFailures(t *testing.T) {
 		}},
 		{"a forged report accepted", InvForgedRefused, func(v *View) {
 			v.ForgedAccepted = []string{"m1"}
+		}},
+		{"acked before its handler began (no entry, no copy)", InvAckAfterOutcome, func(v *View) {
+			v.Acks = append(v.Acks, AckFact{Message: "m5/b0", RefKey: "m5"})
+		}},
+		{"acked while ATTEMPTING, never processed", InvAckAfterOutcome, func(v *View) {
+			v.Acks = append(v.Acks, AckFact{Message: "m5/b0", RefKey: "m5", State: "ATTEMPTING"})
+		}},
+		{"a channel closed by a channel error", InvNoChannelError, func(v *View) {
+			v.ChannelErrors = []string{"ack of tag 2: 406 PRECONDITION_FAILED - unknown delivery tag 2"}
 		}},
 		{"a message lost", InvOnePlace, func(v *View) {
 			v.Messages["m5/b0"] = Message{ID: "m5/b0", RefKey: "m5", Text: "hi", Published: 1}

@@ -27,6 +27,16 @@ const (
 	// does not repair its publish path after a mandatory return, so a
 	// deleted copy queue stops every drain pass at the same message.
 	DefectDrainNoRepair = "the unknown drain does not repair its publish path after a return"
+	// DefectAckNamesSettledTag is issue 29's ack batcher defect (found by
+	// TestAckBatcherRandomOrder, fixed before the simulator ran serve
+	// above concurrency 1): a run of settled deliveries that ends in a
+	// nack is acked with a multiple ack naming that nacked tag, which the
+	// broker no longer holds: a channel error.
+	DefectAckNamesSettledTag = "a multiple ack names a tag a nack settled"
+	// DefectAckCoversUnfinished: the ack batcher counts a delivery still
+	// in its handler as acked, so a multiple ack covers it before its
+	// outcome is durable.
+	DefectAckCoversUnfinished = "a multiple ack covers a delivery still in its handler"
 )
 
 // pullFailed matches a sweep line that counted a failed pull.
@@ -71,6 +81,14 @@ func classify(f Failure) string {
 	case InvOnePlace:
 		if strings.Contains(d, "dead-lettered unsent") && f.Shrunk.Config.Quorum && strings.Contains(f.Trace, "CRASH") {
 			return DefectDeliveryLimit
+		}
+	case InvNoChannelError:
+		if strings.Contains(d, "unknown delivery tag") && f.Shrunk.Config.Concurrency > 1 {
+			return DefectAckNamesSettledTag
+		}
+	case InvAckAfterOutcome:
+		if f.Shrunk.Config.Concurrency > 1 && strings.Contains(f.Trace, "handler turn") {
+			return DefectAckCoversUnfinished
 		}
 	case InvSettled:
 		if strings.Contains(d, "ATTEMPTING after the horizon") {

@@ -13,9 +13,11 @@
 // vendorapi's strategies, the ledger stores' wiring).
 //
 //	clock.go     Clock: window.Clock, simulated time; nothing sleeps
-//	broker.go    Broker: RabbitMQ as the worker relies on it (a delivery's
-//	             amqp.Acknowledger, worker.UnknownGetter); brokerpub.go its
-//	             publish path (confirms, mandatory returns, declarations)
+//	broker.go    Broker: RabbitMQ as the worker relies on it (channels,
+//	             worker.UnknownGetter); brokerack.go a delivery's
+//	             amqp.Acknowledger (per-channel tags, multiple, the channel
+//	             error of an unknown tag); brokerpub.go its publish path
+//	             (confirms, mandatory returns, declarations)
 //	session.go   Session: one session of the consume loop on the broker
 //	             (worker.BrokerSession), the process's dialer and publisher
 //	vendor.go    Vendor: the vendor's HTTP API behind the real
@@ -30,7 +32,9 @@
 //	             Sweeper and push endpoint
 //	loop.go      the turns of the scheduler and the loops' goroutines: the
 //	             loops' waits, who takes a delivery (receiver), a
-//	             process's ledger, vendor and log
+//	             process's ledger and vendor; turns.go serve's handlers
+//	             held and run one per turn, the ack batcher's timers on
+//	             the simulated clock, the acks' facts; logsink.go its log
 //	schedule.go  the events and Generate (seeded PCG)
 //	world.go     the scheduler: it owns every step; run.go: RunSchedule,
 //	             the quiescence phase, Run, Summary; shrink.go: Shrink
@@ -56,13 +60,20 @@
 // worker.SimLoop: the session loop (consumer.loop: reconnect backoff,
 // the stop for a broken ledger and waitLedger, whose CheckWrite or Ping
 // reaches the fault layer through the worker's own timedLedger), serve at
-// concurrency 1 with prefetch 2 (the pause after a requeue, the session's
-// loss while a delivery is in hand, account), the channel generations
+// the seed's concurrency (Config.Concurrency: 1 in half the seeds, with
+// prefetch 2; 2, 4 or 8 in the others, with the prefetch
+// consumer.prefetch gives, the ack batcher's room included) with the
+// pause after a requeue, the session's loss while deliveries are in hand
+// and the drain of the handlers in flight, the channel generations
 // (genAcker refuses the ack of a lost session's delivery; the Handler's
-// gate sees it), and worker.Handler.Handle with its ledger-call
-// goroutines. The loop runs on goroutines of its own, but only in the
-// scheduler's turns (loop.go): each Deliver hands it one delivery, its
-// sleeps end when the scheduler moves the clock to them, and every model
+// gate sees it), the ack batcher (worker/ackbatch.go: multiple acks of a
+// contiguous run, a nack alone, the flush delay on the simulated clock)
+// and worker.Handler.Handle with its ledger-call goroutines. The loop runs
+// on goroutines of its own, but only in the scheduler's turns (loop.go,
+// turns.go): each Deliver hands it one delivery, serve's handlers are
+// held (SimLoop.Go) and run one per turn in the order the seed draws, so
+// they finish out of their delivery order, its sleeps and the batcher's
+// timer end when the scheduler moves the clock to them, and every model
 // it calls answers at once, so one seed is one history. Its backoff draws
 // from the seed. The worker's LedgerTimeout and PublishTimeout are an
 // hour of real time, so no real timer decides anything (the fault layer
@@ -78,10 +89,15 @@
 //
 // # What does not run yet
 //
-// serve's concurrency above 1 and ReleaseAfterSend (decode-ahead,
-// grouped ledger commits: the fault layer is no *ledger.Ledger, so the
-// loop does not turn them on), MaxMessages and SendInterval (pacing waits
-// on a real timer); the records file, metrics and /healthz (records are
+// Two handlers' steps interleaved: a handler runs from its start to its
+// end in one turn (its Begin, send, Finish, copy and ack), so another
+// handler never runs between one's Begin and its Finish, and no handler
+// runs while serve sleeps in its pause after a requeue (the interleavings
+// a handler's own wait inside the vendor call or the ledger opens are
+// the catalog's and the worker's unit tests'); ReleaseAfterSend
+// (decode-ahead, grouped ledger commits: the fault layer is no
+// *ledger.Ledger, so the loop does not turn them on), MaxMessages and
+// SendInterval (pacing waits on a real timer); the records file, metrics and /healthz (records are
 // discarded; the scheduler reads the loop's log lines instead); the
 // RabbitMQ adapter under the loop (amqpDialer: the declarations,
 // ErrTopology, the prefetch on a real channel, ConfirmPublisher and
@@ -105,7 +121,13 @@
 // queues.NamesFor): per-message expiration and x-message-ttl, expired at
 // the head only; dead-letter routing with the expiration removed and
 // x-last-death-reason set; a closed channel's unacked deliveries back to
-// the head, redelivered; a quorum queue's delivery count raised by every
+// the head, redelivered; delivery tags per channel (1, 2, 3, ...), an
+// ack or nack with multiple settling every unsettled delivery of the
+// channel up to its tag, and a tag the channel does not hold unsettled a
+// channel error (406 PRECONDITION_FAILED, as rabbit_channel's
+// collect_acks answers it: the channel closes, its deliveries go back;
+// the call itself returns nil, as amqp091-go's Ack does); a quorum
+// queue's delivery count raised by every
 // return, a closed channel included, as RabbitMQ before 4.3 counts it
 // (the lab runs 3.10), and dead-lettered over x-delivery-limit, at least
 // once (the model never drops a message); single active consumer on

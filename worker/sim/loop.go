@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/notifier-lab/notifier-lab/worker/ledger"
@@ -21,8 +19,11 @@ import (
 // session), then waits (settle) until the loop tells it where it waits
 // next, through the hooks worker.SimLoop gives:
 //
-//	idle     serve waits with nothing in flight: only a delivery, the
-//	         session's loss or a crash wakes it (SimLoop.Idle)
+//	idle     serve waits (SimLoop.Idle): in its main wait a delivery
+//	         (with a free handler slot), one of its handlers finishing,
+//	         the session's loss or a crash wakes it; draining, only its
+//	         handlers finishing. Its handlers (SimLoop.Go) are held until
+//	         the scheduler runs them, one per turn (turns.go)
 //	asleep   the loop or serve sleeps until a reading of the simulated
 //	         clock (SimLoop.Sleep: the reconnect backoff, the ledger
 //	         wait, the pause after a requeue); the clock moves only when
@@ -62,6 +63,10 @@ type signal struct {
 	frozen string
 	point  string // crashed: the crash point
 	err    error  // exited: the loop's error
+	// idle: serve's handlers not finished, and whether it drains them
+	// (it takes no delivery and returns once they finished).
+	inflight int
+	draining bool
 }
 
 // stuckAfter is how long, in real time, the scheduler waits for the loop
@@ -70,8 +75,14 @@ type signal struct {
 // microseconds.
 const stuckAfter = 2 * time.Minute
 
-// idle is SimLoop.Idle: serve waits with nothing in flight.
-func (p *process) idle() { p.signals <- signal{kind: sigIdle} }
+// idle is SimLoop.Idle: serve waits.
+func (p *process) idle(inflight int, draining bool) {
+	p.signals <- signal{kind: sigIdle, inflight: inflight, draining: draining}
+}
+
+// mainWait reports whether serve waits in its main wait, where a closed
+// Lost wakes it (not while it drains).
+func (s signal) mainWait() bool { return s.kind == sigIdle && !s.draining }
 
 // sleep is SimLoop.Sleep: it sleeps until the scheduler moves the clock
 // to now+d, or ctx ends, or stop closes. A sleep already cut short (ctx
@@ -133,7 +144,7 @@ func (w *world) settle(p *process) {
 				w.froze(p, s)
 				return
 			}
-			if s.kind == sigIdle && p.sess != nil && p.sess.over && p.sess.lostClosed {
+			if s.mainWait() && p.sess != nil && p.sess.over && p.sess.lostClosed {
 				// serve reached its wait on a session already lost (the
 				// loss came during its requeue pause): it wakes to the
 				// closed Lost at once, so this is no wait.
@@ -141,7 +152,7 @@ func (w *world) settle(p *process) {
 			}
 			if p.sess != nil && p.sess.pending() {
 				p.sess.finish()
-				if s.kind == sigIdle || s.stop {
+				if s.mainWait() || s.stop {
 					continue // serve wakes to the loss
 				}
 			}
@@ -158,17 +169,20 @@ func (w *world) settle(p *process) {
 
 // loseSession closes p's live session's consume channel now: the broker
 // requeues its unacked deliveries and the loop, when Lost wakes it (serve
-// waiting for a delivery or in its pause), runs to its next wait.
+// waiting for a delivery or in its pause), runs to its next wait. When
+// serve cannot wake to it now (it drains its handlers, or a goroutine of
+// the process is frozen) Lost is closed once serve waits again (pending,
+// as after a close mid-send): closing it under a serve that would wake
+// outside a turn would let it run beside the scheduler.
 func (w *world) loseSession(p *process) {
-	lose := func() {
-		p.sess.end(errChannelClosed)
-		p.sess.finish()
-	}
-	if p.state.kind == sigIdle || p.state.kind == sigAsleep && p.state.stop {
-		w.drive(p, lose)
+	if p.state.mainWait() || p.state.kind == sigAsleep && p.state.stop {
+		w.drive(p, func() {
+			p.sess.end(errChannelClosed)
+			p.sess.finish()
+		})
 		return
 	}
-	lose()
+	p.sess.end(errChannelClosed)
 }
 
 // wake moves the clock to the end of p's sleep and wakes it.
@@ -202,11 +216,13 @@ func sleeper(ps []*process, until time.Time) *process {
 }
 
 // wakeAll wakes every sleeping loop at each of its wake-ups up to the
-// reading until, in the clock's order.
+// reading until, and fires the ack batchers' timers due by then, in the
+// clock's order.
 func (w *world) wakeAll(until time.Time) {
 	for n := 0; ; n++ {
 		p := sleeper(w.procs, until)
-		if p == nil {
+		tp, t := w.nextTimer(until)
+		if p == nil && t == nil {
 			return
 		}
 		if n == maxWakes && w.fatal == nil {
@@ -214,6 +230,10 @@ func (w *world) wakeAll(until time.Time) {
 		}
 		if w.fatal != nil {
 			return
+		}
+		if t != nil && (p == nil || t.at.Before(p.state.wake)) {
+			w.fire(tp, t) // an ack batcher's flush timer (turns.go)
+			continue
 		}
 		w.wake(p)
 	}
@@ -223,8 +243,9 @@ func (w *world) wakeAll(until time.Time) {
 // under single active consumer the one that waits for a delivery on the
 // active consumer's channel, under competing consumers replica pref once
 // it waits for one. Until there is one, the loops that may become it
-// (every replica, or replica pref) are woken at their wake-ups in the
-// clock's order (a reconnect, a ledger wait, the end of a pause).
+// (every replica, or replica pref) run a held handler when every slot is
+// taken (or they drain), or are woken at their wake-ups in the clock's
+// order (a reconnect, a ledger wait, the end of a pause).
 func (w *world) receiver(pref int) *process {
 	cands := w.procs
 	if w.s.Config.Competing {
@@ -232,18 +253,24 @@ func (w *world) receiver(pref int) *process {
 	}
 	for n := 0; ; n++ {
 		for _, p := range cands {
-			if p.state.kind == sigIdle && p.sess != nil && p.sess.Live() && p.sess.ch.Active() {
+			if p.takes() {
 				return p
 			}
-		}
-		p := sleeper(cands, maxTime)
-		if p == nil {
-			return nil
 		}
 		if n == maxWakes && w.fatal == nil {
 			w.fatal = fmt.Errorf("the consume loops slept %d times in one step", n)
 		}
 		if w.fatal != nil {
+			return nil
+		}
+		// A loop whose handlers hold its slots (or that drains them)
+		// runs one of them first.
+		if p := w.holder(cands); p != nil {
+			w.runHeld(p, w.pickHeld(p))
+			continue
+		}
+		p := sleeper(cands, maxTime)
+		if p == nil {
 			return nil
 		}
 		w.wake(p)
@@ -259,6 +286,7 @@ func (w *world) kill(p *process) {
 		return
 	}
 	p.dead.Store(true)
+	p.timers = nil
 	if p.sess != nil {
 		p.sess.end(errChannelClosed)
 		p.sess.finish()
@@ -270,6 +298,12 @@ func (w *world) kill(p *process) {
 	if p.state.kind == sigAsleep && p.state.frozen != "" {
 		close(p.state.woken) // it goes on into the models' refusals
 	}
+	// Its held handlers go on too, into the models' refusals: serve
+	// drains them before its loop returns.
+	for _, h := range p.held {
+		go h.f()
+	}
+	p.held = nil
 	for p.state.kind != sigExited {
 		select {
 		case p.state = <-p.signals:
@@ -346,104 +380,4 @@ func (t procTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return nil, errProcessDied
 	}
 	return t.v.RoundTrip(req)
-}
-
-// logSink is a process's log (worker.Config.Logger): the lines of the
-// loop and the Handler become the trace's and the scheduler's facts;
-// those of a dead process are dropped.
-type logSink struct {
-	w *world
-	p *process
-}
-
-func (h *logSink) Enabled(context.Context, slog.Level) bool { return true }
-func (h *logSink) WithAttrs([]slog.Attr) slog.Handler       { return h }
-func (h *logSink) WithGroup(string) slog.Handler            { return h }
-
-// traced are the attributes a worker line keeps in the trace: none
-// measures wall time.
-var traced = []string{"refkey", "outcome", "queue", "code", "generation", "delay", "tries", "error", "publish_error", "ack_error"}
-
-// loopEvents are the loop's lines Result.Loop counts, by the name it
-// counts them under.
-var loopEvents = map[string]string{
-	"consuming":                                      "sessions",
-	"broker session lost":                            "sessions lost",
-	"broker session ended; reconnecting":             "reconnects after a lost session",
-	"ledger failed; consuming again once it answers": "stops for a broken ledger",
-	"ledger still does not take a write":             "ledger waits refused a write",
-	"ledger takes writes again; reconnecting":        "ledger waits that saw a write",
-}
-
-// quiet are worker lines the trace leaves out.
-var quiet = []string{"standby", "active consumer", "summary", "starting"}
-
-func (h *logSink) Handle(_ context.Context, r slog.Record) error {
-	if h.p.dead.Load() {
-		return nil
-	}
-	a := map[string]string{}
-	r.Attrs(func(at slog.Attr) bool {
-		a[at.Key] = at.Value.String()
-		return true
-	})
-	w, p := h.w, h.p
-	if k, ok := loopEvents[r.Message]; ok {
-		w.loop[k]++
-	}
-	if strings.Contains(a["error"], "delivery from a lost channel") || strings.Contains(a["error"], "broker session was lost") {
-		w.loop["a delivery of a lost generation refused"]++
-	}
-	switch r.Message {
-	case "handled", "message requeued":
-		w.handled(p, a["outcome"], a["queue"], a["code"], a["error"], r.Message != "handled")
-		return nil
-	case "ledger failed; consuming again once it answers":
-		w.ledgerStopped(p, a["error"])
-		return nil
-	}
-	for _, q := range quiet {
-		if r.Message == q {
-			return nil
-		}
-	}
-	var b strings.Builder
-	if len(w.procs) > 1 {
-		fmt.Fprintf(&b, "worker-%d: %s", p.rep, r.Message)
-	} else {
-		b.WriteString("worker: " + r.Message)
-	}
-	for _, k := range traced {
-		if v, ok := a[k]; ok {
-			fmt.Fprintf(&b, " %s=%s", k, short(v))
-		}
-	}
-	w.note("%s", b.String())
-	return nil
-}
-
-// handled is the loop's account of the delivery in hand.
-func (w *world) handled(p *process, out, queue, code, errText string, requeued bool) {
-	w.outcomes[out]++
-	to := queue
-	if to == "" {
-		to = "acked"
-	}
-	if requeued {
-		to = "requeued"
-	}
-	w.note("%s -> %s %s code=%q %s", p.current, out, to, code, short(errText))
-}
-
-// ledgerStopped is the loop stopping its session for a broken ledger
-// (worker.ErrLedger): a step fact for the checker, with the Handler's
-// ledger failures since the previous stop.
-func (w *world) ledgerStopped(p *process, errText string) {
-	if !w.ledgerStop || p.failures < w.stopFailures {
-		w.stopFailures = p.failures
-	}
-	w.ledgerStop = true
-	p.failures = 0
-	p.stopOutage = p.failOutage
-	w.note("session closed: %s", short(errText))
 }

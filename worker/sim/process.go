@@ -45,8 +45,15 @@ type process struct {
 	thaw    chan struct{}
 	dead    atomic.Bool
 	now     func() time.Time // the simulated clock
-	// current is the delivery in hand, as the trace names it.
-	current string
+	// current is the delivery in hand, as the trace names it; handing
+	// the one the scheduler hands serve now.
+	current, handing string
+	// conc is serve's concurrency (Config.Concurrency); held its handlers
+	// not run yet, timers its ack batcher's (turns.go).
+	conc     int
+	held     []heldHandler
+	timers   []*simTimer
+	timerSeq int
 	// failures counts the Handler's Begin and Finish that a ledger fault
 	// failed since the loop last stopped for a broken ledger; failOutage
 	// is the outage (Ledger.Outage) of the last one (0: none), stopOutage
@@ -77,7 +84,8 @@ var minAge = worker.ShutdownGrace(worker.Config{})
 // goroutines until it waits for its first delivery (start).
 func (w *world) newProcess(rep int) (*process, error) {
 	w.lives++
-	p := &process{rep: rep, signals: make(chan signal), thaw: make(chan struct{}), now: w.clock.Now}
+	p := &process{rep: rep, signals: make(chan signal), thaw: make(chan struct{}), now: w.clock.Now,
+		conc: max(w.s.Config.Concurrency, 1)}
 	p.publisher = procPublisher{p: p, w: w, pub: w.broker.Publisher("handler"), returnIsRouted: w.opt.Plant.ReturnIsRouted}
 	l := w.ledgerOf(rep)
 	p.ledger = &procLedger{p: p, l: l}
@@ -104,7 +112,7 @@ func (w *world) newProcess(rep int) (*process, error) {
 	}
 	cfg := worker.Config{
 		Queue:          w.topo.Names.Main,
-		Concurrency:    1,
+		Concurrency:    p.conc,
 		MaxAttempts:    w.s.Config.MaxAttempts,
 		PublishTimeout: handlerTimeout,
 		LedgerTimeout:  handlerTimeout,
@@ -125,7 +133,8 @@ func (w *world) newProcess(rep int) (*process, error) {
 		cfg.QueueType, cfg.DeliveryLimit = string(queues.Quorum), w.topo.DeliveryLimit
 	}
 	loop := worker.SimLoop{Config: cfg, Sender: sender, Ledger: p.ledger, Window: window.Default(), Clock: w.clock,
-		Dialer: dialer{w: w, p: p}, Now: w.clock.Now, Sleep: p.sleep, Jitter: newRand(w.s.Seed, 100+w.lives).Float64, Idle: p.idle}
+		Dialer: dialer{w: w, p: p}, Now: w.clock.Now, Sleep: p.sleep, Jitter: newRand(w.s.Seed, 100+w.lives).Float64,
+		Idle: p.idle, Go: p.spawn, AfterFunc: p.afterFunc}
 	ctx, cancel := context.WithCancel(context.Background())
 	p.cancel = cancel
 	go func() {

@@ -36,6 +36,9 @@ type Options struct {
 	// replicas (their events' Replica taken modulo); 0 lets each seed
 	// choose (Config.Replicas).
 	Replicas int
+	// Concurrency, when 1 or more, runs every schedule's serve at that
+	// concurrency; 0 lets each seed choose (Config.Concurrency).
+	Concurrency int
 	// SingleActiveConsumer runs every schedule with single active
 	// consumer on the main queue (a seed that chose competing consumers,
 	// Config.Competing, runs without them); Plant.NoSingleActiveConsumer
@@ -121,6 +124,9 @@ func (w *world) result(r Result) Result {
 	for k, n := range w.loop {
 		r.Loop[k] += n
 	}
+	for k, n := range w.broker.Acks {
+		r.Loop[k] += n
+	}
 	for k, n := range w.outcomes {
 		if k == "" {
 			k = "requeued"
@@ -181,6 +187,9 @@ func (w *world) quiesce() {
 		if t, rok := w.vendor.NextReport(); rok && (!ok || t.Before(next)) {
 			next, ok = t, true
 		}
+		if _, t := w.nextTimer(maxTime); t != nil && (!ok || t.at.Before(next)) {
+			next, ok = t.at, true
+		}
 		switch {
 		case ok:
 			w.exec(Event{Kind: Advance, D: next.Sub(w.clock.Now()) + time.Millisecond})
@@ -208,14 +217,16 @@ func (w *world) quiesce() {
 	w.trace.end()
 }
 
-// waiting is what the consumers have still to take: the main queue and
-// the deliveries prefetched on their channels.
+// waiting is what the consumers have still to take: the main queue, the
+// deliveries prefetched on their channels, and the handlers serve holds
+// (turns.go).
 func (w *world) waiting() int {
 	n := w.broker.Len(w.topo.Names.Main)
 	for _, p := range w.procs {
 		if s := p.sess; s != nil && s.Live() {
 			n += len(s.ch.buf)
 		}
+		n += len(p.held)
 	}
 	return n
 }

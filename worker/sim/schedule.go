@@ -21,10 +21,14 @@ const (
 	// Body twice is a producer's at-least-once re-publish.
 	Publish Kind = iota
 	// Deliver hands the next delivery of the main queue to the worker's
-	// real consume loop (concurrency 1, prefetch 2), which handles it to
-	// its end. When the loop sleeps (a backoff after a lost session, the
-	// wait for the ledger, the pause after a requeue), the clock first
-	// moves to each of its wake-ups until it waits for a delivery.
+	// real consume loop, which handles it to its end at concurrency 1;
+	// above (Config.Concurrency) its handler is held, and the held ones
+	// run in the order the seed draws, some now, the others in a later
+	// Deliver (one runs first when every slot is taken; all of them when
+	// nothing is left to deliver). When the loop sleeps (a backoff after a
+	// lost session, the wait for the ledger, the pause after a requeue),
+	// the clock first moves to each of its wake-ups until it waits for a
+	// delivery.
 	Deliver
 	// Advance moves the clock by Event.D; the broker then expires the
 	// heads of its TTL queues.
@@ -200,6 +204,11 @@ type Config struct {
 	// consumers on bbolt).
 	Replicas  int
 	Competing bool
+	// Concurrency is each replica's Config.Concurrency (1, 2, 4 or 8; 0
+	// is 1): above 1 serve holds that many handlers in flight, the
+	// scheduler runs them in the order the seed draws (turns.go), and the
+	// acks go through the worker's ack batcher (multiple acks).
+	Concurrency int
 }
 
 // Reports reports whether the vendor publishes delivery reports.
@@ -226,6 +235,9 @@ func (c Config) String() string {
 		if c.Competing {
 			out += " competing"
 		}
+	}
+	if c.Concurrency > 1 {
+		out += fmt.Sprintf(" concurrency=%d", c.Concurrency)
 	}
 	return out
 }
@@ -297,6 +309,9 @@ func Generate(seed uint64) Schedule {
 	returns := newRand(seed, 5)
 	freezes := newRand(seed, 6)
 	s.Config.Replicas = 1
+	// Half the seeds run serve at concurrency 1, the others at 2, 4 or 8,
+	// from a stream of their own.
+	s.Config.Concurrency = []int{1, 1, 1, 2, 4, 8}[newRand(seed, 8).IntN(6)]
 	if reps.IntN(4) != 0 {
 		s.Config.Replicas = 2
 		s.Config.Competing = !c.Bolt && reps.IntN(4) == 0

@@ -37,6 +37,10 @@ func (d dialer) Dial(prefetch int) (worker.BrokerSession, error) {
 	d.w.declared(d.w.broker.Declare(), "the session's declarations")
 	s := &Session{ch: d.w.broker.OpenChannel(prefetch), deliveries: make(chan amqp.Delivery),
 		lost: make(chan struct{})}
+	s.ch.Owner = d.p.rep
+	// A channel error (an ack of a tag the channel does not hold) ends
+	// the session as a lost channel does: serve sees Lost once it waits.
+	s.ch.failed = func(err error) { s.end(err) }
 	s.pub = sessPub{s: s, pp: d.p.publisher}
 	d.p.sess = s
 	return s, nil

@@ -93,7 +93,9 @@ func TestSimulate(t *testing.T) {
 	for _, k := range []string{"sessions", "sessions lost", "reconnects after a lost session", "stops for a broken ledger",
 		"ledger waits refused a write", "ledger waits that saw a write", "pauses after a requeue", "wake-ups",
 		"a delivery of a lost generation refused", "handovers to another replica",
-		"publish path repairs", "connections closed over a freeze"} {
+		"publish path repairs", "connections closed over a freeze",
+		"handler turns", "handlers run before an older one", "ack flush timers fired",
+		"multiple acks", "deliveries settled by a multiple ack"} {
 		if sum.Loop[k] == 0 {
 			t.Errorf("the consume loop never did %q in %d schedules", k, n)
 		}

@@ -25,7 +25,7 @@ var defectSeeds = []struct {
 }{
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 1, InvSettled},
 	{"attempting-never-swept", DefectAttemptingNeverSwept, 2, InvSettled},
-	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 244, InvLedgerAgrees},
+	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 481, InvLedgerAgrees},
 	{"horizon-after-pull-error", DefectHorizonAfterPullFail, 698, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 87, InvLedgerAgrees},
 	{"horizon-after-interim", DefectHorizonAfterInterim, 688, InvLedgerAgrees},
@@ -43,6 +43,12 @@ var defectSeeds = []struct {
 	// Found once the broker model returned mandatory publishes, fixed by
 	// the drain's repair of its publish path.
 	{"drain-no-repair", DefectDrainNoRepair, 4684, InvSettled},
+	// Issue 29's ack batcher, reached once serve ran above concurrency 1
+	// (seed 45 at concurrency 8, 58 at 2; 7 at 4, 16 at 2).
+	{"ack-names-settled-tag", DefectAckNamesSettledTag, 45, InvNoChannelError},
+	{"ack-names-settled-tag", DefectAckNamesSettledTag, 58, InvNoChannelError},
+	{"ack-covers-unfinished", DefectAckCoversUnfinished, 7, InvAckAfterOutcome},
+	{"ack-covers-unfinished", DefectAckCoversUnfinished, 16, InvAckAfterOutcome},
 }
 
 // TestTeethDefectPutBack: without SIM_DEFECT every row's seed passes; with
@@ -129,13 +135,16 @@ func defectInvariant(patch string) string {
 // no-sac-crash (two replicas, competing consumers, a bbolt file each);
 // and two replicas under single active consumer with a bbolt file each
 // (docs/deployment.md: a standby with a file of its own sends again what
-// the active one sent before it died; seed 22: the active one crashes
-// before its ack, seed 11: its channel closes mid-send, and the standby
-// takes the redelivery). Without the plant (clean: the same replicas and
-// consumers on one shared ledger) the same seeds keep at-most-once. And
-// by one-place: a publisher that takes a mandatory return for a routed
-// publish (the copy lost, its original acked: seed 0, an ad's copy to a
-// deleted held queue).
+// the active one sent before it died, and the standby takes the
+// redelivery: seed 11, its channel closes mid-send; seed 22, at
+// concurrency 4; the no-sac-crash plant is caught by seeds 0 and 22 too).
+// Without the
+// plant (clean: the same replicas and consumers on one shared ledger) the
+// same seeds keep at-most-once. And by ack-after-outcome: a publisher
+// that takes a mandatory return for a routed publish (the copy lost, its
+// original acked with no outcome durable: seed 0, an ad's copy to a
+// deleted held queue; before the checker judged acks, one-place caught it
+// at quiescence).
 func TestTeethPlantedDefects(t *testing.T) {
 	perReplica := Options{Ledger: "bbolt", Replicas: 2, Plant: Plant{LedgerPerReplica: true}}
 	noSAC, sac := perReplica, perReplica
@@ -150,10 +159,10 @@ func TestTeethPlantedDefects(t *testing.T) {
 		{"transport replays a POST", Options{Plant: Plant{ReplaySends: true}}, Options{}, []uint64{6, 11}, InvAtMostOnce},
 		{"ledger loses a committed Begin", Options{Ledger: "bbolt", Plant: Plant{LoseBeginOnCrash: true}}, Options{Ledger: "bbolt"}, []uint64{39, 79}, InvAtMostOnce},
 		{"no single active consumer, a bbolt file per replica", noSAC,
-			Options{Ledger: "bbolt", Replicas: 2, Plant: Plant{NoSingleActiveConsumer: true}}, []uint64{0, 3}, InvAtMostOnce},
+			Options{Ledger: "bbolt", Replicas: 2, Plant: Plant{NoSingleActiveConsumer: true}}, []uint64{0, 22}, InvAtMostOnce},
 		{"single active consumer, a bbolt file per replica", sac,
 			Options{Ledger: "bbolt", Replicas: 2, SingleActiveConsumer: true}, []uint64{11, 22}, InvAtMostOnce},
-		{"a mandatory return taken for routed", Options{Plant: Plant{ReturnIsRouted: true}}, Options{}, []uint64{0, 9}, InvOnePlace},
+		{"a mandatory return taken for routed", Options{Plant: Plant{ReturnIsRouted: true}}, Options{}, []uint64{0, 9}, InvAckAfterOutcome},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

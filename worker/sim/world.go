@@ -3,6 +3,7 @@ package sim
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -58,6 +59,12 @@ type world struct {
 	lives uint64
 	// lastTaker is the replica that took the last delivery (-1 none).
 	lastTaker int
+	// turns draws which held handler runs and when (turns.go).
+	turns *rand.Rand
+	// acks are the step's acks the broker settled, with what was durable
+	// then (ackedAt); chanErrs its channel errors.
+	acks     []AckFact
+	chanErrs []string
 	// inWorker: the worker's goroutines have the turn (drive).
 	inWorker bool
 	// Step facts: the loop stopped for a broken ledger (with the fewest
@@ -80,6 +87,9 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	if opt.Replicas > 0 {
 		s.Config.Replicas = opt.Replicas
 	}
+	if opt.Concurrency > 0 {
+		s.Config.Concurrency = opt.Concurrency
+	}
 	if opt.SingleActiveConsumer {
 		s.Config.Competing = false
 	}
@@ -92,7 +102,9 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	}
 	c := s.Config
 	w := &world{s: s, opt: opt, clock: NewClock(c.Start), doubt: map[string][]string{}, lastTaker: -1,
-		msgs: map[string]Message{}, faults: map[string]int{}, outcomes: map[string]int{}, loop: map[string]int{}}
+		msgs: map[string]Message{}, faults: map[string]int{}, outcomes: map[string]int{}, loop: map[string]int{},
+		turns: newRand(s.Seed, 9)}
+	w.loop[fmt.Sprintf("schedules at concurrency %d", max(c.Concurrency, 1))]++
 	w.topo = queues.DefaultTopology(queues.DefaultMain)
 	w.topo.MaxAttempts = c.MaxAttempts
 	w.topo.SingleActiveConsumer = !c.Competing
@@ -101,6 +113,7 @@ func newWorld(s Schedule, opt Options) (*world, error) {
 	}
 	w.broker = NewBroker(w.clock, w.topo)
 	w.broker.crash = w.crashPoint
+	w.broker.acked = w.ackedAt
 	w.vendor = NewVendor(w.clock, c, s.Seed)
 	w.vendor.crash = w.crashPoint
 	w.vendor.doubt = w.addDoubt
@@ -223,6 +236,7 @@ func (w *world) exec(e Event) {
 	w.trace.begin(w.step, e.String())
 	w.failed0()
 	w.apply(e)
+	w.fireDue()
 	w.broker.Expire()
 	w.guard(w.procs[0], func() { w.vendor.PushDue() })
 	v := w.view()
@@ -230,7 +244,9 @@ func (w *world) exec(e Event) {
 	v.LedgerStop, v.LedgerFailures, v.TookWhileLedgerDown = w.ledgerStop, w.stopFailures, w.tookWhileDown
 	v.ForgedAccepted = w.vendor.Accepted
 	w.vendor.Accepted = nil
-	w.checks += 7
+	v.Acks, v.ChannelErrors = w.acks, w.broker.TakeChannelErrors()
+	w.acks = nil
+	w.checks += 9
 	if vs := CheckStep(v); len(vs) > 0 && w.violation == nil {
 		vs[0].Step = w.step
 		w.violation = &vs[0]
@@ -315,14 +331,19 @@ func (w *world) apply(e Event) {
 // takes the first one, which the loop handles to its end (the step's
 // trace shows its account).
 func (w *world) deliver(pref int) {
+	w.runDraining()
 	p := w.receiver(pref)
 	if p == nil {
-		w.note("the loop takes no delivery: %s", w.procs[pref].state.kind)
+		if !w.runAllHeld() {
+			w.note("the loop takes no delivery: %s", w.procs[pref].state.kind)
+		}
 		return
 	}
 	d, ok := p.sess.ch.Next()
 	if !ok {
-		w.note("nothing to deliver")
+		if !w.runAllHeld() { // nothing to take: the handlers in flight run
+			w.note("nothing to deliver")
+		}
 		return
 	}
 	if !w.s.Config.Competing && w.lastTaker >= 0 && w.lastTaker != p.rep {
@@ -330,12 +351,14 @@ func (w *world) deliver(pref int) {
 	}
 	w.lastTaker = p.rep
 	p.current = fmt.Sprintf("%s%s redelivered=%t", w.who(p), headerString(d.Headers, HeaderMessage), d.Redelivered)
+	p.handing = p.current
 	l := p.ledger.l
 	if p.stopOutage != 0 && l.Down() && l.Outage() == p.stopOutage {
 		w.tookWhileDown = append(w.tookWhileDown, fmt.Sprintf("%s taken at %s, during the ledger outage the loop stopped its session for",
 			headerString(d.Headers, HeaderMessage), w.clock.Now().In(seoul).Format("15:04:05.000")))
 	}
 	w.drive(p, func() { p.sess.deliveries <- d })
+	w.afterTake(p)
 }
 
 // maxTime is a reading after every wake-up.
@@ -382,6 +405,7 @@ func (w *world) drain(i int) {
 	}
 	names := w.topo.Names
 	w.drainCh = w.broker.OpenChannel(0)
+	w.drainCh.Owner = i
 	st, err := worker.DrainUnknown(context.Background(), w.drainCh, drainPublisher{w.broker.Publisher("drain"), w}, w.ledgerOf(i), names, w.broker.Len(names.Unknown))
 	if w.drainCh != nil {
 		w.drainCh.Close()

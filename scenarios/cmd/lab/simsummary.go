@@ -185,7 +185,7 @@ func (r *simReport) writeTeeth(b *strings.Builder) {
 		return
 	}
 	cell := func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") }
-	fmt.Fprintf(b, "\n## Teeth: issue 27's defects put back\n\n"+
+	fmt.Fprintf(b, "\n## Teeth: issue 27's and 29's defects put back\n\n"+
 		"For each patch of `testdata/sim-defects` (each puts one defect back), a temporary git worktree of HEAD (%.12s) "+
 		"with the patch applied ran `SIM_DEFECT=<patch> go test -count=1 -run '^TestTeethDefectPutBack$' ./worker/sim`: "+
 		"the patch's named seeds must break its invariant, shrink, and give the same trace in two runs, and the fixed "+
