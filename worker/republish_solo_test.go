@@ -17,12 +17,11 @@ import (
 // says then. PublishAlone (when solo) answers aloneErr: nil for an
 // innocent copy, the broker's 406 for the oversized one.
 type sharedClosePublisher struct {
-	mu                  sync.Mutex
-	aloneErr            error
-	publishes, alone    int
-	repairs             int
-	landed              []published
-	withoutPublishAlone bool
+	mu               sync.Mutex
+	aloneErr         error
+	publishes, alone int
+	repairs          int
+	landed           []published
 }
 
 func (p *sharedClosePublisher) Publish(ctx context.Context, queue string, msg amqp.Publishing) error {

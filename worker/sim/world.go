@@ -62,9 +62,8 @@ type world struct {
 	// turns draws which held handler runs and when (turns.go).
 	turns *rand.Rand
 	// acks are the step's acks the broker settled, with what was durable
-	// then (ackedAt); chanErrs its channel errors.
-	acks     []AckFact
-	chanErrs []string
+	// then (ackedAt).
+	acks []AckFact
 	// inWorker: the worker's goroutines have the turn (drive).
 	inWorker bool
 	// Step facts: the loop stopped for a broken ledger (with the fewest
