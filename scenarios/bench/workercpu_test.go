@@ -67,8 +67,15 @@ func TestSampleWorkerCPU(t *testing.T) {
 		t.Fatal(err)
 	}
 	file := filepath.Join(dir, "cpuacct.usage")
+	// Written whole, as the kernel shows a cgroup file: a truncate then
+	// write could be read empty between the two, which ends the sampler
+	// (it takes an unreadable file for a container gone); CI under load
+	// saw that once.
 	write := func(ns int64) {
-		if err := os.WriteFile(file, []byte(strconv.FormatInt(ns, 10)+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(file+".tmp", []byte(strconv.FormatInt(ns, 10)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(file+".tmp", file); err != nil {
 			t.Fatal(err)
 		}
 	}
