@@ -78,13 +78,20 @@ type ReportRelayStats struct {
 	ForgedAccepted int
 	// Served counts reports made available for pull (Pull).
 	Served int
+	// SlowestOfferMS is the longest time from a send's acceptance
+	// (WireMock's logged time of the request) to the first offer of its
+	// report (its first push attempt, or served for pull), ms: how
+	// punctual the mock vendor was. 0 when nothing was offered.
+	SlowestOfferMS float64 `json:"slowest_offer_ms,omitempty"`
 }
 
 // ReportRelay is the mock vendor's report sender: it reads WireMock's
 // request journal, and for every send WireMock answered 2xx it POSTs one
 // delivery report ("delivered", the profile's first delivered value) to
-// the worker, signed as the profile's reports.push says, after Delay, and
-// with Pull serves the same report at the pull path. Options make it a
+// the worker, signed as the profile's reports.push says, Delay after
+// WireMock logged the send (not after the relay read the journal: a slow
+// journal read under load must not make the vendor late), and with Pull
+// serves the same report at the pull path. Options make it a
 // worse vendor: dropped, duplicated, reordered, interim and forged
 // reports. A push answered 503 or not answered is pushed again every
 // second until Close. WireMock alone cannot do this: its webhooks cannot
@@ -97,7 +104,10 @@ type ReportRelay struct {
 	mu     sync.Mutex
 	st     ReportRelayStats
 	rng    *rand.Rand // guarded by mu
-	wg     sync.WaitGroup
+	// offered is when each refkey's genuine report was first offered
+	// (guarded by mu; Offered).
+	offered map[string]time.Time
+	wg      sync.WaitGroup
 	// journal and serve are the stack's Journal and a stub registration
 	// (tests replace them).
 	journal func(context.Context) ([]JournalEntry, error)
@@ -143,7 +153,7 @@ func newReportRelay(s *Stack, o ReportRelayOptions) (*ReportRelay, error) {
 	}
 	o.Copies = max(o.Copies, 1)
 	return &ReportRelay{s: s, o: o, done: make(chan struct{}), st: ReportRelayStats{Verdicts: map[string]int{}},
-		rng: rand.New(rand.NewPCG(o.Seed, 0x7e9)), client: http.DefaultClient}, nil
+		rng: rand.New(rand.NewPCG(o.Seed, 0x7e9)), offered: map[string]time.Time{}, client: http.DefaultClient}, nil
 }
 
 func (r *ReportRelay) start() {
@@ -173,6 +183,34 @@ func (r *ReportRelay) Stats() ReportRelayStats {
 	return st
 }
 
+// Offered returns, per refkey, when the mock vendor first offered its
+// genuine final report: the start of its first push attempt, or when it
+// was served for pull, whichever came first. A report dropped on purpose
+// and not served for pull is absent. The scenarios judge the vendor's
+// own punctuality by it (a report offered past the horizon the worker
+// was promised voids the run).
+func (r *ReportRelay) Offered() map[string]time.Time {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make(map[string]time.Time, len(r.offered))
+	for k, t := range r.offered {
+		out[k] = t
+	}
+	return out
+}
+
+// offer records refkey's report offered now, accepted at base.
+func (r *ReportRelay) offer(refkey string, base time.Time) {
+	now := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.offered[refkey]; ok && !now.Before(t) {
+		return
+	}
+	r.offered[refkey] = now
+	r.st.SlowestOfferMS = max(r.st.SlowestOfferMS, float64(now.Sub(base).Microseconds())/1000)
+}
+
 func (r *ReportRelay) run(ctx context.Context) {
 	defer close(r.done)
 	seen := map[string]bool{}
@@ -187,7 +225,7 @@ func (r *ReportRelay) run(ctx context.Context) {
 					continue
 				}
 				seen[e.RefKey] = true
-				r.accepted(ctx, e.RefKey)
+				r.accepted(ctx, e)
 			}
 		}
 		select {
@@ -198,9 +236,15 @@ func (r *ReportRelay) run(ctx context.Context) {
 	}
 }
 
-// accepted schedules what the vendor does for one accepted send.
-func (r *ReportRelay) accepted(ctx context.Context, refkey string) {
+// accepted schedules what the vendor does for one accepted send, each
+// wait counted from when WireMock logged it (now when the journal has no
+// time).
+func (r *ReportRelay) accepted(ctx context.Context, e JournalEntry) {
 	p := r.s.Profile
+	refkey, base := e.RefKey, e.LoggedAt
+	if base.IsZero() {
+		base = time.Now()
+	}
 	r.mu.Lock()
 	r.st.Accepted++
 	drop := r.o.DropEvery > 0 && r.st.Accepted%r.o.DropEvery == 0
@@ -224,7 +268,7 @@ func (r *ReportRelay) accepted(ctx context.Context, refkey string) {
 	final := p.ReportBodyResult(refkey, p.Reports.Delivered[0], "0000")
 	if r.o.Pull {
 		r.wg.Add(1)
-		go r.servePull(ctx, refkey, final)
+		go r.servePull(ctx, refkey, final, base)
 	}
 	if drop {
 		return
@@ -236,9 +280,9 @@ func (r *ReportRelay) accepted(ctx context.Context, refkey string) {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			if r.sleep(ctx, r.o.Delay) {
-				r.push(ctx, refkey, forged, p.SignReportBody(forged, append([]byte("forged-"), r.o.Secret...)), true)
-				r.push(ctx, refkey, final, p.SignReportBody(final, r.o.Secret), false)
+			if r.sleepUntil(ctx, base.Add(r.o.Delay)) {
+				r.push(ctx, refkey, forged, p.SignReportBody(forged, append([]byte("forged-"), r.o.Secret...)), pushForged, base)
+				r.push(ctx, refkey, final, p.SignReportBody(final, r.o.Secret), pushFinal, base)
 			}
 		}()
 		waits = waits[1:]
@@ -247,8 +291,8 @@ func (r *ReportRelay) accepted(ctx context.Context, refkey string) {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			if r.sleep(ctx, w) {
-				r.push(ctx, refkey, final, p.SignReportBody(final, r.o.Secret), false)
+			if r.sleepUntil(ctx, base.Add(w)) {
+				r.push(ctx, refkey, final, p.SignReportBody(final, r.o.Secret), pushFinal, base)
 			}
 		}()
 	}
@@ -257,8 +301,8 @@ func (r *ReportRelay) accepted(ctx context.Context, refkey string) {
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			if r.sleep(ctx, interimWait) {
-				r.push(ctx, refkey, body, p.SignReportBody(body, r.o.Secret), false)
+			if r.sleepUntil(ctx, base.Add(interimWait)) {
+				r.push(ctx, refkey, body, p.SignReportBody(body, r.o.Secret), pushInterim, base)
 			}
 		}()
 	}
@@ -273,6 +317,21 @@ func (r *ReportRelay) sleep(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// sleepUntil waits until t (not at all when t has passed); false when
+// ctx ended first.
+func (r *ReportRelay) sleepUntil(ctx context.Context, t time.Time) bool {
+	return r.sleep(ctx, time.Until(t))
+}
+
+// pushKind is what one push carries.
+type pushKind int
+
+const (
+	pushFinal   pushKind = iota // the genuine final report (Offered)
+	pushInterim                 // an interim report (Interim)
+	pushForged                  // a report signed with a wrong secret (Forge)
+)
 
 // ReportBody returns the JSON report the mock vendor sends for refkey: the
 // profile's refkey, result ("delivered" = its first delivered value) and
@@ -306,10 +365,16 @@ func (p *Profile) SignReportBody(body, secret []byte) string {
 }
 
 // push POSTs one report now, again every second (or the receiver's
-// Retry-After) while it answers 503 or does not answer. forged: a 401 is
-// the expected answer (counted as Forged), anything else ForgedAccepted.
-func (r *ReportRelay) push(ctx context.Context, refkey string, body []byte, sig string, forged bool) {
+// Retry-After) while it answers 503 or does not answer. A forged push
+// expects a 401 (counted as Forged), anything else is ForgedAccepted. A
+// final report's first attempt is its offer (base: when the send was
+// accepted).
+func (r *ReportRelay) push(ctx context.Context, refkey string, body []byte, sig string, kind pushKind, base time.Time) {
 	p := r.s.Profile
+	forged := kind == pushForged
+	if kind == pushFinal {
+		r.offer(refkey, base)
+	}
 	for {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.o.Target, bytes.NewReader(body))
 		if err != nil {
@@ -358,19 +423,20 @@ func (r *ReportRelay) push(ctx context.Context, refkey string, body []byte, sig 
 	}
 }
 
-// servePull makes refkey's report pullable once Delay has passed: a
-// WireMock stub answering GET reports.pull.path for this refkey, with the
-// run's access token, with the report (any other refkey keeps WireMock's
-// 404, "no report yet").
-func (r *ReportRelay) servePull(ctx context.Context, refkey string, body []byte) {
+// servePull makes refkey's report pullable Delay after base (when the
+// send was accepted): a WireMock stub answering GET reports.pull.path for
+// this refkey, with the run's access token, with the report (any other
+// refkey keeps WireMock's 404, "no report yet").
+func (r *ReportRelay) servePull(ctx context.Context, refkey string, body []byte, base time.Time) {
 	defer r.wg.Done()
-	if !r.sleep(ctx, r.o.Delay) {
+	if !r.sleepUntil(ctx, base.Add(r.o.Delay)) {
 		return
 	}
 	if err := r.serve(ctx, PullStub(r.s.Profile, refkey, body)); err != nil {
 		r.s.logf("report relay: serve the report of %s for pull: %v", refkey, err)
 		return
 	}
+	r.offer(refkey, base)
 	r.count(func(st *ReportRelayStats) { st.Served++ })
 }
 

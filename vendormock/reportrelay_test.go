@@ -84,12 +84,20 @@ func TestStartReportRelayRefuses(t *testing.T) {
 // a receiver that verifies signatures as the worker does (trusting: it
 // skips the check, a receiver that takes forgeries).
 type relayHarness struct {
-	mu     sync.Mutex
-	bodies map[string][]string // refkey -> results received, in order
-	served []StubSpec
+	mu      sync.Mutex
+	bodies  map[string][]string // refkey -> results received, in order
+	served  []StubSpec
+	offered map[string]time.Time // the relay's Offered after Close
 }
 
 func runRelay(t *testing.T, o ReportRelayOptions, accepted int, trusting bool, wait time.Duration) (ReportRelayStats, *relayHarness) {
+	t.Helper()
+	return runRelayLogged(t, o, accepted, trusting, wait, time.Time{})
+}
+
+// runRelayLogged is runRelay over a journal whose sends WireMock logged
+// at loggedAt (zero: a journal without times).
+func runRelayLogged(t *testing.T, o ReportRelayOptions, accepted int, trusting bool, wait time.Duration, loggedAt time.Time) (ReportRelayStats, *relayHarness) {
 	t.Helper()
 	p, err := LoadProfile(filepath.Join("profiles", "alimtalk"))
 	if err != nil {
@@ -121,7 +129,7 @@ func runRelay(t *testing.T, o ReportRelayOptions, accepted int, trusting bool, w
 	defer srv.Close()
 	var journal []JournalEntry
 	for i := range accepted {
-		journal = append(journal, JournalEntry{Method: http.MethodPost, Path: p.API.SendPath, Status: 200, RefKey: fmt.Sprintf("pre.%d", i)})
+		journal = append(journal, JournalEntry{Method: http.MethodPost, Path: p.API.SendPath, Status: 200, RefKey: fmt.Sprintf("pre.%d", i), LoggedAt: loggedAt})
 	}
 	journal = append(journal, JournalEntry{Method: http.MethodPost, Path: p.API.SendPath, Status: 500, RefKey: "pre.rejected"},
 		JournalEntry{Method: http.MethodPost, Path: p.API.SendPath, Status: 200, RefKey: "other.0"})
@@ -139,7 +147,38 @@ func runRelay(t *testing.T, o ReportRelayOptions, accepted int, trusting bool, w
 	}
 	r.start()
 	time.Sleep(wait)
-	return r.Close(), h
+	st := r.Close()
+	h.offered = r.Offered()
+	return st, h
+}
+
+// TestReportRelayCountsFromTheSendsLoggedTime: the vendor's delivery time
+// runs from when WireMock logged the send, not from when the relay read
+// the journal. A send logged 1 s before the relay first reads it, with a
+// 1.2 s delay, is pushed about 0.2 s later; the same journal without
+// times (the negative control: the relay's own reading time as the base)
+// pushes nothing within 0.6 s. Offered and SlowestOfferMS say when.
+func TestReportRelayCountsFromTheSendsLoggedTime(t *testing.T) {
+	o := ReportRelayOptions{Secret: []byte("s3cret"), Delay: 1200 * time.Millisecond, Pull: true}
+	logged := time.Now().Add(-time.Second)
+	st, h := runRelayLogged(t, o, 3, false, 600*time.Millisecond, logged)
+	if st.Pushed != 3 || st.Served != 3 {
+		t.Fatalf("pushed %d served %d within 0.6 s of a send logged 1 s earlier with a 1.2 s delay, want 3 and 3", st.Pushed, st.Served)
+	}
+	for i := range 3 {
+		k := fmt.Sprintf("pre.%d", i)
+		at, ok := h.offered[k]
+		if d := at.Sub(logged); !ok || d < o.Delay || d > o.Delay+400*time.Millisecond {
+			t.Errorf("%s offered %s after its send (found %v), want %s to %s", k, d, ok, o.Delay, o.Delay+400*time.Millisecond)
+		}
+	}
+	if ms := st.SlowestOfferMS; ms < 1200 || ms > 1600 {
+		t.Errorf("slowest offer %.0f ms, want 1200..1600", ms)
+	}
+	st, h = runRelayLogged(t, o, 3, false, 600*time.Millisecond, time.Time{})
+	if st.Pushed != 0 || len(h.offered) != 0 {
+		t.Errorf("control, no logged time: pushed %d offered %d within 0.6 s, want 0 (the 1.2 s delay runs from the read)", st.Pushed, len(h.offered))
+	}
 }
 
 // TestReportRelayVendorFaults: each option does what the scenarios rely on

@@ -74,6 +74,22 @@ func TestRulesJudgeWhatTheySay(t *testing.T) {
 		{"planted: a negative control's duplicate beyond its plant fails", func(in *Inputs) {
 			in.Faults = append(in.Faults, negativeControl("no-sac-crash", 1, 2))
 		}, "duplicates", Fail, []string{"1 outside the negative controls", "fault no-sac-crash: 1 beyond the 1 planted"}, nil},
+		// A run the lab voided (the mock vendor late on its promise) counts
+		// in no rule, and fails as its own fault, VOID; the same run not
+		// void (the control) fails the duplicates rule.
+		{"a void run's duplicates are not the worker's", func(in *Inputs) {
+			v := negativeControl("reports-incomplete-resend", 1, 2)
+			v.Void = "the mock vendor broke its promise: 1 report(s) first offered past the 4s horizon"
+			in.Faults = append(in.Faults, v)
+		}, "duplicates", Pass, []string{"0 outside the negative controls"}, []string{"reports-incomplete-resend"}},
+		{"a void run fails as its own fault, VOID", func(in *Inputs) {
+			v := negativeControl("reports-incomplete-resend", 1, 2)
+			v.Void = "the mock vendor broke its promise: 1 report(s) first offered past the 4s horizon"
+			in.Faults = append(in.Faults, v)
+		}, "fault-reports-incomplete-resend", Fail, []string{"VOID, not judged: the mock vendor broke its promise"}, nil},
+		{"control: the same run not void fails the duplicates rule", func(in *Inputs) {
+			in.Faults = append(in.Faults, negativeControl("reports-incomplete-resend", 1, 2))
+		}, "duplicates", Fail, []string{"fault reports-incomplete-resend: 1 beyond the 1 planted"}, nil},
 		{"a bench duplicate fails", func(in *Inputs) { in.Bench[1].Reconcile.Duplicates = 1 }, "duplicates", Fail,
 			[]string{"1 outside the negative controls", "bench 10 ms: 1"}, nil},
 

@@ -123,7 +123,7 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 			checks = strings.Join(cs, "; ")
 		}
 		rows = append(rows, []string{v.Name, v.Tool, exp, formatCounts(v.Observed), fmt.Sprint(v.JournalCount), checks,
-			fmt.Sprint(v.Duplicates), fmt.Sprint(v.Lost), fmt.Sprint(v.UnknownLeft), settleCell(v), passWord(v.Pass)})
+			fmt.Sprint(v.Duplicates), fmt.Sprint(v.Lost), fmt.Sprint(v.UnknownLeft), settleCell(v), verdictWord(v)})
 	}
 	if md {
 		fmt.Fprintf(w, "| %s |\n|%s\n", strings.Join(head, " | "), strings.Repeat("---|", len(head)))
@@ -131,7 +131,9 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 			fmt.Fprintf(w, "| %s |\n", strings.Join(r, " | "))
 		}
 		for _, v := range vs {
-			if !v.Pass {
+			if v.Void != "" {
+				fmt.Fprintf(w, "\n%s void (the lab's doing, not the worker's): %s\n", v.Name, v.Void)
+			} else if !v.Pass {
 				fmt.Fprintf(w, "\n%s failed: %s\n", v.Name, strings.Join(v.Failures, "; "))
 			}
 		}
@@ -147,9 +149,12 @@ func WriteFaultsTable(w io.Writer, vs []Verdict, md bool) error {
 	}
 	pass := 0
 	for _, v := range vs {
-		if v.Pass {
+		switch {
+		case v.Pass:
 			pass++
-		} else {
+		case v.Void != "":
+			fmt.Fprintf(w, "%s void (the lab's doing, not the worker's): %s\n", v.Name, v.Void)
+		default:
 			fmt.Fprintf(w, "%s failed: %s\n", v.Name, strings.Join(v.Failures, "; "))
 		}
 	}

@@ -75,5 +75,12 @@ func (s *scenarioRun) judge(ctx context.Context, stepErr error) (Verdict, error)
 	v := evaluate(s.sc, &rep, in.Records, journal, s.checks, stepErr)
 	v.Reports = s.relayStats
 	applySettle(&v, s.sc.Expect, measureSettle(in, s.topo.Names.Unknown, in.Records))
+	if rs := s.sc.Server.Reports; rs != nil && s.relayStats != nil {
+		h, err := promisedHorizon(s.r.Stack.Profile.ReportsJSON, rs)
+		if err != nil {
+			return Verdict{}, err
+		}
+		voidIf(&v, brokenPromise(s.relayOffered, in.Records, h))
+	}
 	return v, nil
 }

@@ -267,10 +267,11 @@ func (s *scenarioRun) stopReportRelay() {
 		return
 	}
 	st := s.relay.Close()
+	s.relayOffered = s.relay.Offered()
 	s.relay = nil
 	s.relayStats = &st
-	s.r.logf("%s: reports: %d accepted sends, %d pushed (%v), %d dropped, %d pushed again, %d forged refused (%d accepted), %d served for pull",
-		s.sc.Name, st.Accepted, st.Pushed, st.Verdicts, st.Dropped, st.Retries, st.Forged, st.ForgedAccepted, st.Served)
+	s.r.logf("%s: reports: %d accepted sends, %d pushed (%v), %d dropped, %d pushed again, %d forged refused (%d accepted), %d served for pull; slowest offer %.0f ms after its send",
+		s.sc.Name, st.Accepted, st.Pushed, st.Verdicts, st.Dropped, st.Retries, st.Forged, st.ForgedAccepted, st.Served, st.SlowestOfferMS)
 	check := func(what string, want *Count, got int) {
 		if want == nil {
 			return

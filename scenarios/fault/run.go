@@ -244,10 +244,11 @@ func Run(ctx context.Context, o Options, w io.Writer) (err error) {
 	if err := writeFaults(); err != nil {
 		return err
 	}
-	slices.SortStableFunc(failed, func(a, b string) int {
-		return slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == a }) -
-			slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == b })
-	})
+	at := func(entry string) int { // catalog order; an entry may carry a note after its name
+		name, _, _ := strings.Cut(entry, " (")
+		return slices.IndexFunc(sel, func(sc *Scenario) bool { return sc.Name == name })
+	}
+	slices.SortStableFunc(failed, func(a, b string) int { return at(a) - at(b) })
 	if len(failed) > 0 {
 		return fmt.Errorf("%w: %s (see %s)", ErrFailed, strings.Join(failed, ", "), out)
 	}
@@ -316,7 +317,10 @@ func runGroup(ctx context.Context, o Options, worker vendormock.WorkerSelection,
 				Observed: map[outcome.Outcome]int{}, Records: map[outcome.Outcome]int{}}
 			fmt.Fprintf(w, "[fault] %s: ERROR: %v\n", sc.Name, err)
 		}
-		if !v.Pass {
+		switch {
+		case v.Void != "":
+			failed = append(failed, sc.Name+" (void: the lab was late, run it again)")
+		case !v.Pass:
 			failed = append(failed, sc.Name)
 		}
 		verdicts = append(verdicts, v)

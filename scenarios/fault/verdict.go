@@ -71,7 +71,12 @@ type Verdict struct {
 	Checks     []Check  `json:"checks,omitempty"`
 	Failures   []string `json:"failures,omitempty"`
 	Pass       bool     `json:"pass"`
-	DurationS  float64  `json:"duration_s"`
+	// Void is why the run judged nothing because the lab broke the
+	// scenario's premise (the mock vendor late on the promise the worker
+	// was told, brokenPromise); "" for a run that judged the worker. A
+	// void run does not pass.
+	Void      string  `json:"void,omitempty"`
+	DurationS float64 `json:"duration_s"`
 	// UnknownLeft counts the messages left UNKNOWN for an operator at the
 	// end: refkeys UNKNOWN in the ledger or with a copy in <main>.unknown.
 	UnknownLeft int `json:"unknown_left"`
@@ -92,7 +97,11 @@ type Verdict struct {
 
 // Line is a one-line summary.
 func (v Verdict) Line() string {
-	s := fmt.Sprintf("%s: observed %s, journal %d, duplicates %d, lost %d", okWord(v.Pass), formatCounts(v.Observed), v.JournalCount, v.Duplicates, v.Lost)
+	word := okWord(v.Pass)
+	if v.Void != "" {
+		word = "VOID"
+	}
+	s := fmt.Sprintf("%s: observed %s, journal %d, duplicates %d, lost %d", word, formatCounts(v.Observed), v.JournalCount, v.Duplicates, v.Lost)
 	if v.DeadLetteredUnsent > 0 {
 		s += fmt.Sprintf(" (%d dead-lettered unsent)", v.DeadLetteredUnsent)
 	}
@@ -314,6 +323,15 @@ func sortedKeys[K ~string, V any](m map[K]V) []K {
 	}
 	slices.Sort(ks)
 	return ks
+}
+
+// verdictWord is v's word in the faults table: VOID for a run the lab
+// broke (Verdict.Void), else passWord.
+func verdictWord(v Verdict) string {
+	if v.Void != "" {
+		return "VOID"
+	}
+	return passWord(v.Pass)
 }
 
 func passWord(ok bool) string {
