@@ -106,7 +106,7 @@ type ReportRelay struct {
 	rng    *rand.Rand // guarded by mu
 	// offered is when each refkey's genuine report was first offered
 	// (guarded by mu; Offered).
-	offered map[string]time.Time
+	offered map[string]Offer
 	wg      sync.WaitGroup
 	// journal and serve are the stack's Journal and a stub registration
 	// (tests replace them).
@@ -153,7 +153,7 @@ func newReportRelay(s *Stack, o ReportRelayOptions) (*ReportRelay, error) {
 	}
 	o.Copies = max(o.Copies, 1)
 	return &ReportRelay{s: s, o: o, done: make(chan struct{}), st: ReportRelayStats{Verdicts: map[string]int{}},
-		rng: rand.New(rand.NewPCG(o.Seed, 0x7e9)), offered: map[string]time.Time{}, client: http.DefaultClient}, nil
+		rng: rand.New(rand.NewPCG(o.Seed, 0x7e9)), offered: map[string]Offer{}, client: http.DefaultClient}, nil
 }
 
 func (r *ReportRelay) start() {
@@ -183,31 +183,38 @@ func (r *ReportRelay) Stats() ReportRelayStats {
 	return st
 }
 
-// Offered returns, per refkey, when the mock vendor first offered its
-// genuine final report: the start of its first push attempt, or when it
-// was served for pull, whichever came first. A report dropped on purpose
-// and not served for pull is absent. The scenarios judge the vendor's
-// own punctuality by it (a report offered past the horizon the worker
-// was promised voids the run).
-func (r *ReportRelay) Offered() map[string]time.Time {
+// Offer is when the mock vendor accepted a send (WireMock's logged time
+// of the request) and when it first offered that send's genuine final
+// report: the start of its first push attempt, or when it was served for
+// pull, whichever came first.
+type Offer struct {
+	Accepted time.Time
+	At       time.Time
+}
+
+// Offered returns each refkey's Offer. A report dropped on purpose and
+// not served for pull is absent. The scenarios judge the vendor's own
+// punctuality by it (a report offered past the horizon the worker was
+// promised voids the run).
+func (r *ReportRelay) Offered() map[string]Offer {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	out := make(map[string]time.Time, len(r.offered))
-	for k, t := range r.offered {
-		out[k] = t
+	out := make(map[string]Offer, len(r.offered))
+	for k, o := range r.offered {
+		out[k] = o
 	}
 	return out
 }
 
-// offer records refkey's report offered now, accepted at base.
+// offer records refkey's report offered now, its send accepted at base.
 func (r *ReportRelay) offer(refkey string, base time.Time) {
 	now := time.Now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if t, ok := r.offered[refkey]; ok && !now.Before(t) {
+	if o, ok := r.offered[refkey]; ok && !now.Before(o.At) {
 		return
 	}
-	r.offered[refkey] = now
+	r.offered[refkey] = Offer{Accepted: base, At: now}
 	r.st.SlowestOfferMS = max(r.st.SlowestOfferMS, float64(now.Sub(base).Microseconds())/1000)
 }
 

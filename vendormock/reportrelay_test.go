@@ -87,7 +87,7 @@ type relayHarness struct {
 	mu      sync.Mutex
 	bodies  map[string][]string // refkey -> results received, in order
 	served  []StubSpec
-	offered map[string]time.Time // the relay's Offered after Close
+	offered map[string]Offer // the relay's Offered after Close
 }
 
 func runRelay(t *testing.T, o ReportRelayOptions, accepted int, trusting bool, wait time.Duration) (ReportRelayStats, *relayHarness) {
@@ -167,8 +167,11 @@ func TestReportRelayCountsFromTheSendsLoggedTime(t *testing.T) {
 	}
 	for i := range 3 {
 		k := fmt.Sprintf("pre.%d", i)
-		at, ok := h.offered[k]
-		if d := at.Sub(logged); !ok || d < o.Delay || d > o.Delay+400*time.Millisecond {
+		of, ok := h.offered[k]
+		if !of.Accepted.Equal(logged) {
+			t.Errorf("%s accepted at %s, want the journal's %s", k, of.Accepted, logged)
+		}
+		if d := of.At.Sub(logged); !ok || d < o.Delay || d > o.Delay+400*time.Millisecond {
 			t.Errorf("%s offered %s after its send (found %v), want %s to %s", k, d, ok, o.Delay, o.Delay+400*time.Millisecond)
 		}
 	}

@@ -48,35 +48,40 @@ func promisedHorizon(profileJSON string, rs *ReportsRunSpec) (time.Duration, err
 	return h, nil
 }
 
+// acceptSlack is how far before a send attempt's record starts WireMock
+// may log its request and still count as that attempt's: WireMock logs
+// in whole milliseconds.
+const acceptSlack = 5 * time.Millisecond
+
 // brokenPromise returns why a run cannot judge the worker, or "" when the
-// mock vendor kept the promise the worker was told. offered is when the
-// vendor first offered each report it did not drop on purpose
-// (vendormock.ReportRelay.Offered: its first push attempt or served for
-// pull; what Toxiproxy does to it after that is the scenario's planted
-// fault, not the vendor's lateness). The worker's horizon for a send runs
-// from its ledger entry's last change, which is no later than the end of
-// the worker's last UNKNOWN record of that refkey before the offer; an
-// offer later than that end plus horizon reached the worker only after
-// its horizon had passed, through no fault of the worker. horizon 0 = no
-// promise (always "").
-func brokenPromise(offered map[string]time.Time, recs []records.Record, horizon time.Duration) string {
+// mock vendor kept the promise the worker was told. offered is each
+// refkey's vendormock.Offer: when the vendor accepted its send and first
+// offered its report (first push attempt, or served for pull; what
+// Toxiproxy does to it after that is the scenario's planted fault, not
+// the vendor's lateness). The promise covers a send the vendor accepted:
+// the worker's UNKNOWN record of the attempt that carried it (the record
+// from whose start to end WireMock logged the request) starts the
+// worker's horizon no later than the record's end, so a report offered
+// more than horizon after that end reached the worker only after its
+// horizon had passed, through no fault of the worker. An UNKNOWN the
+// vendor never saw (nginx's 502) is no promise of the vendor's. horizon 0
+// = no promise (always "").
+func brokenPromise(offered map[string]vendormock.Offer, recs []records.Record, horizon time.Duration) string {
 	if horizon <= 0 {
 		return ""
 	}
 	var late []string
 	worst := time.Duration(0)
 	for _, k := range slices.Sorted(maps.Keys(offered)) {
-		at := offered[k]
-		var unknownEnd time.Time
-		for _, r := range recs {
-			if r.RefKey == k && r.Outcome == outcome.Unknown && !r.End.After(at) && r.End.After(unknownEnd) {
-				unknownEnd = r.End
-			}
+		of := offered[k]
+		i := slices.IndexFunc(recs, func(r records.Record) bool {
+			return r.RefKey == k && r.Outcome == outcome.Unknown &&
+				!of.Accepted.Before(r.Start.Add(-acceptSlack)) && !of.Accepted.After(r.End)
+		})
+		if i < 0 {
+			continue // the accepted send did not end UNKNOWN: no horizon ran on it
 		}
-		if unknownEnd.IsZero() {
-			continue // no UNKNOWN before it: the horizon never ran for it
-		}
-		if d := at.Sub(unknownEnd); d > horizon {
+		if d := of.At.Sub(recs[i].End); d > horizon {
 			late = append(late, k)
 			worst = max(worst, d)
 		}

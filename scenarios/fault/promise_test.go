@@ -27,17 +27,22 @@ func TestBrokenPromise(t *testing.T) {
 		{RefKey: "k.0001", Outcome: outcome.Sent, Start: t0.Add(5300 * time.Millisecond), End: t0.Add(5330 * time.Millisecond)},
 	}
 	h := 4 * time.Second
-	late := map[string]time.Time{"k.0001": t0.Add(5280 * time.Millisecond), "k.0002": t0.Add(3 * time.Second)}
+	// Each send accepted 20 ms into its attempt.
+	offer := func(k string, after time.Duration) vendormock.Offer {
+		start := map[string]time.Time{"k.0001": t0.Add(-time.Second), "k.0002": t0}[k]
+		return vendormock.Offer{Accepted: start.Add(20 * time.Millisecond), At: t0.Add(after)}
+	}
+	late := map[string]vendormock.Offer{"k.0001": offer("k.0001", 5280*time.Millisecond), "k.0002": offer("k.0002", 3*time.Second)}
 	why := brokenPromise(late, recs, h)
 	if !strings.Contains(why, "1 report(s)") || !strings.Contains(why, "k.0001") || strings.Contains(why, "k.0002") ||
 		!strings.Contains(why, "5.28s") || !strings.Contains(why, "run the scenario again") {
 		t.Errorf("planted late report: %q, want 1 report, k.0001 only (k.0002 came 2 s after its UNKNOWN), 5.28s, and what to do", why)
 	}
-	late["k.0002"] = t0.Add(5270 * time.Millisecond) // 4.27 s after its UNKNOWN, as in that audit
+	late["k.0002"] = offer("k.0002", 5270*time.Millisecond) // 4.27 s after its UNKNOWN, as in that audit
 	if why := brokenPromise(late, recs, h); !strings.Contains(why, "2 report(s)") || !strings.Contains(why, "k.0002") {
 		t.Errorf("both late: %q, want 2 reports named", why)
 	}
-	inTime := map[string]time.Time{"k.0001": t0.Add(1200 * time.Millisecond), "k.0002": t0.Add(2200 * time.Millisecond)}
+	inTime := map[string]vendormock.Offer{"k.0001": offer("k.0001", 1200*time.Millisecond), "k.0002": offer("k.0002", 2200*time.Millisecond)}
 	if why := brokenPromise(inTime, recs, h); why != "" {
 		t.Errorf("reports 1.2 s after their UNKNOWN: %q, want the promise kept", why)
 	}
@@ -45,17 +50,21 @@ func TestBrokenPromise(t *testing.T) {
 	// void case (a report answered already_final, a second send); the
 	// vendor was punctual, so the run is not void and judges the worker.
 	early := []records.Record{recs[0], {RefKey: "k.0001", Outcome: outcome.Sent, Start: t0.Add(time.Second), End: t0.Add(time.Second)}}
-	if why := brokenPromise(map[string]time.Time{"k.0001": t0.Add(2 * time.Second)}, early, h); why != "" {
+	if why := brokenPromise(map[string]vendormock.Offer{"k.0001": offer("k.0001", 2*time.Second)}, early, h); why != "" {
 		t.Errorf("a worker whose horizon fired after 1 s: %q, want not void (its failure is its own)", why)
 	}
 	if why := brokenPromise(late, recs, 0); why != "" {
 		t.Errorf("no promise (complete false): %q, want \"\"", why)
 	}
-	// No UNKNOWN before the offer: the horizon never ran (an UNKNOWN
-	// written after it does not count).
-	after := []records.Record{{RefKey: "k.0001", Outcome: outcome.Unknown, End: t0.Add(9 * time.Second)}}
-	if why := brokenPromise(map[string]time.Time{"k.0001": t0.Add(8 * time.Second)}, after, h); why != "" {
-		t.Errorf("offer before any UNKNOWN: %q, want \"\"", why)
+	// nginx-502-horizon: the UNKNOWN attempt never reached the vendor; it
+	// accepted only the re-send after the horizon, SENT, and reported on
+	// that one 1 s later. No promise was broken (a run at bfccb28 said
+	// so before the attempt was matched).
+	resent := []records.Record{{RefKey: "k.0003", Outcome: outcome.Unknown, Start: t0, End: t0.Add(50 * time.Millisecond)},
+		{RefKey: "k.0003", Outcome: outcome.Sent, Start: t0.Add(5 * time.Second), End: t0.Add(5030 * time.Millisecond)}}
+	of := vendormock.Offer{Accepted: t0.Add(5010 * time.Millisecond), At: t0.Add(6010 * time.Millisecond)}
+	if why := brokenPromise(map[string]vendormock.Offer{"k.0003": of}, resent, h); why != "" {
+		t.Errorf("a report on the re-send of an UNKNOWN the vendor never saw: %q, want \"\"", why)
 	}
 }
 

@@ -44,7 +44,7 @@ type scenarioRun struct {
 	secretDir    string
 	relay        *vendormock.ReportRelay
 	relayStats   *vendormock.ReportRelayStats // when the relay stopped
-	relayOffered map[string]time.Time         // when the relay first offered each report (Offered)
+	relayOffered map[string]vendormock.Offer  // when the relay first offered each report (Offered)
 }
 
 // RunScenario runs one fault scenario (kind fault) and returns its
