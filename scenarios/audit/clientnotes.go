@@ -57,7 +57,7 @@ var comparisonPage = newPage("clients", `{{template "head" "Third-party HTTP cli
 <p>Each row is one audit; rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with <code>./run.sh report results/audit</code>.</p>
 {{template "failures" (clientFailures .)}}
 {{if .Changes}}<h2>Verdicts changed</h2>
-<p>Since the audits were regenerated with the probes (verdict-changes.md):</p>
+<p>When the audits were last regenerated (verdict-changes.md names the commits):</p>
 <ul id="changes">
 {{range .Changes}}<li>{{.}}</li>
 {{end}}</ul>{{end}}

@@ -333,7 +333,7 @@ func ComparisonMarkdown(c Comparison) string {
 	b.WriteString("Each row is one audit (`./run.sh audit WORKER=<client> PROFILE=<profile>`, or all of them with `./run.sh audit-clients`); rules and sources: docs/worker-contract.md#the-audit. Rebuilt offline from the result files with `./run.sh report results/audit`.\n\n")
 	clientFailures(c).markdown(&b)
 	if len(c.Changes) > 0 {
-		b.WriteString("## Verdicts changed\n\nSince the audits were regenerated with the probes (" + ChangesFile + "):\n\n")
+		b.WriteString("## Verdicts changed\n\nWhen the audits were last regenerated (" + ChangesFile + " names the commits):\n\n")
 		for _, l := range c.Changes {
 			fmt.Fprintf(&b, "- %s\n", l)
 		}

@@ -169,7 +169,7 @@ func TestCompareShowsVerdictChanges(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(parent, ClientsMarkdown))
 	page, _ := os.ReadFile(filepath.Join(parent, ClientsHTML))
-	if !strings.Contains(string(md), "## Verdicts changed\n\nSince the audits were regenerated with the probes (verdict-changes.md):\n\n- node-got, idle timeout: PASS -&gt; N/A") &&
+	if !strings.Contains(string(md), "## Verdicts changed\n\nWhen the audits were last regenerated (verdict-changes.md names the commits):\n\n- node-got, idle timeout: PASS -&gt; N/A") &&
 		!strings.Contains(string(md), "- node-got, idle timeout: PASS -> N/A") {
 		t.Errorf("clients.md lacks the change:\n%s", md)
 	}
